@@ -1,0 +1,190 @@
+"""The `router` command line.
+
+Exit codes, as in Terraform: 0 success; 1 invalid input or internal error; 2 the plan differs
+from the previous one (only with --detailed-exitcode; otherwise click's usage errors);
+3 a workload is unrouted or could not be placed. Commands that do not solve never import
+ortools (its import alone costs about 0.75 s).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from router import __version__
+from router.errors import RouterError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+EXIT_INVALID = 1
+EXIT_CHANGED = 2
+EXIT_UNPLACED = 3
+
+
+def reports_errors(fn: F) -> F:
+    """User errors print file:line:col with a caret and exit 1; never a traceback."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except RouterError as e:
+            click.echo(e.format(), err=True)
+            sys.exit(EXIT_INVALID)
+        except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as e:  # noqa: BLE001 - the last line of defence against tracebacks
+            if os.environ.get("ROUTER_DEBUG"):
+                raise
+            click.echo(f"router: internal error: {type(e).__name__}: {e}\n"
+                       "  (set ROUTER_DEBUG=1 for a traceback; please report it)", err=True)
+            sys.exit(EXIT_INVALID)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="router")
+def cli() -> None:
+    """Declarative policy-as-code workload router for Slurm and Kubernetes."""
+
+
+def project_options(fn: F) -> F:
+    for decorator in reversed(
+        [
+            click.argument("directory", default=".", type=click.Path(file_okay=False)),
+            click.option("-p", "--policy", type=click.Path(exists=True),
+                         help="Policy file or folder of .route files."),
+            click.option("-i", "--inventory", type=click.Path(exists=True, dir_okay=False),
+                         help="Inventory YAML."),
+            click.option("-w", "--workloads", type=click.Path(exists=True),
+                         help="Workloads file or folder."),
+        ]
+    ):
+        fn = decorator(fn)
+    return fn
+
+
+@cli.command()
+@project_options
+@click.option("-o", "--out", type=click.Path(file_okay=False), help="Output folder.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
+              default="text", show_default=True, help="What to print.")
+@click.option("--workers", type=click.IntRange(1, 64), default=None,
+              help="CP-SAT workers (the plan does not depend on it).")
+@click.option("--no-write", is_flag=True, help="Plan and print, but do not write out/.")
+@reports_errors
+def plan(directory: str, policy: str | None, inventory: str | None, workloads: str | None,
+         out: str | None, fmt: str, workers: int | None, no_write: bool) -> None:
+    """Plan DIRECTORY (a folder with router.yaml): place every workload, write out/."""
+    from router.config import load_project
+    from router.emit import assign_artifacts, emit_all
+    from router.output import write_out
+    from router.plan.build import build_plan
+    from router.plan.document import dumps, plan_document
+    from router.plan.render import render_markdown, render_text
+    from router.solve.cpsat import SolveOptions
+
+    project = load_project(directory, policy=policy, inventory=inventory,
+                           workloads=workloads, out=out)
+    options = SolveOptions()
+    if workers:
+        options.workers = workers
+    result = build_plan(project, options)
+    assign_artifacts(result.placements)
+    doc = plan_document(result)
+    if not no_write:
+        files = emit_all(result.placements)
+        files["plan.json"] = dumps(doc)
+        write_out(project.out, files)
+    if fmt == "json":
+        click.echo(dumps(doc), nl=False)
+    elif fmt == "markdown":
+        click.echo(render_markdown(doc), nl=False)
+    else:
+        click.echo(render_text(doc), nl=False)
+        if not no_write:
+            click.echo(f"Wrote {len(files)} files to {project.out}/")
+    if result.unplaced or result.unrouted:
+        sys.exit(EXIT_UNPLACED)
+
+
+@cli.command()
+@project_options
+@reports_errors
+def check(directory: str, policy: str | None, inventory: str | None,
+          workloads: str | None) -> None:
+    """Parse and check the policy, inventory and workloads of DIRECTORY."""
+    from router.config import load_project
+    from router.plan.build import load_inputs
+
+    project = load_project(directory, policy=policy, inventory=inventory, workloads=workloads)
+    inputs = load_inputs(project)
+    p = inputs.policy
+    click.echo(
+        f"ok: {len(p.rules)} rules, {len(p.denies)} deny rules, {len(p.quotas)} quotas, "
+        f"{len(p.checks)} checks; {len(inputs.inventory.targets())} targets; "
+        f"{len(inputs.workloads)} workloads"
+    )
+
+
+@cli.command("fmt")
+@click.argument("files", nargs=-1, type=click.Path(exists=True))
+@click.option("--check", "check_only", is_flag=True,
+              help="Only report files that are not formatted (exit 1 if any).")
+@reports_errors
+def fmt_command(files: tuple[str, ...], check_only: bool) -> None:
+    """Rewrite .route FILES (or folders of them) in canonical form, comments kept."""
+    from router.language.fmt import format_policy_file
+    from router.language.parser import parse_text
+
+    paths: list[Path] = []
+    for f in files or (".",):
+        p = Path(f)
+        paths += sorted(p.rglob("*.route")) if p.is_dir() else [p]
+    changed = []
+    for path in paths:
+        text = path.read_text(encoding="utf-8")
+        formatted = format_policy_file(parse_text(text, str(path)), text)
+        if formatted != text:
+            changed.append(path)
+            if not check_only:
+                path.write_text(formatted, encoding="utf-8")
+    verb = "would reformat" if check_only else "reformatted"
+    for path in changed:
+        click.echo(f"{verb} {path}")
+    click.echo(f"{len(changed)} of {len(paths)} files {verb}")
+    if check_only and changed:
+        sys.exit(EXIT_INVALID)
+
+
+@cli.command()
+@click.argument("kind", type=click.Choice(["inventory", "workload", "plan"]))
+@reports_errors
+def schema(kind: str) -> None:
+    """Print the JSON Schema of an inventory, workload or plan file."""
+    import json
+
+    if kind == "plan":
+        from router.plan.schema import plan_schema
+
+        doc = plan_schema()
+    else:
+        from router.models.schema import json_schema
+
+        doc = json_schema(kind)  # type: ignore[arg-type]
+    click.echo(json.dumps(doc, indent=2, sort_keys=True))
+
+
+def main() -> None:
+    cli(prog_name="router")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,103 @@
+"""router.yaml: which policy, inventory and workloads make up a platform, and where out/ is."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from router.errors import LoadError
+
+CONFIG_NAME = "router.yaml"
+DEFAULTS = {"policy": "policies", "inventory": "inventory.yaml", "workloads": "workloads",
+            "out": "out"}
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path  # the folder holding router.yaml (or the current one)
+    policy: Path
+    inventory: Path
+    workloads: Path
+    out: Path
+
+    def relative(self, path: str | Path) -> str:
+        """A path as plan.json shows it: relative to the project, with forward slashes."""
+        p = Path(path).resolve()
+        try:
+            return p.relative_to(self.root.resolve()).as_posix()
+        except ValueError:
+            return Path(path).as_posix()
+
+
+def load_project(
+    directory: str | Path = ".",
+    *,
+    policy: str | Path | None = None,
+    inventory: str | Path | None = None,
+    workloads: str | Path | None = None,
+    out: str | Path | None = None,
+) -> Project:
+    """Read DIR/router.yaml (optional when every part is given) and apply overrides.
+
+    Paths in router.yaml are relative to its folder; overrides are as the user typed them.
+    """
+    root = Path(directory)
+    if not root.is_dir():
+        raise LoadError(f"{root} is not a folder", path=str(root))
+    config_path = root / CONFIG_NAME
+    values: dict[str, str] = {}
+    if config_path.exists():
+        text = config_path.read_text(encoding="utf-8")
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as e:
+            mark = getattr(e, "problem_mark", None)
+            raise LoadError(
+                f"not valid YAML: {getattr(e, 'problem', e)}",
+                path=str(config_path),
+                line=mark.line + 1 if mark else None,
+            ) from None
+        if not isinstance(data, dict):
+            raise LoadError("expected a mapping of policy, inventory, workloads, out",
+                            path=str(config_path))
+        for key, value in data.items():
+            if key not in DEFAULTS and key != "version":
+                from router.errors import did_you_mean
+
+                raise LoadError(
+                    f'unknown key "{key}" (expected policy, inventory, workloads or out)',
+                    path=str(config_path),
+                    line=_line_of(text, key),
+                    hint=did_you_mean(str(key), DEFAULTS),
+                )
+            if key != "version" and not isinstance(value, str):
+                raise LoadError(f"{key}: expected a path, got {value!r}", path=str(config_path),
+                                line=_line_of(text, key))
+            values[key] = value
+    elif not (policy and inventory and workloads):
+        raise LoadError(
+            f"no {CONFIG_NAME} in {root}: give -p/--policy, -i/--inventory and -w/--workloads",
+            path=str(config_path),
+        )
+
+    def pick(key: str, override: str | Path | None) -> Path:
+        if override is not None:
+            return Path(override)
+        return root / values.get(key, DEFAULTS[key])
+
+    return Project(
+        root=root,
+        policy=pick("policy", policy),
+        inventory=pick("inventory", inventory),
+        workloads=pick("workloads", workloads),
+        out=pick("out", out),
+    )
+
+
+def _line_of(text: str, key: object) -> int | None:
+    for n, line in enumerate(text.splitlines(), 1):
+        if line.startswith(f"{key}:"):
+            return n
+    return None

@@ -1,0 +1,236 @@
+"""Jobs: a batch/v1 Job, or for multi-node work an Indexed Job, JobSet, PyTorchJob or Volcano Job.
+
+The plan gives a job `nodes` pods, one per node, each with the per-node GPUs, CPUs and memory.
+`operator` picks the kind; the default "job" is a plain Job on one node and an Indexed Job with
+a headless Service (stable pod DNS names for rendezvous) on several. An operator named
+explicitly is honoured on one node too: a Volcano queue or a PyTorchJob's environment is what
+the rule asked for, whatever the size.
+
+Decisions:
+- restartPolicy Never, backoffLimit 3, and a podFailurePolicy that ignores disruptions, so a
+  preempted or drained pod is retried without using up the retries its own failures get.
+- activeDeadlineSeconds is the plan's time limit (the workload's duration).
+- No ttlSecondsAfterFinished: with GitOps, a Job deleted by its TTL is re-created by the next
+  sync and runs again. Finished Jobs stay until the plan drops them, and prune removes them.
+- Queues: `queue` is a Kueue LocalQueue, the `kueue.x-k8s.io/queue-name` label on the top-level
+  object (Job, JobSet, PyTorchJob), which Kueue reads there; a batch Job is also created
+  suspended, as Kueue's docs ask (Argo CD users should ignore /spec/suspend differences, since
+  Kueue flips it on admission). Kueue does not manage Volcano Jobs: with operator "volcano" the
+  queue is the Volcano Queue, `spec.queue`.
+- Router adds NNODES, NODE_RANK and MASTER_ADDR (rank 0's DNS name) where the kind gives pods
+  stable DNS names and does not set them itself; PyTorchJob sets its own, Volcano gives
+  VC_TASK_INDEX (env plugin) and hostnames (svc plugin). A variable in the workload's env wins.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.emit.k8s import pod
+from router.emit.k8s.context import KUEUE_QUEUE, Ctx
+from router.emit.k8s.names import LABEL_MAX, dns1035_label
+
+BACKOFF_LIMIT = 3
+RESTARTS = 3  # whole-job restarts of a gang (JobSet, Volcano)
+IGNORE_DISRUPTIONS = {
+    "rules": [
+        {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
+    ]
+}
+COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+JOBSET_JOB = "node"  # the one replicated job of a JobSet
+WORKER = "worker"  # the Volcano task, and the PyTorchJob replica type (lowercased in names)
+
+
+def node_count(ctx: Ctx) -> int:
+    return max(ctx.resources.nodes, 1)
+
+
+def deadline(ctx: Ctx) -> int | None:
+    seconds = ctx.resources.time or ctx.workload.duration
+    return seconds if seconds > 0 else None
+
+
+def kueue(ctx: Ctx) -> dict[str, str]:
+    queue = ctx.name_option("queue")
+    return {KUEUE_QUEUE: queue} if queue else {}
+
+
+def fitted(ctx: Ctx, suffix: str) -> str:
+    """The object name, short enough that `<name><suffix>` (a pod hostname) is a DNS label."""
+    return dns1035_label(ctx.name, LABEL_MAX - len(suffix))
+
+
+def rank_env(nodes: int, master: str) -> list[dict[str, Any]]:
+    return [
+        {"name": "MASTER_ADDR", "value": master},
+        {"name": "NNODES", "value": str(nodes)},
+        {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
+    ]
+
+
+def job_spec(
+    ctx: Ctx, spec: dict[str, Any], *, nodes: int = 1, backoff: int = BACKOFF_LIMIT
+) -> dict[str, Any]:
+    """A batch/v1 JobSpec running `nodes` indexed pods (a plain Job when nodes is 1)."""
+    out: dict[str, Any] = {}
+    if nodes > 1:
+        out.update(completionMode="Indexed", completions=nodes, parallelism=nodes)
+    out["backoffLimit"] = backoff
+    seconds = deadline(ctx)
+    if seconds:
+        out["activeDeadlineSeconds"] = seconds
+    out["podFailurePolicy"] = IGNORE_DISRUPTIONS
+    out["template"] = pod.template(ctx, spec)
+    return out
+
+
+def batch_job(ctx: Ctx) -> list[dict[str, Any]]:
+    """A Job on one node, or an Indexed Job and its headless Service on several."""
+    nodes = node_count(ctx)
+    queue = kueue(ctx)
+    if nodes == 1:
+        name = fitted(ctx, "")
+        spec = pod.pod_spec(ctx, [pod.container(ctx, ctx.name)], restart_policy="Never")
+        docs: list[dict[str, Any]] = []
+    else:
+        name = fitted(ctx, f"-{nodes - 1}")  # pod hostnames are <job>-<index>
+        provided = rank_env(nodes, f"{name}-0.{name}")
+        spec = pod.pod_spec(
+            ctx,
+            [pod.container(ctx, ctx.name, provided_env=provided)],
+            restart_policy="Never",
+            one_per_node=True,
+            subdomain=name,
+        )
+        docs = [headless_service(ctx, name)]
+    body = job_spec(ctx, spec, nodes=nodes)
+    if queue:
+        body = {"suspend": True, **body}
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": ctx.meta(name, queue), "spec": body}
+    return [*docs, job]
+
+
+def headless_service(ctx: Ctx, name: str) -> dict[str, Any]:
+    """Gives each pod of an Indexed Job the DNS name <job>-<index>.<service>."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Service",
+        "metadata": ctx.meta(name),
+        "spec": {
+            "clusterIP": "None",
+            "selector": dict(ctx.selector),
+            # Peers must resolve each other while they start, before any is Ready.
+            "publishNotReadyAddresses": True,
+        },
+    }
+
+
+def jobset(ctx: Ctx) -> list[dict[str, Any]]:
+    nodes = node_count(ctx)
+    name = fitted(ctx, f"-{JOBSET_JOB}-0-{nodes - 1}")  # pods are <jobset>-<job>-<i>-<index>
+    provided = rank_env(nodes, f"{name}-{JOBSET_JOB}-0-0.{name}")
+    spec = pod.pod_spec(
+        ctx,
+        [pod.container(ctx, ctx.name, provided_env=provided)],
+        restart_policy="Never",
+        one_per_node=nodes > 1,
+    )
+    replicated = {
+        "name": JOBSET_JOB,
+        "replicas": 1,
+        # A failed pod fails its Job at once; the JobSet then restarts every pod together.
+        "template": {"spec": job_spec(ctx, spec, nodes=nodes, backoff=0)},
+    }
+    body = {
+        "network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
+        "failurePolicy": {"maxRestarts": RESTARTS},
+        "replicatedJobs": [replicated],
+    }
+    return [
+        {
+            "apiVersion": "jobset.x-k8s.io/v1alpha2",
+            "kind": "JobSet",
+            "metadata": ctx.meta(name, kueue(ctx)),
+            "spec": body,
+        }
+    ]
+
+
+def pytorchjob(ctx: Ctx) -> list[dict[str, Any]]:
+    """Master 1 + Worker nodes-1; the operator sets MASTER_ADDR, RANK and WORLD_SIZE in the
+    container named "pytorch"."""
+    nodes = node_count(ctx)
+    name = fitted(ctx, f"-{WORKER}-{max(nodes - 2, 0)}")
+    spec = pod.pod_spec(ctx, [pod.container(ctx, "pytorch")], one_per_node=nodes > 1)
+    replica = {"restartPolicy": "OnFailure", "template": pod.template(ctx, spec)}
+    replicas: dict[str, Any] = {"Master": {"replicas": 1, **replica}}
+    if nodes > 1:
+        replicas["Worker"] = {"replicas": nodes - 1, **replica}
+    body: dict[str, Any] = {}
+    gpu = pod.gpu_request(ctx)
+    if gpu:
+        body["nprocPerNode"] = str(gpu[1])  # one process per GPU
+    run_policy: dict[str, Any] = {"backoffLimit": BACKOFF_LIMIT}
+    seconds = deadline(ctx)
+    if seconds:
+        run_policy["activeDeadlineSeconds"] = seconds
+    body["runPolicy"] = run_policy
+    body["pytorchReplicaSpecs"] = replicas
+    return [
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "PyTorchJob",
+            "metadata": ctx.meta(name, kueue(ctx)),
+            "spec": body,
+        }
+    ]
+
+
+def volcano_job(ctx: Ctx) -> list[dict[str, Any]]:
+    """A gang: Volcano starts the job only when all `nodes` pods can be placed at once."""
+    nodes = node_count(ctx)
+    name = fitted(ctx, f"-{WORKER}-{nodes - 1}")  # pods are <job>-<task>-<index>
+    provided = [
+        {"name": "MASTER_ADDR", "value": f"{name}-{WORKER}-0.{name}"},
+        {"name": "NNODES", "value": str(nodes)},
+    ]
+    spec = pod.pod_spec(
+        ctx,
+        [pod.container(ctx, ctx.name, provided_env=provided)],
+        restart_policy="Never",
+        one_per_node=nodes > 1,
+    )
+    seconds = deadline(ctx)
+    if seconds:
+        spec = {"activeDeadlineSeconds": seconds, **spec}  # Volcano Jobs have no job deadline
+    body: dict[str, Any] = {"schedulerName": "volcano", "minAvailable": nodes}
+    queue = ctx.name_option("queue")
+    if queue:
+        body["queue"] = queue
+    priority_class = ctx.name_option("priority_class")
+    if priority_class:
+        body["priorityClassName"] = priority_class  # the PodGroup's priority
+    body["maxRetry"] = RESTARTS
+    body["plugins"] = {"env": [], "svc": []}
+    body["policies"] = [{"events": ["PodEvicted", "PodFailed"], "action": "RestartJob"}]
+    body["tasks"] = [{"name": WORKER, "replicas": nodes, "template": pod.template(ctx, spec)}]
+    return [
+        {
+            "apiVersion": "batch.volcano.sh/v1alpha1",
+            "kind": "Job",
+            "metadata": ctx.meta(name),
+            "spec": body,
+        }
+    ]
+
+
+OPERATORS = {"job": batch_job, "jobset": jobset, "pytorchjob": pytorchjob, "volcano": volcano_job}
+
+
+def documents(ctx: Ctx) -> list[dict[str, Any]]:
+    """The objects of one job placement, in apply order."""
+    operator = str(ctx.options.get("operator", "job"))
+    if operator not in OPERATORS:
+        raise ctx.error(f'unknown operator "{operator}"; expected one of {", ".join(OPERATORS)}')
+    return OPERATORS[operator](ctx)

@@ -1,0 +1,189 @@
+"""Evaluate the policy for every workload: denied, unrouted, or ranked candidate targets.
+
+1. deny rules, in order: the first whose `when` holds rejects the workload;
+2. rules, in order: the first whose `when` holds claims it (none: unrouted);
+3. the claiming rule's `route` and `else route` clauses, rank 0, 1, ...: every target of that
+   backend whose attributes satisfy `where` and whose shape can hold the workload. A target
+   reachable from several clauses keeps its best rank.
+4. `prefer` terms order a workload's candidates; `pref` is the candidate's place in that order
+   (0 is best; equal preferences share a place).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from router.evaluate.expr import Compiled, compile_expr, constant_value
+from router.evaluate.shape import shape
+from router.evaluate.views import target_view, workload_view
+from router.language import ast
+from router.language.names import OPTIONS
+from router.models import Inventory, TargetRef, Workload
+from router.plan.model import Resources
+
+
+@dataclass
+class Candidate:
+    target: TargetRef
+    rank: int
+    pref: int
+    options: dict[str, Any]
+    resources: Resources
+    prefer_key: tuple[Any, ...] = ()
+
+
+@dataclass
+class Exclusion:
+    """A target the claiming rule could have used, and why it is not a candidate."""
+
+    target: str
+    rank: int
+    reason: str  # "where" (the clause's condition) or the shape reason in words
+    kind: Literal["where", "shape", "backend"]
+
+
+@dataclass
+class Decision:
+    workload: Workload
+    status: Literal["denied", "unrouted", "routed"]
+    rule: ast.Rule | ast.Deny | None = None
+    message: str = ""
+    candidates: list[Candidate] = field(default_factory=list)
+    excluded: list[Exclusion] = field(default_factory=list)
+    denies_tried: list[str] = field(default_factory=list)
+    rules_tried: list[str] = field(default_factory=list)
+
+
+def _option_values(route: ast.Route, constants: dict[str, Any]) -> dict[str, Any]:
+    """Resolved option values. Percent arguments become whole percents (70% -> 70)."""
+    out: dict[str, Any] = {}
+    for opt in route.options:
+        spec = OPTIONS[opt.name]
+        if opt.is_call or (spec.type == "call"):
+            args: dict[str, Any] = {}
+            for name, expr in sorted(opt.args.items()):
+                value = constant_value(expr, constants)
+                if spec.args.get(name) == "percent" and isinstance(value, float):
+                    value = round(value * 100)
+                args[name] = value
+            out[opt.name] = args
+        elif opt.value is None:
+            out[opt.name] = True
+        else:
+            out[opt.name] = constant_value(opt.value, constants)
+    return out
+
+
+@dataclass
+class _CompiledRoute:
+    route: ast.Route
+    where: Compiled | None
+    prefer: list[tuple[Compiled, str | None]]
+    options: dict[str, Any]
+
+
+@dataclass
+class _CompiledRule:
+    rule: ast.Rule
+    when: Compiled | None
+    routes: list[_CompiledRoute]
+
+
+class Evaluator:
+    """The policy compiled once; `decide(workload)` routes one workload."""
+
+    def __init__(self, policy: ast.Policy, inventory: Inventory) -> None:
+        c = policy.constants
+        self.policy = policy
+        self.targets = inventory.targets()
+        self.target_views = [(ref, target_view(ref)) for ref in self.targets]
+        self.denies = [
+            (d, compile_expr(d.when, c) if d.when is not None else None) for d in policy.denies
+        ]
+        self.rules = [
+            _CompiledRule(
+                rule=r,
+                when=compile_expr(r.when, c) if r.when is not None else None,
+                routes=[
+                    _CompiledRoute(
+                        route=rt,
+                        where=compile_expr(rt.where, c) if rt.where is not None else None,
+                        prefer=[(compile_expr(p.expr, c), p.direction) for p in rt.prefer],
+                        options=_option_values(rt, c),
+                    )
+                    for rt in r.routes
+                ],
+            )
+            for r in policy.rules
+        ]
+
+    def decide(self, w: Workload) -> Decision:
+        wv = workload_view(w)
+        empty: dict[str, Any] = {}
+        tried: list[str] = []
+        for deny, when in self.denies:
+            tried.append(deny.name)
+            if when is None or when(wv, empty):
+                return Decision(w, "denied", deny, deny.message, denies_tried=tried)
+        rules_tried: list[str] = []
+        for rule in self.rules:
+            rules_tried.append(rule.rule.name)
+            if rule.when is None or rule.when(wv, empty):
+                d = Decision(w, "routed", rule.rule, denies_tried=tried, rules_tried=rules_tried)
+                self._candidates(d, rule, wv)
+                return d
+        return Decision(
+            w, "unrouted", message="no rule matches", denies_tried=tried, rules_tried=rules_tried
+        )
+
+    def _candidates(self, d: Decision, rule: _CompiledRule, wv: dict[str, Any]) -> None:
+        seen: set[str] = set()
+        cands: list[Candidate] = []
+        for rank, route in enumerate(rule.routes):
+            backend = route.route.backend
+            for ref, tv in self.target_views:
+                if ref.id in seen:
+                    continue
+                if backend != "any" and ref.backend != backend:
+                    continue
+                if route.where is not None and not route.where(wv, tv):
+                    d.excluded.append(Exclusion(ref.id, rank, "where", "where"))
+                    continue
+                options = {
+                    k: v for k, v in route.options.items() if ref.backend in OPTIONS[k].backends
+                }
+                res = shape(d.workload, ref, options)
+                if isinstance(res, str):
+                    d.excluded.append(Exclusion(ref.id, rank, res, "shape"))
+                    continue
+                seen.add(ref.id)
+                key = tuple(_pref_value(f(wv, tv), direction) for f, direction in route.prefer)
+                cands.append(Candidate(ref, rank, 0, options, res, key))
+        # Targets excluded by one clause but reached by a later one are not excluded.
+        d.excluded = [e for e in d.excluded if e.target not in seen]
+        _rank_preferences(cands)
+        d.candidates = cands
+
+
+def _pref_value(value: Any, direction: str | None) -> Any:
+    """Smaller is better. Missing values sort last."""
+    if direction is None:
+        return 0 if value else 1
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return float("inf")
+    return value if direction == "lower" else -value
+
+
+def _rank_preferences(cands: Iterable[Candidate]) -> None:
+    cands = list(cands)
+    keys = sorted({c.prefer_key for c in cands})
+    place = {k: i for i, k in enumerate(keys)}
+    for c in cands:
+        c.pref = place[c.prefer_key]
+
+
+def evaluate(policy: ast.Policy, inventory: Inventory, workloads: list[Workload]) -> list[Decision]:
+    ev = Evaluator(policy, inventory)
+    return [ev.decide(w) for w in workloads]

@@ -1,0 +1,109 @@
+"""Can this target's nodes hold this workload, and in what shape?
+
+A job states totals (GPUs, CPUs, memory across its nodes); when it does not say how many
+nodes, the target decides: 64 GPUs on 8-GPU nodes is 8 nodes of 8, 12 GPUs is 2 nodes of 6.
+A service states one replica; each replica must fit one node. The answer is either the
+`Resources` the placement would take, or the reason it cannot fit, in words.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.models import TargetRef, Workload
+from router.plan.model import Resources
+from router.quantity import format_duration, format_memory
+
+
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _spread(gpus: int, per_node: int) -> tuple[int, int]:
+    """(nodes, gpus per node) for `gpus` GPUs on nodes of `per_node`: fewest nodes, even split
+    where one exists (12 on 8-GPU nodes → 2 × 6), else the fewest nodes rounded up."""
+    least = _ceil(gpus, per_node)
+    for n in range(least, min(gpus, least * 2) + 1):
+        if gpus % n == 0 and gpus // n <= per_node:
+            return n, gpus // n
+    return least, _ceil(gpus, least)
+
+
+def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | str:
+    """The resources `w` takes on `ref`, or why it cannot fit there."""
+    t = ref.target
+    capacity_nodes = getattr(t, "max_nodes", None) or t.nodes
+    gpu_type = t.gpu_type if w.gpus else None
+    mig = options.get("mig") if ref.backend == "kubernetes" else None
+    if w.gpus:
+        if mig:
+            offered = getattr(t, "mig", {}) or {}
+            if mig not in offered:
+                return f"offers no MIG profile {mig}" + (
+                    f" (has {', '.join(sorted(offered))})" if offered else ""
+                )
+        elif t.gpus_per_node == 0:
+            return "has no GPUs"
+        if w.gpu_type not in ("any", t.gpu_type):
+            return f"has {t.gpu_type} GPUs, the workload asks for {w.gpu_type}"
+    per_node_gpus = (getattr(t, "mig", {}) or {}).get(mig, 0) if mig else t.gpus_per_node
+
+    time = int(options.get("time") or w.duration)
+    if t.max_time is not None and time > t.max_time:
+        return f"max time {format_duration(t.max_time)} < {format_duration(time)}"
+
+    if w.is_service:
+        gpn, cpn, mpn = w.gpus, w.cpus, w.memory
+        if gpn > per_node_gpus:
+            return f"{per_node_gpus} GPUs per node < {gpn} per replica"
+        if cpn > t.cpus_per_node:
+            return f"{t.cpus_per_node} CPUs per node < {cpn} per replica"
+        if mpn > t.memory_per_node:
+            return f"{format_memory(t.memory_per_node)} per node < {format_memory(mpn)} per replica"
+        return Resources(
+            nodes=0,
+            gpus_per_node=gpn,
+            cpus_per_node=cpn,
+            memory_per_node=mpn,
+            time=time,
+            exclusive=False,
+            whole_nodes=0,
+            replicas_min=w.min_replicas,
+            replicas_max=w.max_replicas,
+            gpu_type=gpu_type,
+            mig=mig,
+        )
+
+    if w.nodes is not None:
+        nodes = w.nodes
+        gpn = w.gpus_per_node if w.gpus_per_node is not None else _ceil(w.gpus, nodes)
+    elif w.gpus_per_node is not None and w.gpus_per_node > 0:
+        gpn = w.gpus_per_node
+        nodes = _ceil(w.gpus, gpn)
+    elif w.gpus:
+        nodes, gpn = _spread(w.gpus, per_node_gpus)
+    else:
+        # A CPU job spreads only when one node cannot hold its CPUs or memory.
+        nodes = max(1, _ceil(w.cpus, t.cpus_per_node), _ceil(w.memory, t.memory_per_node))
+        gpn = 0
+    if gpn > per_node_gpus:
+        return f"{per_node_gpus} GPUs per node < {gpn} asked per node"
+    cpn, mpn = _ceil(w.cpus, nodes), _ceil(w.memory, nodes)
+    if cpn > t.cpus_per_node:
+        return f"{t.cpus_per_node} CPUs per node < {cpn} asked per node"
+    if mpn > t.memory_per_node:
+        return f"{format_memory(t.memory_per_node)} per node < {format_memory(mpn)} asked per node"
+    if nodes > capacity_nodes:
+        return f"{capacity_nodes} nodes < {nodes} needed"
+    exclusive = bool(options.get("exclusive")) or nodes > 1
+    return Resources(
+        nodes=nodes,
+        gpus_per_node=gpn,
+        cpus_per_node=cpn,
+        memory_per_node=mpn,
+        time=time,
+        exclusive=exclusive,
+        whole_nodes=nodes if exclusive else 0,
+        gpu_type=gpu_type,
+        mig=mig,
+    )

@@ -1,0 +1,120 @@
+"""What a policy may name: workload fields, target attributes, routing outcomes and options.
+
+These tables are data, shared by the checker (which rejects unknown names with "did you mean")
+and the evaluator (which reads the values). Types: "number", "string", "bool", "list",
+"memory", "duration", "labels" (a map read as `labels.key`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+BACKENDS = ("slurm", "kubernetes")
+ROUTE_BACKENDS = ("slurm", "kubernetes", "any")
+
+WORKLOAD_FIELDS: dict[str, str] = {
+    "name": "string",
+    "kind": "string",
+    "team": "string",
+    "labels": "labels",
+    "image": "string",
+    "gpus": "number",
+    "gpu_type": "string",
+    "nodes": "number",
+    "gpus_per_node": "number",
+    "cpus": "number",
+    "memory": "memory",
+    "duration": "duration",
+    "priority": "number",
+    "preemptible": "bool",
+    "min_replicas": "number",
+    "max_replicas": "number",
+    "service": "bool",
+}
+
+TARGET_ATTRIBUTES: dict[str, str] = {
+    "backend": "string",
+    "cluster": "string",
+    "name": "string",
+    "gpu_type": "string",
+    "gpus_per_node": "number",
+    "cpus_per_node": "number",
+    "memory_per_node": "memory",
+    "nodes": "number",
+    "max_nodes": "number",
+    "max_time": "duration",
+    "features": "list",
+    "labels": "labels",
+    "cost": "number",
+    "mig": "list",
+}
+
+OUTCOME_NAMES: dict[str, str] = {
+    "backend": "string",
+    "cluster": "string",
+    "target": "string",
+    "rule": "string",
+    "denied": "bool",
+    "placed": "bool",
+    "routed": "bool",
+}
+
+QUOTA_RESOURCES = ("gpus", "cpus", "memory", "nodes", "workloads")
+
+PRIORITIES: dict[str, int] = {"low": 1, "normal": 2, "high": 4, "critical": 8}
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One option: which backends have it, the value it takes, and its arguments if a call."""
+
+    name: str
+    backends: tuple[str, ...]
+    type: str  # "flag", "string", "duration", "call"
+    choices: tuple[str, ...] = ()
+    args: dict[str, str] = field(default_factory=dict)  # call argument -> type
+    flag_ok: bool = False  # a call option that may also be written bare (`with hpa`)
+
+
+OPTIONS: dict[str, OptionSpec] = {
+    spec.name: spec
+    for spec in (
+        OptionSpec("exclusive", ("slurm",), "flag"),
+        OptionSpec("qos", ("slurm",), "string"),
+        OptionSpec("account", ("slurm",), "string"),
+        OptionSpec("constraint", ("slurm",), "string"),
+        OptionSpec("time", ("slurm",), "duration"),
+        OptionSpec("reservation", ("slurm",), "string"),
+        OptionSpec("mpi", ("slurm",), "string", ("pmix", "pmi2", "none")),
+        OptionSpec("container", ("slurm",), "string", ("pyxis", "apptainer")),
+        OptionSpec("namespace", ("kubernetes",), "string"),
+        OptionSpec("queue", ("kubernetes",), "string"),
+        OptionSpec("priority_class", ("kubernetes",), "string"),
+        OptionSpec(
+            "hpa",
+            ("kubernetes",),
+            "call",
+            args={"min": "number", "max": "number", "cpu": "percent", "memory": "percent"},
+            flag_ok=True,
+        ),
+        OptionSpec(
+            "pdb",
+            ("kubernetes",),
+            "call",
+            args={"min_available": "number", "max_unavailable": "number"},
+            flag_ok=True,
+        ),
+        OptionSpec(
+            "operator", ("kubernetes",), "string", ("job", "jobset", "pytorchjob", "volcano")
+        ),
+        OptionSpec("serving", ("kubernetes",), "string", ("deployment", "kserve")),
+        OptionSpec("mig", ("kubernetes",), "string"),
+    )
+}
+
+
+def options_for(backend: str) -> dict[str, OptionSpec]:
+    """The options a route to `backend` may carry; `any` may carry those of either backend."""
+    if backend == "any":
+        return dict(OPTIONS)
+    return {n: s for n, s in OPTIONS.items() if backend in s.backends}

@@ -1,0 +1,523 @@
+"""Policy text → syntax tree (ast.py), with every node's span and errors in user words.
+
+The tree is built while parsing (lark's LALR with an inline transformer), which skips building
+a parse tree and keeps a 100-line policy well under 2 ms once the parser exists. The parser is
+built once per process. Syntax errors are turned into PolicySyntaxError here, in
+`_syntax_error`: lark's terminal names never reach a user.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Transformer
+from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+
+from router import quantity
+from router.errors import (
+    ErrorGroup,
+    PolicyError,
+    PolicySyntaxError,
+    RouterError,
+    Source,
+    Span,
+)
+from router.language import ast
+from router.language.grammar import RouteLexer, char_error, grammar_text, token_error
+
+# The inline transformer is built once with the parser, so the file being parsed reaches it
+# through a context variable rather than an attribute.
+_SOURCE: contextvars.ContextVar[Source] = contextvars.ContextVar("router_policy_source")
+_PARSER: Lark | None = None
+
+_OPS = {"≥": ">=", "≤": "<=", "≠": "!="}
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+_UNIT_RE = re.compile(r"[\d.]+([A-Za-z]+)")
+_COMMENT_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|(#[^\n]*)')
+
+
+class Problem(Exception):
+    """A syntax problem found while building the tree; parse_text turns it into an error."""
+
+    def __init__(self, message: str, span: Span, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.span, self.hint = message, span, hint
+
+
+@dataclass
+class _PolicyName:
+    name: str
+    span: Span
+
+
+@dataclass
+class _Part:
+    """One `with`, `where` or `prefer` clause of a route, before the route is assembled."""
+
+    kind: str
+    span: Span
+    options: list[ast.Option] = field(default_factory=list)
+    where: ast.Expr | None = None
+    prefer: list[ast.Prefer] = field(default_factory=list)
+
+
+@dataclass
+class _Arg:
+    name: str
+    value: ast.Expr
+    span: Span
+
+
+def _span(first: Any, last: Any | None = None) -> Span:
+    """The span from the start of `first` to the end of `last` (tokens or built nodes)."""
+    # Called for every node: kept to plain attribute reads.
+    if last is None:
+        last = first
+    if type(first) is Token:
+        line, column = first.line, first.column
+    else:
+        line, column = first.span.line, first.span.column
+    if type(last) is Token:
+        end_line, end_column = last.end_line, last.end_column
+    else:
+        end_line, end_column = last.span.end_line, last.span.end_column
+    return Span(_SOURCE.get(), line, column, end_line, end_column)
+
+
+def unquote(tok: Token) -> str:
+    """The value of a STRING token: quotes removed, escapes \\" \\\\ \\n \\t applied."""
+    raw = str(tok)[1:-1]
+    if "\\" not in raw:
+        return raw
+    out, i = [], 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\":
+            nxt = raw[i + 1]
+            if nxt not in _ESCAPES:
+                col = (tok.column or 1) + 1 + i
+                span = Span(_SOURCE.get(), tok.line or 1, col, tok.line or 1, col + 2)
+                raise Problem(
+                    f"unknown escape `\\{nxt}` in a string",
+                    span,
+                    hint='a string knows \\" \\\\ \\n and \\t; write \\\\ for a backslash',
+                )
+            out.append(_ESCAPES[nxt])
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _quantity(tok: Token) -> ast.Literal:
+    text, span = str(tok), _span(tok)
+    if text.endswith("%"):
+        return ast.Literal(quantity.parse_percent(text), span, "percent", text)
+    unit_match = _UNIT_RE.match(text)
+    unit = unit_match.group(1) if unit_match else ""
+    if unit in quantity.MEMORY_UNITS and unit_match and unit_match.end() == len(text):
+        return ast.Literal(quantity.parse_memory(text), span, "memory", text)
+    try:
+        return ast.Literal(quantity.parse_duration(text), span, "duration", text)
+    except quantity.QuantityError:
+        pass
+    known = [*quantity.MEMORY_UNITS, *quantity.DURATION_UNITS]
+    same = [u for u in known if u.lower() == unit.lower()]
+    hint = (
+        f'did you mean "{text[: len(text) - len(unit)]}{same[0]}"?'
+        if same and unit_match and unit_match.end() == len(text)
+        else "units: KiB, MiB, GiB, TiB for memory; s, min, h, d for durations; % for a share"
+    )
+    raise Problem(f"unknown unit `{unit}` in `{text}`", span, hint)
+
+
+_PREC = {"or": 1, "and": 2, "not": 3, "+": 5, "-": 5, "*": 6, "/": 6}
+_PREC.update({op: 4 for op in ("==", "!=", "<", "<=", ">", ">=", "in", "not in")})
+_UNARY_MINUS = 7
+
+
+class _Precedence:
+    """Builds the tree of a flat run `[prefix...] operand (operator [prefix...] operand)*`
+    by precedence climbing; the levels are in _PREC (a larger number binds tighter)."""
+
+    def __init__(self, items: list[Any]) -> None:
+        self.items, self.i = items, 0
+
+    def parse(self) -> ast.Expr:
+        return self._expr(0)
+
+    def _operator(self) -> tuple[str, Token] | None:
+        if self.i >= len(self.items):
+            return None
+        tok: Token = self.items[self.i]
+        if tok.type == "NOT":  # `not in`: the only operator of two tokens
+            return "not in", tok
+        op = str(tok)
+        return _OPS.get(op, op), tok
+
+    def _expr(self, min_prec: int) -> ast.Expr:
+        item = self.items[self.i]
+        self.i += 1
+        left: ast.Expr
+        if isinstance(item, Token) and item.type == "NOT":
+            if min_prec > _PREC["not"]:
+                raise Problem(
+                    "`not` needs parentheses here",
+                    _span(item),
+                    hint="write `(not ...)`, or put `not` before the whole comparison",
+                )
+            operand = self._expr(_PREC["not"])
+            left = ast.Unary("not", operand, _span(item, operand))
+        elif isinstance(item, Token):  # a prefix minus
+            operand = self._expr(_UNARY_MINUS)
+            left = ast.Unary("-", operand, _span(item, operand))
+        else:
+            left = item
+        while (found := self._operator()) is not None:
+            op, tok = found
+            prec = _PREC[op]
+            if prec < min_prec:
+                break
+            self.i += 2 if op == "not in" else 1
+            right = self._expr(prec + 1)
+            left = ast.Binary(op, left, right, _span(left, right))
+            if prec == 4 and (after := self._operator()) and _PREC[after[0]] == 4:
+                raise Problem(
+                    "comparisons do not chain",
+                    _span(after[1]),
+                    hint="write `a < b and b < c`",
+                )
+        return left
+
+
+def _tree(run: list[Any]) -> ast.Expr:
+    """The expression of a flat run (see the grammar's `run`)."""
+    if len(run) == 1:
+        only: ast.Expr = run[0]
+        return only
+    return _Precedence(run).parse()
+
+
+def _opt(run: list[Any] | None) -> ast.Expr | None:
+    return None if run is None else _tree(run)
+
+
+def _number(tok: Token) -> ast.Literal:
+    text = tok.value
+    value: int | float = float(text) if tok.type == "FLOAT" else int(text)
+    return ast.Literal(value, _span(tok), None, text)
+
+
+def _string(tok: Token) -> ast.Literal:
+    return ast.Literal(unquote(tok), _span(tok), None, tok.value)
+
+
+def _boolean(tok: Token) -> ast.Literal:
+    return ast.Literal(tok.type == "TRUE", _span(tok), None, tok.value)
+
+
+def _name(tok: Token) -> ast.Name:
+    return ast.Name((tok.value,), _span(tok))
+
+
+_OPERANDS = {
+    "INT": _number,
+    "FLOAT": _number,
+    "QUANTITY": _quantity,
+    "STRING": _string,
+    "TRUE": _boolean,
+    "FALSE": _boolean,
+    "NAME": _name,
+}
+
+
+class _Build(Transformer[Token, Any]):
+    """Builds ast nodes as lark reduces each rule (children are tokens or built nodes).
+
+    Left-recursive list rules extend the list they receive: lark calls these only while
+    parsing (its error recovery probes run without callbacks), so nothing is built twice.
+    """
+
+    # -- statements ------------------------------------------------------------------------
+    def start(self, c: list[Any]) -> list[Any]:
+        return c[0] or []
+
+    def statements(self, c: list[Any]) -> list[Any]:
+        if len(c) == 1:
+            return c
+        c[0].append(c[1])
+        result: list[Any] = c[0]
+        return result
+
+    def policy_stmt(self, c: list[Any]) -> _PolicyName:
+        return _PolicyName(c[1].value, _span(c[0], c[1]))
+
+    def let_stmt(self, c: list[Any]) -> ast.Let:
+        value = _tree(c[3])
+        return ast.Let(c[1].value, value, _span(c[0], value))
+
+    def deny_stmt(self, c: list[Any]) -> ast.Deny:
+        return ast.Deny(c[1].value, _opt(c[4]), unquote(c[6]), _span(c[0], c[6]))
+
+    def rule_stmt(self, c: list[Any]) -> ast.Rule:
+        routes: list[ast.Route] = [c[5]]
+        for i in range(6, len(c), 2):  # ELSE route pairs
+            route: ast.Route = c[i + 1]
+            route.rank = len(routes)
+            route.span = _span(c[i], route)
+            routes.append(route)
+        return ast.Rule(c[1].value, _opt(c[4]), routes, _span(c[0], routes[-1]))
+
+    def quota_stmt(self, c: list[Any]) -> ast.Quota:
+        limits: list[ast.Limit] = c[7]
+        return ast.Quota(c[1].value, _opt(c[4]), _opt(c[6]), limits, _span(c[0], limits[-1]))
+
+    def check_stmt(self, c: list[Any]) -> ast.Check:
+        expect = _tree(c[6])
+        return ast.Check(c[1].value, _opt(c[4]), expect, _span(c[0], expect))
+
+    def limits(self, c: list[Any]) -> list[ast.Limit]:
+        found: list[ast.Limit] = c[0] if len(c) == 5 else []
+        kw, resource, op, run = c[-4:]
+        amount = _tree(run)
+        found.append(
+            ast.Limit(
+                resource.value,
+                amount,
+                _span(kw, amount),
+                "<" if op.value == "<" else "<=",
+                _span(resource),
+            )
+        )
+        return found
+
+    # -- routes ----------------------------------------------------------------------------
+    def route_head(self, c: list[Any]) -> ast.Route:
+        first = c[0]
+        if type(first) is Token:
+            backend = c[1]
+            return ast.Route(backend.value, _span(first, backend), backend_span=_span(backend))
+        route: ast.Route = first  # a bare option name right after the backend
+        route.options.append(ast.Option(c[1].value, _span(c[1])))
+        route.span = _span(route, c[1])
+        return route
+
+    def route(self, c: list[Any]) -> ast.Route:
+        route: ast.Route = c[0]
+        if len(c) == 1:
+            return route
+        part: _Part = c[1]
+        route.span = _span(route, part)
+        if part.kind == "with":
+            route.options.extend(part.options)
+        elif part.kind == "prefer":
+            route.prefer.extend(part.prefer)
+        elif route.where is not None:
+            raise Problem("a route takes one `where`", part.span, "join the conditions with `and`")
+        else:
+            route.where = part.where
+        return route
+
+    def with_part(self, c: list[Any]) -> _Part:
+        if len(c) == 2:
+            return _Part("with", _span(c[0], c[1]), options=[c[1]])
+        part: _Part = c[0]
+        part.options.append(c[2])
+        part.span = _span(part, c[2])
+        return part
+
+    def where_part(self, c: list[Any]) -> _Part:
+        where = _tree(c[1])
+        return _Part("where", _span(c[0], where), where=where)
+
+    def prefer_part(self, c: list[Any]) -> _Part:
+        if len(c) == 2:
+            return _Part("prefer", _span(c[0], c[1]), prefer=[c[1]])
+        part: _Part = c[0]
+        part.prefer.append(c[2])
+        part.span = _span(part, c[2])
+        return part
+
+    def pref(self, c: list[Any]) -> ast.Prefer:
+        expr = _tree(c[-1])
+        if len(c) == 1:
+            return ast.Prefer(expr, expr.span)
+        direction = "lower" if c[0].type == "LOWER" else "higher"
+        return ast.Prefer(expr, _span(c[0], expr), direction)
+
+    def flag_option(self, c: list[Any]) -> ast.Option:
+        return ast.Option(c[0].value, _span(c[0]))
+
+    def value_option(self, c: list[Any]) -> ast.Option:
+        value = _tree(c[2])
+        return ast.Option(c[0].value, _span(c[0], value), value=value)
+
+    def call_option(self, c: list[Any]) -> ast.Option:
+        opt = ast.Option(c[0].value, _span(c[0], c[3]), is_call=True)
+        for arg in c[2] or ():
+            if arg.name in opt.args:
+                raise Problem(f"`{arg.name}` is given twice in `{opt.name}(...)`", arg.span)
+            opt.args[arg.name] = arg.value
+            opt.arg_spans[arg.name] = arg.span
+        return opt
+
+    def args(self, c: list[Any]) -> list[_Arg]:
+        if len(c) == 1:
+            return c
+        c[0].append(c[2])
+        found: list[_Arg] = c[0]
+        return found
+
+    def arg(self, c: list[Any]) -> _Arg:
+        value = _tree(c[2])
+        return _Arg(c[0].value, value, _span(c[0], value))
+
+    # -- expressions -----------------------------------------------------------------------
+    def run(self, c: list[Any]) -> list[Any]:
+        """The flat run of an expression: prefixes, operands (built) and operator tokens."""
+        items: list[Any]
+        if type(c[0]) is list:
+            items, rest = c[0], c[1:]
+        else:
+            items, rest = [], c
+        for x in rest:
+            if type(x) is Token:
+                make = _OPERANDS.get(x.type)
+                items.append(make(x) if make else x)
+            elif type(x) is tuple:
+                items.extend(x)
+            else:
+                items.append(x)
+        return items
+
+    def prefix(self, c: list[Any]) -> tuple[Token, ...]:
+        return (*c[0], c[1]) if len(c) == 2 else (c[0],)
+
+    def dotted(self, c: list[Any]) -> ast.Name:
+        first, last = c[0], c[2]
+        part = unquote(last) if last.type == "STRING" else last.value
+        if type(first) is Token:
+            return ast.Name((first.value, part), _span(first, last))
+        return ast.Name((*first.parts, part), _span(first, last))
+
+    def list(self, c: list[Any]) -> ast.ListExpr:
+        return ast.ListExpr(c[1] or [], _span(c[0], c[-1]))
+
+    def items(self, c: list[Any]) -> list[ast.Expr]:
+        if len(c) == 1:
+            return [_tree(c[0])]
+        c[0].append(_tree(c[2]))
+        found: list[ast.Expr] = c[0]
+        return found
+
+    def paren(self, c: list[Any]) -> ast.Expr:
+        # The node keeps the parentheses in its span, so carets and enclosing spans cover them.
+        inner = _tree(c[1])
+        inner.span = _span(c[0], c[2])
+        return inner
+
+
+def get_parser() -> Lark:
+    """The process-wide parser, built on first use."""
+    global _PARSER
+    if _PARSER is None:
+        _PARSER = Lark(
+            grammar_text(),
+            parser="lalr",
+            lexer=RouteLexer,
+            maybe_placeholders=True,
+            transformer=_Build(),
+        )
+    return _PARSER
+
+
+def _comments(text: str) -> list[tuple[int, str]]:
+    """Every `#` comment as (line, text), found with strings skipped so `"#1"` is no comment."""
+    out: list[tuple[int, str]] = []
+    line, pos = 1, 0
+    for m in _COMMENT_RE.finditer(text):
+        if m.group(1) is not None:
+            line += text.count("\n", pos, m.start())
+            pos = m.start()
+            out.append((line, m.group(1).rstrip()))
+    return out
+
+
+def parse_text(text: str, path: str) -> ast.PolicyFile:
+    """Parse one policy file's text; `path` is how errors name the file."""
+    source = Source(path, text)
+    reset = _SOURCE.set(source)
+    try:
+        items: list[Any] = get_parser().parse(text)
+    except UnexpectedToken as e:
+        raise token_error(e, source) from None
+    except UnexpectedCharacters as e:
+        raise char_error(e, source) from None
+    except Problem as p:
+        raise PolicySyntaxError(p.message, p.span, hint=p.hint) from None
+    finally:
+        _SOURCE.reset(reset)
+    name: _PolicyName | None = None
+    statements: list[ast.Statement] = []
+    for item in items:
+        if isinstance(item, _PolicyName):
+            if name is not None and name.name != item.name:
+                raise PolicyError(
+                    f"a second policy name `{item.name}`; this policy is `{name.name}` "
+                    f"(at {name.span.location()})",
+                    item.span,
+                )
+            name = name or item
+        else:
+            statements.append(item)
+    lines = text.splitlines() or [""]
+    span = Span(source, 1, 1, len(lines), len(lines[-1]) + 1)
+    return ast.PolicyFile(path, name.name if name else None, statements, span, _comments(text))
+
+
+def parse_files(paths: list[str | Path] | list[str] | list[Path]) -> ast.Policy:
+    """Parse several policy files, in file-name order, into one Policy (not yet checked)."""
+    files: list[ast.PolicyFile] = []
+    errors: list[RouterError] = []
+    for path in sorted(paths, key=str):
+        try:
+            text = Path(path).read_text(encoding="utf-8-sig")
+        except (OSError, UnicodeDecodeError) as e:
+            reason = "it is not UTF-8 text" if isinstance(e, UnicodeDecodeError) else e.strerror
+            errors.append(PolicyError(f"cannot read {path}: {reason}", path=str(path)))
+            continue
+        try:
+            files.append(parse_text(text, str(path)))
+        except RouterError as e:
+            errors.append(e)
+    policy = ast.Policy(None, files)
+    for pf in files:
+        if policy.name is None:
+            policy.name = pf.name
+        elif pf.name is not None and pf.name != policy.name:
+            errors.append(
+                PolicyError(
+                    f"policy `{pf.name}` in {pf.path}, but the policy is named "
+                    f"`{policy.name}` elsewhere; one name for all files",
+                    path=pf.path,
+                )
+            )
+        for st in pf.statements:
+            if isinstance(st, ast.Let):
+                policy.lets.append(st)
+            elif isinstance(st, ast.Deny):
+                policy.denies.append(st)
+            elif isinstance(st, ast.Rule):
+                policy.rules.append(st)
+            elif isinstance(st, ast.Quota):
+                policy.quotas.append(st)
+            else:
+                policy.checks.append(st)
+    if errors:
+        raise errors[0] if len(errors) == 1 else ErrorGroup(errors)
+    return policy

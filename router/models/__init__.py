@@ -1,0 +1,18 @@
+"""The data users write: workloads and the inventory of clusters, and their loaders."""
+
+from router.models.inventory import Cluster, Inventory, NodePool, Partition, Taint, TargetRef
+from router.models.loader import load_inventory, load_workloads
+from router.models.workload import Replicas, Workload
+
+__all__ = [
+    "Cluster",
+    "Inventory",
+    "NodePool",
+    "Partition",
+    "Replicas",
+    "Taint",
+    "TargetRef",
+    "Workload",
+    "load_inventory",
+    "load_workloads",
+]

@@ -1,0 +1,231 @@
+"""Loading inventory and workload YAML files into models, with errors at file:line:column.
+
+`yamlsource` turns the YAML into plain data and keeps the nodes; a pydantic error's `loc` is
+mapped back to a line by walking the nodes along it (the deepest part of the path that the file
+has) — only when there is an error, which keeps the good path fast.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, get_args
+
+from pydantic import BaseModel, ValidationError
+from yaml.nodes import Node, ScalarNode, SequenceNode
+
+from router.errors import ErrorGroup, LoadError, RouterError, Source, did_you_mean
+from router.models.fields import show
+from router.models.inventory import Inventory
+from router.models.workload import Workload
+from router.models.yamlsource import Builder, compose, locate, paused_gc, read_source, span
+
+__all__ = ["load_inventory", "load_workloads", "workload_files"]
+
+MAX_ERRORS = 100
+_TAG = re.compile(r"\[key\]|[a-z][a-z-]*\[.*\]")  # pydantic's own parts of a loc
+YAML_SUFFIXES = (".yaml", ".yml")
+
+
+# ---- mapping pydantic errors back to the file -----------------------------------------------
+
+
+def _model_at(model: type[BaseModel], path: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model class that validates the mapping at path, if any."""
+    current: type[BaseModel] | None = model
+    for part in path:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part) if current else None
+        current = _inner_model(field.annotation) if field else None
+    return current
+
+
+def _inner_model(annotation: Any) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _inner_model(arg)
+        if found:
+            return found
+    return None
+
+
+def _path_text(path: tuple[Any, ...]) -> str:
+    out = ""
+    for part in path:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        else:
+            text = part if part.replace("_", "a").isalnum() else show(part)
+            out += f".{text}" if out else text
+    return out
+
+
+def _expected(ctx: dict[str, Any]) -> list[str]:
+    return [s.strip("'") for s in str(ctx.get("expected", "")).replace(" or ", ", ").split(", ")]
+
+
+def _convert(error: Any, root: Node, source: Source, model: type[BaseModel]) -> LoadError:
+    """One pydantic error as a LoadError at the line of the field it is about."""
+    loc = tuple(p for p in error["loc"] if isinstance(p, int) or not _TAG.fullmatch(p))
+    kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
+    on_key = error["loc"][-1:] == ("[key]",)
+    hint = None
+    if kind == "extra_forbidden":
+        loc, name, on_key = loc[:-1], loc[-1], True
+        message = f'unknown field "{name}"'
+        fields = _model_at(model, loc)
+        hint = did_you_mean(str(name), fields.model_fields) if fields else None
+        key, node = locate(root, (*loc, name))
+    elif kind == "missing":
+        loc, name = loc[:-1], loc[-1]
+        message = f'missing required field "{name}"'
+        key, node = locate(root, loc)
+    else:
+        if kind == "router_cross" and "field" in ctx:
+            loc = (*loc, ctx["field"])
+        message = _message(kind, error["msg"], value, ctx)
+        if kind == "literal_error" and isinstance(value, str):
+            hint = did_you_mean(value, _expected(ctx))
+        key, node = locate(root, loc)
+    if key is not None and (on_key or not isinstance(node, ScalarNode)):
+        node = key  # the key of a field whose value spans lines, or of an unknown field
+    text = _path_text(loc)
+    return LoadError(f"{text}: {message}" if text else message, span(source, node), hint=hint)
+
+
+def _message(kind: str, msg: str, value: Any, ctx: dict[str, Any]) -> str:
+    if kind in ("router", "router_cross"):
+        return msg
+    if kind == "literal_error":
+        names = ", ".join(f'"{e}"' for e in _expected(ctx))
+        return f"must be one of {names}, got {show(value)}"
+    simple = {
+        "model_type": "a mapping",
+        "model_attributes_type": "a mapping",
+        "dict_type": "a mapping",
+        "list_type": "a list",
+        "string_type": "a string",
+        "int_type": "a whole number",
+        "bool_type": "true or false",
+        "float_type": "a number",
+    }
+    if kind in simple:
+        return f"must be {simple[kind]}, got {show(value)}"
+    return msg[:1].lower() + msg[1:]
+
+
+def _validate(
+    model: type[BaseModel], data: Any, root: Node, source: Source, errors: list[RouterError]
+) -> Any:
+    try:
+        return model.model_validate(data)
+    except ValidationError as e:
+        errors.extend(_convert(err, root, source, model) for err in e.errors(include_url=False))
+        return None
+
+
+def _raise(errors: list[RouterError]) -> None:
+    if len(errors) == 1:
+        raise errors[0]
+    if errors:
+        shown = errors[:MAX_ERRORS]
+        if len(errors) > MAX_ERRORS:
+            shown.append(LoadError(f"... and {len(errors) - MAX_ERRORS} more errors"))
+        raise ErrorGroup(shown)
+
+
+# ---- public ---------------------------------------------------------------------------------
+
+
+def load_inventory(path: str | os.PathLike[str]) -> Inventory:
+    """The inventory in a YAML file holding one mapping with `clusters:`."""
+    display = os.fspath(path)
+    source = read_source(Path(path), display)
+    with paused_gc():
+        docs = compose(source)
+        if len(docs) != 1:
+            what = "is empty" if not docs else f"holds {len(docs)} YAML documents"
+            message = f"an inventory file holds one YAML document; this one {what}"
+            raise LoadError(message, path=display)
+        builder = Builder(source)
+        data = builder.value(docs[0])
+        _raise(builder.errors)
+        if not isinstance(data, dict):
+            message = f"an inventory is a mapping with clusters:, got {show(data)}"
+            raise LoadError(message, span(source, docs[0]))
+        errors: list[RouterError] = []
+        inventory = _validate(Inventory, data, docs[0], source, errors)
+        _raise(errors)
+    assert isinstance(inventory, Inventory)
+    return inventory
+
+
+def workload_files(path: str | os.PathLike[str]) -> list[tuple[Path, str]]:
+    """(path, display name) of the file, or of every *.yaml/*.yml below the folder, sorted by
+    relative path. Hidden files and folders (".git") are skipped; symlinked folders are not
+    followed."""
+    root = Path(path)
+    display = os.fspath(path)
+    if root.is_file():
+        return [(root, display)]
+    if not root.is_dir():
+        raise LoadError(f"no such file or folder: {display}", path=display)
+    found: list[tuple[str, Path]] = []
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for name in files:
+            if name.endswith(YAML_SUFFIXES) and not name.startswith("."):
+                full = Path(folder, name)
+                found.append((full.relative_to(root).as_posix(), full))
+    return [(full, os.path.join(display, rel)) for rel, full in sorted(found)]
+
+
+def load_workloads(path: str | os.PathLike[str]) -> list[Workload]:
+    """The workloads of a file (one mapping, a list of them, or several YAML documents) or of
+    every YAML file below a folder, in file order. Names must be unique across all of them."""
+    workloads: list[Workload] = []
+    errors: list[RouterError] = []
+    first: dict[str, Workload] = {}
+    for file, display in workload_files(path):
+        with paused_gc():
+            errors.extend(_load_file(read_source(file, display), first, workloads))
+    _raise(errors)
+    return workloads
+
+
+def _load_file(
+    source: Source, first: dict[str, Workload], workloads: list[Workload]
+) -> list[RouterError]:
+    """Appends the file's good workloads to `workloads`; returns its errors by line."""
+    try:
+        docs = compose(source)
+    except LoadError as e:
+        return [e]
+    builder = Builder(source)
+    found: list[RouterError] = []
+    for doc in docs:
+        data = builder.value(doc)
+        if isinstance(doc, SequenceNode) and isinstance(data, list):
+            items = list(zip(doc.value, data, strict=True))
+        else:
+            items = [(doc, data)]
+        for node, item in items:
+            if not isinstance(item, dict):
+                message = f"expected a workload (a mapping with name:), got {show(item)}"
+                found.append(LoadError(message, span(source, node)))
+                continue
+            workload = _validate(Workload, item, node, source, found)
+            if workload is None:
+                continue
+            workload._source = (source.path, node.start_mark.line + 1)
+            seen = first.setdefault(workload.name, workload)
+            if seen is workload:
+                workloads.append(workload)
+                continue
+            file0, line0 = seen.source or ("?", 0)
+            message = f'duplicate workload name "{workload.name}"; first defined at {file0}:{line0}'
+            found.append(LoadError(message, span(source, locate(node, ("name",))[1])))
+    return sorted(builder.errors + found, key=lambda e: e.line or 0)

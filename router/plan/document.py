@@ -1,0 +1,124 @@
+"""plan.json, format_version "1": the plan as a GitOps pipeline diffs, reviews and gates on.
+
+Byte-identical for the same inputs: sorted keys and lists, no timestamps, no absolute paths,
+and no wall-clock times (those vary from run to run; the solver's deterministic time does not).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from typing import Any
+
+from router import __version__
+from router.evaluate.quota import capacity, usage
+from router.plan.build import Plan, input_hashes
+
+FORMAT_VERSION = "1"
+
+
+def _round(x: float | None, digits: int = 6) -> float | None:
+    return None if x is None else round(x, digits)
+
+
+def plan_document(plan: Plan) -> dict[str, Any]:
+    project = plan.project
+    rel = project.relative
+    placements = [
+        {
+            "artifacts": sorted(p.artifacts),
+            "backend": p.backend,
+            "cluster": p.cluster,
+            "kind": p.workload.kind,
+            "options": p.options,
+            "rank": p.rank,
+            "resources": p.resources.to_json(),
+            "rule": p.rule,
+            "rule_source": p.rule_source,
+            "target": p.target.target.name,
+            "target_id": p.target.id,
+            "team": p.workload.team,
+            "workload": p.workload.name,
+        }
+        for p in sorted(plan.placements, key=lambda p: p.workload.name)
+    ]
+    denied = [
+        {
+            "message": d.message,
+            "rule": d.rule.name if d.rule else None,
+            "rule_source": f"{rel(d.rule.span.path)}:{d.rule.span.line}" if d.rule else None,
+            "workload": d.workload.name,
+        }
+        for d in sorted(plan.denied, key=lambda d: d.workload.name)
+    ]
+    unrouted = [
+        {"reasons": [f"no rule matches (tried {', '.join(d.rules_tried) or 'none'})"],
+         "workload": d.workload.name}
+        for d in sorted(plan.unrouted, key=lambda d: d.workload.name)
+    ]
+    unplaced = [
+        {
+            "reasons": u.reasons,
+            "rule": u.decision.rule.name if u.decision.rule else None,
+            "workload": u.decision.workload.name,
+        }
+        for u in sorted(plan.unplaced, key=lambda u: u.decision.workload.name)
+    ]
+    by_backend = Counter(p.backend for p in plan.placements)
+    summary = {
+        "by_backend": dict(sorted(by_backend.items())),
+        "denied": len(denied),
+        "placed": len(placements),
+        "unplaced": len(unplaced),
+        "unrouted": len(unrouted),
+        "workloads": len(plan.decisions),
+    }
+    s = plan.solve
+    solver = {
+        "bound": s.bound,
+        "deterministic_time": _round(s.deterministic_time, 3),
+        "gap": _round(s.gap),
+        "levels": [
+            {"bound": lv.bound, "name": lv.name, "status": lv.status, "value": lv.value}
+            for lv in s.levels
+        ],
+        "lp_bound": _round(plan.lp_bound, 3),
+        "objective": s.objective,
+        "seed": s.seed,
+        "status": s.status,
+        "workers": s.workers,
+    }
+    return {
+        "denied": denied,
+        "format_version": FORMAT_VERSION,
+        "inputs": input_hashes(project, plan.inputs.files),
+        "placements": placements,
+        "policy": plan.inputs.policy.name,
+        "router_version": __version__,
+        "solver": solver,
+        "summary": summary,
+        "targets": target_usage(plan),
+        "unplaced": unplaced,
+        "unrouted": unrouted,
+    }
+
+
+def target_usage(plan: Plan) -> list[dict[str, Any]]:
+    """Per target: capacity and what the plan uses of it (GPUs, CPUs, memory, whole nodes)."""
+    out = []
+    for ref in plan.targets:
+        mine = [p for p in plan.placements if p.target.id == ref.id]
+        row: dict[str, Any] = {"backend": ref.backend, "cluster": ref.cluster, "id": ref.id,
+                               "placements": len(mine)}
+        for resource in ("gpus", "cpus", "memory", "nodes"):
+            key = "memory_mib" if resource == "memory" else resource
+            row[key] = {
+                "capacity": capacity(ref, resource),
+                "used": sum(usage(resource, p.resources, ref) for p in mine),
+            }
+        out.append(row)
+    return out
+
+
+def dumps(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -1,0 +1,68 @@
+"""An independent check of a plan against the inventory and the policy.
+
+It recomputes everything from the placements and the inputs, sharing nothing with the
+solver's model but the evaluator: every placement is on one of its workload's candidate
+targets, no target is over capacity in GPUs, CPUs, memory or nodes, and no quota is exceeded.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from router.evaluate.evaluate import Evaluator
+from router.evaluate.quota import capacity, compile_quotas, usage
+from router.evaluate.views import workload_view
+from router.language import ast
+from router.models import Inventory, Workload
+from router.plan.model import Placement
+
+
+def verify_plan(
+    policy: ast.Policy,
+    inventory: Inventory,
+    workloads: list[Workload],
+    placements: list[Placement],
+) -> list[str]:
+    """Violations in words; an empty list means the plan is sound."""
+    problems: list[str] = []
+    ev = Evaluator(policy, inventory)
+    names = [p.workload.name for p in placements]
+    if len(names) != len(set(names)):
+        problems.append("a workload is placed more than once")
+    decisions = {w.name: ev.decide(w) for w in workloads}
+    used: dict[tuple[str, str], int] = defaultdict(int)
+    for p in placements:
+        d = decisions.get(p.workload.name)
+        if d is None:
+            problems.append(f"{p.workload.name}: not a workload of the inputs")
+            continue
+        if d.status != "routed":
+            problems.append(f"{p.workload.name}: placed but {d.status}")
+            continue
+        ids = {c.target.id: c for c in d.candidates}
+        cand = ids.get(p.target.id)
+        if cand is None:
+            problems.append(f"{p.workload.name}: {p.target.id} is not a candidate")
+            continue
+        if cand.resources != p.resources or cand.rank != p.rank:
+            problems.append(f"{p.workload.name}: resources or rank differ from the candidate")
+        for resource in ("gpus", "cpus", "memory", "nodes"):
+            used[p.target.id, resource] += usage(resource, p.resources, p.target)
+    for ref in inventory.targets():
+        for resource in ("gpus", "cpus", "memory", "nodes"):
+            cap = capacity(ref, resource)
+            if used[ref.id, resource] > cap:
+                problems.append(
+                    f"{ref.id}: {resource} over capacity: {used[ref.id, resource]} > {cap}"
+                )
+    for q in compile_quotas(policy, inventory):
+        total = 0
+        for p in placements:
+            if p.target.id not in q.targets:
+                continue
+            if q.members is not None and not q.members(workload_view(p.workload), {}):
+                continue
+            total += usage(q.resource, p.resources, p.target)
+        if total > q.amount:
+            problems.append(f"quota {q.name} ({q.source}): {q.resource} {total} > {q.amount}")
+    return problems

@@ -1,0 +1,115 @@
+"""Quantities with units, parsed in one place for the language and the YAML files.
+
+Base units: memory in MiB, durations in seconds, percentages as a fraction of 1.
+Bare numbers mean MiB for memory (Slurm's RealMemory is in MB) and minutes for durations
+(as in `sbatch --time`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+MEMORY_UNITS: dict[str, float] = {
+    "KiB": 1 / 1024,
+    "MiB": 1,
+    "GiB": 1024,
+    "TiB": 1024 * 1024,
+    "KB": 1000 / 1024**2,
+    "MB": 1000**2 / 1024**2,
+    "GB": 1000**3 / 1024**2,
+    "TB": 1000**4 / 1024**2,
+    # Kubernetes spellings
+    "Ki": 1 / 1024,
+    "Mi": 1,
+    "Gi": 1024,
+    "Ti": 1024 * 1024,
+}
+DURATION_UNITS: dict[str, int] = {"s": 1, "min": 60, "m": 60, "h": 3600, "d": 86400}
+
+_NUMBER = r"\d+(?:\.\d+)?"
+_MEMORY_RE = re.compile(rf"^({_NUMBER})\s*({'|'.join(sorted(MEMORY_UNITS, key=len, reverse=True))})?$")
+_DURATION_PART = re.compile(rf"({_NUMBER})\s*(min|s|m|h|d)")
+_CLOCK_RE = re.compile(r"^(?:(\d+)-)?(\d+):(\d{2})(?::(\d{2}))?$")
+_PERCENT_RE = re.compile(rf"^({_NUMBER})\s*%$")
+
+
+class QuantityError(ValueError):
+    """A quantity string that does not parse; the message says what was expected."""
+
+
+def parse_memory(value: object) -> int:
+    """Memory in MiB from "64GiB", "512MiB", "2TiB", "1.5GB" or a bare number of MiB."""
+    if isinstance(value, bool):
+        raise QuantityError(f"expected a memory size such as 64GiB, got {value!r}")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise QuantityError(f"memory must be ≥ 0, got {value}")
+        return int(math.ceil(value))
+    if not isinstance(value, str):
+        raise QuantityError(f"expected a memory size such as 64GiB, got {value!r}")
+    m = _MEMORY_RE.match(value.strip())
+    if not m:
+        raise QuantityError(f'expected a memory size such as 64GiB or 512MiB, got "{value}"')
+    number, unit = float(m.group(1)), m.group(2) or "MiB"
+    return int(math.ceil(number * MEMORY_UNITS[unit]))
+
+
+def parse_duration(value: object) -> int:
+    """Duration in seconds from "48h", "45min", "1h30min", "7d", "2-00:00:00" or minutes."""
+    if isinstance(value, bool):
+        raise QuantityError(f"expected a duration such as 48h, got {value!r}")
+    if isinstance(value, (int, float)):
+        if value < 0:
+            raise QuantityError(f"duration must be ≥ 0, got {value}")
+        return int(math.ceil(value * 60))
+    if not isinstance(value, str):
+        raise QuantityError(f"expected a duration such as 48h, got {value!r}")
+    text = value.strip()
+    clock = _CLOCK_RE.match(text)
+    if clock:
+        days, hours, minutes, seconds = (int(g) if g else 0 for g in clock.groups())
+        return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+    pos, total = 0, 0.0
+    compact = text.replace(" ", "")
+    for m in _DURATION_PART.finditer(compact):
+        if m.start() != pos:
+            break
+        total += float(m.group(1)) * DURATION_UNITS[m.group(2)]
+        pos = m.end()
+    if pos == 0 or pos != len(compact):
+        raise QuantityError(f'expected a duration such as 30s, 45min, 48h or 7d, got "{value}"')
+    return int(math.ceil(total))
+
+
+def parse_percent(value: object) -> float:
+    """A fraction of 1 from "80%"."""
+    if isinstance(value, str):
+        m = _PERCENT_RE.match(value.strip())
+        if m:
+            return float(m.group(1)) / 100
+    raise QuantityError(f'expected a percentage such as 80%, got "{value}"')
+
+
+def format_memory(mib: int) -> str:
+    """The shortest exact spelling: 2TiB, 192GiB, 1536MiB."""
+    for unit, size in (("TiB", 1024 * 1024), ("GiB", 1024)):
+        if mib and mib % size == 0:
+            return f"{mib // size}{unit}"
+    return f"{mib}MiB"
+
+
+def format_duration(seconds: int) -> str:
+    """The shortest exact spelling: 7d, 48h, 45min, 30s."""
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds and seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def slurm_time(seconds: int) -> str:
+    """Slurm's --time form, D-HH:MM:SS, rounded up to whole minutes as Slurm does."""
+    minutes = -(-seconds // 60)
+    days, rest = divmod(minutes, 24 * 60)
+    hours, mins = divmod(rest, 60)
+    return f"{days}-{hours:02d}:{mins:02d}:00" if days else f"{hours:02d}:{mins:02d}:00"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The whole test suite, set-up included: `bash tests/run.sh` on a fresh machine.
+# Installs router with its test extras, Debian's slurm-wlm and munge for the live Slurm tests
+# (when run as root; otherwise they must already be there), then runs pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PYTHON="${PYTHON:-python3}"
+
+"$PYTHON" -m pip install --disable-pip-version-check --quiet -e '.[test]'
+if [ "$(id -u)" = 0 ]; then
+    bash .ci/slurm-setup.sh
+fi
+bash .ci/k8s-setup.sh
+
+exec "$PYTHON" -m pytest -q "$@"

@@ -1,0 +1,141 @@
+"""The command line, through click's CliRunner and, where imports matter, a subprocess."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from router.cli.main import cli
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "ml-platform"
+
+
+@pytest.fixture(scope="module")
+def example_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("plan") / "out"
+    result = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "-o", str(out), "--format", "json"])
+    assert result.exit_code in (0, 3), result.output
+    return out
+
+
+def _doc(out: Path) -> dict:
+    return json.loads((out / "plan.json").read_text())
+
+
+def test_example_plan_routes_as_the_policy_says(example_out: Path) -> None:
+    doc = _doc(example_out)
+    assert doc["format_version"] == "1"
+    assert doc["summary"]["workloads"] >= 40
+    workloads = {}
+    for f in sorted((EXAMPLE / "workloads").glob("*.yaml")):
+        import yaml
+
+        for w in yaml.safe_load(f.read_text()):
+            workloads[w["name"]] = w
+    placed = {p["workload"]: p for p in doc["placements"]}
+    denied = {d["workload"] for d in doc["denied"]}
+    big = [n for n, w in workloads.items() if w.get("kind") == "training" and w.get("gpus", 0) >= 8]
+    assert big
+    for name in big:
+        if name in placed:
+            assert placed[name]["backend"] == "slurm", name
+            assert placed[name]["options"].get("exclusive") is True, name
+            assert placed[name]["resources"]["exclusive"] is True, name
+    for name, w in workloads.items():
+        if w.get("kind") == "inference" and name not in denied:
+            p = placed[name]
+            assert p["backend"] == "kubernetes", name
+            (artifact,) = p["artifacts"]
+            text = (example_out / artifact).read_text()
+            assert "kind: HorizontalPodAutoscaler" in text, name
+    assert denied  # the example has denied workloads ...
+    assert doc["unplaced"]  # ... and ones that cannot fit
+    for t in doc["targets"]:
+        for resource in ("gpus", "cpus", "memory_mib", "nodes"):
+            assert t[resource]["used"] <= t[resource]["capacity"], (t["id"], resource)
+    for p in doc["placements"]:
+        for a in p["artifacts"]:
+            assert (example_out / a).is_file()
+
+
+def test_two_runs_give_identical_out_folders(example_out: Path, tmp_path: Path) -> None:
+    again = tmp_path / "out"
+    result = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "-o", str(again), "--workers", "1"])
+    assert result.exit_code in (0, 3), result.output
+    cmp = filecmp.dircmp(example_out, again)
+
+    def same(c: filecmp.dircmp) -> bool:
+        if c.left_only or c.right_only or c.diff_files or c.funny_files:
+            return False
+        _, mismatch, errors = filecmp.cmpfiles(c.left, c.right, c.common_files, shallow=False)
+        return not mismatch and not errors and all(same(s) for s in c.subdirs.values())
+
+    assert same(cmp)
+
+
+def test_policy_typo_exits_1_with_caret_and_keeps_out(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("out"))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "keep.txt").write_text("previous plan")
+    route = project / "policies" / "platform.route"
+    text = route.read_text().replace("gpus >= big_job", "gpu >= big_job", 1)
+    route.write_text(text)
+    result = CliRunner().invoke(cli, ["plan", str(project), "-o", str(out)])
+    assert result.exit_code == 1
+    line = next(i for i, s in enumerate(text.splitlines(), 1) if "gpu >= big_job" in s)
+    col = text.splitlines()[line - 1].index("gpu >=") + 1
+    assert f"platform.route:{line}:{col}:" in result.output
+    assert "^^^" in result.output
+    assert 'did you mean "gpus"?' in result.output
+    assert "Traceback" not in result.output
+    assert sorted(p.name for p in out.iterdir()) == ["keep.txt"]
+
+
+def test_bad_workload_file_names_file_line_and_field(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("out"))
+    (project / "workloads" / "bad.yaml").write_text(
+        "- name: broken\n  kind: training\n  gpus: eight\n"
+    )
+    result = CliRunner().invoke(cli, ["plan", str(project), "--no-write"])
+    assert result.exit_code == 1
+    assert "bad.yaml:3" in result.output and "gpus" in result.output
+    assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize("args", [["check", str(EXAMPLE)], ["schema", "workload"],
+                                  ["fmt", "--check", str(EXAMPLE / "policies")], ["--help"]])
+def test_commands_that_do_not_solve_do_not_import_ortools(args: list[str]) -> None:
+    code = (
+        "import sys\nfrom router.cli.main import cli\n"
+        f"try:\n    cli({args!r}, standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+        "print('ortools' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr
+
+
+def test_markdown_and_text_formats(tmp_path: Path) -> None:
+    r = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--no-write", "--format", "markdown"])
+    assert r.exit_code in (0, 3)
+    assert r.output.startswith("### router plan")
+    assert "| workload | kind | backend |" in r.output
+    r = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--no-write"])
+    assert "Plan:" in r.output and "Solver: OPTIMAL" in r.output
+
+
+def test_schema_commands_print_json() -> None:
+    for kind in ("inventory", "workload", "plan"):
+        r = CliRunner().invoke(cli, ["schema", kind])
+        assert r.exit_code == 0, r.output
+        assert isinstance(json.loads(r.output), dict)
