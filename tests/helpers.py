@@ -70,6 +70,7 @@ def make_project(
 
 def job(name: str, **fields: Any) -> dict[str, Any]:
     base: dict[str, Any] = {"name": name, "kind": "training", "gpus": 8, "cpus": 32,
-                            "memory": "256GiB", "duration": "12h", "command": ["python", "t.py"]}
+                            "memory": "256GiB", "duration": "12h", "command": ["python", "t.py"],
+                            "image": "ghcr.io/example/train:1.0"}
     base.update(fields)
     return base

@@ -32,6 +32,10 @@ def _spread(gpus: int, per_node: int) -> tuple[int, int]:
 def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | str:
     """The resources `w` takes on `ref`, or why it cannot fit there."""
     t = ref.target
+    if ref.backend == "kubernetes" and not w.image:
+        return "a Kubernetes pod needs an image; the workload has none"
+    if ref.backend == "slurm" and not (w.command or w.image):
+        return "a Slurm job needs a command or an image; the workload has neither"
     capacity_nodes = getattr(t, "max_nodes", None) or t.nodes
     gpu_type = t.gpu_type if w.gpus else None
     mig = options.get("mig") if ref.backend == "kubernetes" else None

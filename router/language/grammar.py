@@ -1,9 +1,9 @@
-"""The grammar file, the lexer of its terminals, and the words a user knows for each of them.
+"""The grammar file, the lexer of its terminals, their values, and their names in user words.
 
 `grammar_text()` finds router.lark inside the installed package, or at the top of a source
-checkout. `RouteLexer` lexes with the contextual lexer's rule in one regex. `token_error` and `char_error` turn lark's parse errors into PolicySyntaxError that
-say what was expected in words ("expected a backend: slurm, kubernetes or any") and never name
-a lark terminal.
+checkout. `RouteLexer` lexes with the contextual lexer's rule in one regex. `token_error` and
+`char_error` turn lark's parse errors into PolicySyntaxError that say what was expected in
+words ("expected a backend: slurm, kubernetes or any") and never name a lark terminal.
 """
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ from lark import Token
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 from lark.lexer import Lexer, LexerState
 
+from router import quantity
 from router.errors import PolicySyntaxError, Source, Span, did_you_mean
+from router.language.ast import Literal, Route
 from router.language.names import QUOTA_RESOURCES
 
 
@@ -60,7 +62,8 @@ class RouteLexer(Lexer):
         self.token = getattr(Token, "_future_new", Token)  # skips a keyword-argument check
 
     def lex(self, lexer_state: LexerState, parser_state: Any) -> Any:
-        text: str = getattr(lexer_state.text, "text", lexer_state.text)
+        raw: Any = lexer_state.text  # a TextSlice in lark 1.2+, a str before
+        text: str = getattr(raw, "text", raw)
         states = parser_state.parse_conf.states
         match, keywords, ignore, new = self.regex.match, self.keywords, self.ignore, self.token
         pos, line, line_start, size = 0, 1, 0, len(text)
@@ -74,7 +77,9 @@ class RouteLexer(Lexer):
                 line_start = text.rfind("\n", 0, start) + 1
                 col = start - line_start + 1
                 allowed = {t for t in states[parser_state.position] if t.isupper()}
-                raise UnexpectedCharacters(text, start, line, col, allowed=allowed, state=parser_state)
+                raise UnexpectedCharacters(  # type: ignore[no-untyped-call]
+                    text, start, line, col, allowed=allowed, state=parser_state
+                )
             kind = m.lastgroup or ""
             start, end = m.start(kind), m.end()
             if start != pos and (newlines := text.count("\n", pos, start)):
@@ -92,13 +97,72 @@ class RouteLexer(Lexer):
             yield new(kind, value, start, line, col, line, col + end - start, end)
 
 
-KEYWORDS: dict[str, str] = {
-    t: t.lower()
-    for t in (
-        "POLICY LET DENY RULE QUOTA CHECK WHEN BECAUSE ROUTE ELSE WITH WHERE PREFER LOWER "
-        "HIGHER FOR ON LIMIT EXPECT SLURM KUBERNETES ANY OR AND NOT IN TRUE FALSE"
-    ).split()
-}
+_KEYWORD_WORDS = (
+    "policy let deny rule quota check when because route else with where prefer lower higher "
+    "for on limit expect slurm kubernetes any or and not in true false"
+)
+_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
+_UNIT_RE = re.compile(r"[\d.]+([A-Za-z]+)")
+
+
+class Problem(Exception):
+    """A syntax problem found while building the tree; parse_text turns it into an error."""
+
+    def __init__(self, message: str, span: Span, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message, self.span, self.hint = message, span, hint
+
+
+def string_value(source: Source, tok: Token) -> str:
+    """The value of a STRING token: quotes removed, escapes \\" \\\\ \\n \\t applied."""
+    raw = str(tok)[1:-1]
+    if "\\" not in raw:
+        return raw
+    out, i = [], 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\":
+            nxt = raw[i + 1]
+            if nxt not in _ESCAPES:
+                col = (tok.column or 1) + 1 + i
+                span = Span(source, tok.line or 1, col, tok.line or 1, col + 2)
+                raise Problem(
+                    f"unknown escape `\\{nxt}` in a string",
+                    span,
+                    hint='a string knows \\" \\\\ \\n and \\t; write \\\\ for a backslash',
+                )
+            out.append(_ESCAPES[nxt])
+            i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def quantity_literal(tok: Token, span: Span) -> Literal:
+    """The Literal of a QUANTITY token, in base units (MiB, seconds, a fraction of 1)."""
+    text = str(tok)
+    if text.endswith("%"):
+        return Literal(quantity.parse_percent(text), span, "percent", text)
+    unit_match = _UNIT_RE.match(text)
+    unit = unit_match.group(1) if unit_match else ""
+    if unit in quantity.MEMORY_UNITS and unit_match and unit_match.end() == len(text):
+        return Literal(quantity.parse_memory(text), span, "memory", text)
+    try:
+        return Literal(quantity.parse_duration(text), span, "duration", text)
+    except quantity.QuantityError:
+        pass
+    known = [*quantity.MEMORY_UNITS, *quantity.DURATION_UNITS]
+    same = [u for u in known if u.lower() == unit.lower()]
+    hint = (
+        f'did you mean "{text[: len(text) - len(unit)]}{same[0]}"?'
+        if same and unit_match and unit_match.end() == len(text)
+        else "units: KiB, MiB, GiB, TiB for memory; s, min, h, d for durations; % for a share"
+    )
+    raise Problem(f"unknown unit `{unit}` in `{text}`", span, hint)
+
+
+KEYWORDS: dict[str, str] = {w.upper(): w for w in _KEYWORD_WORDS.split()}
 _SYMBOLS = {
     "ARROW": "→", "EQEQ": "==", "NE": "!=", "LE": "<=", "GE": ">=", "LT": "<", "GT": ">",
     "PLUS": "+", "MINUS": "-", "STAR": "*", "SLASH": "/", "EQ": "=", "COLON": ":",
@@ -113,10 +177,11 @@ _BACKENDS = {"SLURM", "KUBERNETES", "ANY"}
 _EXPR_START = {"NAME", "INT", "FLOAT", "QUANTITY", "STRING", "TRUE", "FALSE", "LSQB", "LPAR"}
 _BINARY = {"OR", "AND", "EQEQ", "NE", "LT", "LE", "GT", "GE", "IN", "PLUS", "STAR", "SLASH"}
 # Listed first, in this order, when expected: what a user would type next.
-_ORDER = (
-    "COLON EQ LPAR RPAR RSQB COMMA WHEN BECAUSE ROUTE ARROW ELSE WITH WHERE PREFER LOWER "
-    "HIGHER FOR ON LIMIT LE LT EXPECT"
-).split()
+_ORDER = [
+    *("COLON", "EQ", "LPAR", "RPAR", "RSQB", "COMMA", "WHEN", "BECAUSE", "ROUTE", "ARROW"),
+    *("ELSE", "WITH", "WHERE", "PREFER", "LOWER", "HIGHER", "FOR", "ON", "LIMIT", "LE", "LT"),
+    "EXPECT",
+]
 _CHAR_HINTS = {
     "&": "write `and`",
     "|": "write `or`",
@@ -150,6 +215,16 @@ def _name_word(stack: list[Any]) -> str:
     return "a name"
 
 
+def _after_backend(stack: list[Any]) -> bool:
+    """Whether the parser is just past a route's backend (or its bare option names)."""
+    for item in reversed(stack[-2:]):
+        if isinstance(item, Route) or (isinstance(item, Token) and item.type in _BACKENDS):
+            return True
+        if not (isinstance(item, Token) and item.type == "NAME"):
+            return False
+    return False
+
+
 def describe(accepted: set[str], stack: list[Any]) -> str:
     """The expected terminals in words: "`route` or an operator", "an expression"."""
     acc = set(accepted)
@@ -164,16 +239,18 @@ def describe(accepted: set[str], stack: list[Any]) -> str:
     if acc == {"COLON"} and len(stack) >= 2 and isinstance(stack[-2], Token):
         return f"`:` after the {KEYWORDS.get(stack[-2].type, 'statement')} name"
     words: list[str] = []
-    if _BACKENDS <= acc:
+    if acc >= _BACKENDS:
         words.append("a backend: slurm, kubernetes or any")
+    expr, stmts = acc >= _EXPR_START, bool(acc & _STATEMENTS)
+    ops = bool(acc & (_BINARY - {"LE", "LT"}))  # `limit gpus <=` accepts only those two
+    # Tokens that "an expression" or "an operator" already says are not listed one by one.
+    covered = (_EXPR_START if expr else set()) | (_BINARY if ops else set())
     for t in _ORDER:
         word = f"`{KEYWORDS.get(t) or _SYMBOLS[t]}`".replace("`→`", "`route`")
-        if t in acc and word not in words:
+        if t in acc and t not in covered and word not in words:
             words.append(word)
-    expr, ops, stmts = _EXPR_START <= acc, bool(acc & _BINARY), bool(acc & _STATEMENTS)
     if "NAME" in acc and not expr:
-        after_backend = any(t.type in _BACKENDS for t in _tokens(stack)[-3:])
-        words.append("an option" if after_backend else "a name")
+        words.append("an option" if _after_backend(stack) else "a name")
     rest = acc - _BACKENDS - set(_ORDER) - _STATEMENTS - {"NAME", "$END"}
     rest -= (_EXPR_START | {"MINUS", "NOT"}) if expr else set()
     rest -= (_BINARY | {"MINUS", "NOT", "DOT"}) if ops else set()
@@ -226,7 +303,7 @@ def token_error(e: UnexpectedToken, source: Source) -> PolicySyntaxError:
     hint = None
     if tok.type == "EQ" and "EQEQ" in accepted:
         hint = "use `==` to compare"
-    elif _WORD.fullmatch(value):
+    elif _WORD.fullmatch(value) and value not in KEYWORDS.values():
         hint = did_you_mean(value, [KEYWORDS[t] for t in accepted if t in KEYWORDS])
     return PolicySyntaxError(f"expected {what}, found `{shown}`", span, hint=hint)
 

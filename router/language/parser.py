@@ -2,8 +2,8 @@
 
 The tree is built while parsing (lark's LALR with an inline transformer), which skips building
 a parse tree and keeps a 100-line policy well under 2 ms once the parser exists. The parser is
-built once per process. Syntax errors are turned into PolicySyntaxError here, in
-`_syntax_error`: lark's terminal names never reach a user.
+built once per process. Syntax errors become PolicySyntaxError (grammar.py words them): lark's
+terminal names never reach a user.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import Any
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
-from router import quantity
 from router.errors import (
     ErrorGroup,
     PolicyError,
@@ -27,7 +26,15 @@ from router.errors import (
     Span,
 )
 from router.language import ast
-from router.language.grammar import RouteLexer, char_error, grammar_text, token_error
+from router.language.grammar import (
+    Problem,
+    RouteLexer,
+    char_error,
+    grammar_text,
+    quantity_literal,
+    string_value,
+    token_error,
+)
 
 # The inline transformer is built once with the parser, so the file being parsed reaches it
 # through a context variable rather than an attribute.
@@ -35,17 +42,7 @@ _SOURCE: contextvars.ContextVar[Source] = contextvars.ContextVar("router_policy_
 _PARSER: Lark | None = None
 
 _OPS = {"≥": ">=", "≤": "<=", "≠": "!="}
-_ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
-_UNIT_RE = re.compile(r"[\d.]+([A-Za-z]+)")
 _COMMENT_RE = re.compile(r'"(?:[^"\\\n]|\\.)*"|(#[^\n]*)')
-
-
-class Problem(Exception):
-    """A syntax problem found while building the tree; parse_text turns it into an error."""
-
-    def __init__(self, message: str, span: Span, hint: str | None = None) -> None:
-        super().__init__(message)
-        self.message, self.span, self.hint = message, span, hint
 
 
 @dataclass
@@ -77,63 +74,9 @@ def _span(first: Any, last: Any | None = None) -> Span:
     # Called for every node: kept to plain attribute reads.
     if last is None:
         last = first
-    if type(first) is Token:
-        line, column = first.line, first.column
-    else:
-        line, column = first.span.line, first.span.column
-    if type(last) is Token:
-        end_line, end_column = last.end_line, last.end_column
-    else:
-        end_line, end_column = last.span.end_line, last.span.end_column
-    return Span(_SOURCE.get(), line, column, end_line, end_column)
-
-
-def unquote(tok: Token) -> str:
-    """The value of a STRING token: quotes removed, escapes \\" \\\\ \\n \\t applied."""
-    raw = str(tok)[1:-1]
-    if "\\" not in raw:
-        return raw
-    out, i = [], 0
-    while i < len(raw):
-        ch = raw[i]
-        if ch == "\\":
-            nxt = raw[i + 1]
-            if nxt not in _ESCAPES:
-                col = (tok.column or 1) + 1 + i
-                span = Span(_SOURCE.get(), tok.line or 1, col, tok.line or 1, col + 2)
-                raise Problem(
-                    f"unknown escape `\\{nxt}` in a string",
-                    span,
-                    hint='a string knows \\" \\\\ \\n and \\t; write \\\\ for a backslash',
-                )
-            out.append(_ESCAPES[nxt])
-            i += 2
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
-
-
-def _quantity(tok: Token) -> ast.Literal:
-    text, span = str(tok), _span(tok)
-    if text.endswith("%"):
-        return ast.Literal(quantity.parse_percent(text), span, "percent", text)
-    unit_match = _UNIT_RE.match(text)
-    unit = unit_match.group(1) if unit_match else ""
-    if unit in quantity.MEMORY_UNITS and unit_match and unit_match.end() == len(text):
-        return ast.Literal(quantity.parse_memory(text), span, "memory", text)
-    try:
-        return ast.Literal(quantity.parse_duration(text), span, "duration", text)
-    except quantity.QuantityError:
-        pass
-    known = [*quantity.MEMORY_UNITS, *quantity.DURATION_UNITS]
-    same = [u for u in known if u.lower() == unit.lower()]
-    hint = (
-        f'did you mean "{text[: len(text) - len(unit)]}{same[0]}"?'
-        if same and unit_match and unit_match.end() == len(text)
-        else "units: KiB, MiB, GiB, TiB for memory; s, min, h, d for durations; % for a share"
-    )
-    raise Problem(f"unknown unit `{unit}` in `{text}`", span, hint)
+    start: Any = first if type(first) is Token else first.span
+    end: Any = last if type(last) is Token else last.span
+    return Span(_SOURCE.get(), start.line, start.column, end.end_line, end.end_column)
 
 
 _PREC = {"or": 1, "and": 2, "not": 3, "+": 5, "-": 5, "*": 6, "/": 6}
@@ -179,7 +122,7 @@ class _Precedence:
         else:
             left = item
         while (found := self._operator()) is not None:
-            op, tok = found
+            op = found[0]
             prec = _PREC[op]
             if prec < min_prec:
                 break
@@ -214,11 +157,15 @@ def _number(tok: Token) -> ast.Literal:
 
 
 def _string(tok: Token) -> ast.Literal:
-    return ast.Literal(unquote(tok), _span(tok), None, tok.value)
+    return ast.Literal(string_value(_SOURCE.get(), tok), _span(tok), None, tok.value)
 
 
 def _boolean(tok: Token) -> ast.Literal:
     return ast.Literal(tok.type == "TRUE", _span(tok), None, tok.value)
+
+
+def _quantity(tok: Token) -> ast.Literal:
+    return quantity_literal(tok, _span(tok))
 
 
 def _name(tok: Token) -> ast.Name:
@@ -262,7 +209,9 @@ class _Build(Transformer[Token, Any]):
         return ast.Let(c[1].value, value, _span(c[0], value))
 
     def deny_stmt(self, c: list[Any]) -> ast.Deny:
-        return ast.Deny(c[1].value, _opt(c[4]), unquote(c[6]), _span(c[0], c[6]))
+        return ast.Deny(
+            c[1].value, _opt(c[4]), string_value(_SOURCE.get(), c[6]), _span(c[0], c[6])
+        )
 
     def rule_stmt(self, c: list[Any]) -> ast.Rule:
         routes: list[ast.Route] = [c[5]]
@@ -347,8 +296,8 @@ class _Build(Transformer[Token, Any]):
         expr = _tree(c[-1])
         if len(c) == 1:
             return ast.Prefer(expr, expr.span)
-        direction = "lower" if c[0].type == "LOWER" else "higher"
-        return ast.Prefer(expr, _span(c[0], expr), direction)
+        lower = c[0].type == "LOWER"
+        return ast.Prefer(expr, _span(c[0], expr), "lower" if lower else "higher")
 
     def flag_option(self, c: list[Any]) -> ast.Option:
         return ast.Option(c[0].value, _span(c[0]))
@@ -400,12 +349,12 @@ class _Build(Transformer[Token, Any]):
 
     def dotted(self, c: list[Any]) -> ast.Name:
         first, last = c[0], c[2]
-        part = unquote(last) if last.type == "STRING" else last.value
+        part = string_value(_SOURCE.get(), last) if last.type == "STRING" else last.value
         if type(first) is Token:
             return ast.Name((first.value, part), _span(first, last))
         return ast.Name((*first.parts, part), _span(first, last))
 
-    def list(self, c: list[Any]) -> ast.ListExpr:
+    def list_expr(self, c: list[Any]) -> ast.ListExpr:
         return ast.ListExpr(c[1] or [], _span(c[0], c[-1]))
 
     def items(self, c: list[Any]) -> list[ast.Expr]:
@@ -453,7 +402,7 @@ def parse_text(text: str, path: str) -> ast.PolicyFile:
     source = Source(path, text)
     reset = _SOURCE.set(source)
     try:
-        items: list[Any] = get_parser().parse(text)
+        items: Any = get_parser().parse(text)
     except UnexpectedToken as e:
         raise token_error(e, source) from None
     except UnexpectedCharacters as e:

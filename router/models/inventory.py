@@ -77,7 +77,10 @@ class Target(Frozen):
     @model_validator(mode="after")
     def _gpu_type_given(self) -> Target:
         if self.gpus_per_node > 0 and self.gpu_type is None:
-            raise _cross("gpus_per_node", "a target with GPUs must state gpu_type")
+            raise _cross(
+                "gpus_per_node",
+                f"gpus_per_node is {self.gpus_per_node}: a target with GPUs must state gpu_type",
+            )
         return self
 
     @property
@@ -107,9 +110,11 @@ class NodePool(Target):
     @model_validator(mode="after")
     def _pool_shape(self) -> NodePool:
         if self.max_nodes is not None and self.max_nodes < self.nodes:
-            raise _cross("max_nodes", f"must be ≥ nodes ({self.nodes}), got {self.max_nodes}")
+            raise _cross(
+                "max_nodes", f"max_nodes ({self.max_nodes}) must be ≥ nodes ({self.nodes})"
+            )
         if self.mig and self.gpus_per_node == 0:
-            raise _cross("mig", "MIG slices need GPUs: gpus_per_node is 0")
+            raise _cross("mig", "mig slices need GPUs, but gpus_per_node is 0")
         return self
 
     @property

@@ -83,9 +83,10 @@ def _convert(error: Any, root: Node, source: Source, model: type[BaseModel]) -> 
         loc, name = loc[:-1], loc[-1]
         message = f'missing required field "{name}"'
         key, node = locate(root, loc)
+    elif kind == "router_cross":  # about several fields: the message names them
+        message = error["msg"]
+        key, node = locate(root, (*loc, ctx.get("field", "")))
     else:
-        if kind == "router_cross" and "field" in ctx:
-            loc = (*loc, ctx["field"])
         message = _message(kind, error["msg"], value, ctx)
         if kind == "literal_error" and isinstance(value, str):
             hint = did_you_mean(value, _expected(ctx))
@@ -97,7 +98,7 @@ def _convert(error: Any, root: Node, source: Source, model: type[BaseModel]) -> 
 
 
 def _message(kind: str, msg: str, value: Any, ctx: dict[str, Any]) -> str:
-    if kind in ("router", "router_cross"):
+    if kind == "router":
         return msg
     if kind == "literal_error":
         names = ", ".join(f'"{e}"' for e in _expected(ctx))

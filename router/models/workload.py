@@ -75,7 +75,7 @@ class Replicas(Frozen):
     @model_validator(mode="after")
     def _ordered(self) -> Replicas:
         if self.max < self.min:
-            raise _cross("max", f"must be ≥ min ({self.min}), got {self.max}")
+            raise _cross("max", f"max ({self.max}) must be ≥ min ({self.min})")
         return self
 
 
@@ -250,8 +250,8 @@ class Workload(Frozen):
         if self.nodes is None and self.gpus and (per == 0 or self.gpus % per):
             raise _cross(
                 "gpus",
-                f"must be a multiple of gpus_per_node ({per}) when nodes is not given,"
-                f" got {self.gpus}",
+                f"gpus ({self.gpus}) must be a multiple of gpus_per_node ({per})"
+                " when nodes is not given",
             )
         return self
 

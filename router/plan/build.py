@@ -123,7 +123,7 @@ def build_plan(
             )
         )
     unplaced = [
-        Unplaced(d, unplaced_reasons(d, problem, result))
+        Unplaced(d, unplaced_reasons(d, problem, result, project))
         for d in decisions
         if d.status == "routed" and d.workload.name not in result.assignment
     ]
@@ -131,16 +131,24 @@ def build_plan(
                 quotas, seconds)
 
 
-def unplaced_reasons(d: Decision, problem: Problem, result: SolveResult) -> list[str]:
+def unplaced_reasons(
+    d: Decision, problem: Problem, result: SolveResult, project: Project
+) -> list[str]:
     """Why a routed workload has no target, in words: shape and `where` exclusions when it
     had no candidate; otherwise, per candidate, the capacity or quota rows it would break."""
     if not d.candidates:
         if not d.excluded:
             return ["no target of the rule's backend exists in the inventory"]
-        return [
-            f"{e.target}: " + ("excluded by the route's `where`" if e.kind == "where" else e.reason)
-            for e in sorted(d.excluded, key=lambda e: (e.rank, e.target))
-        ]
+        assert isinstance(d.rule, ast.Rule)
+        out = []
+        for e in sorted(d.excluded, key=lambda e: (e.rank, e.target)):
+            if e.kind == "where":
+                where = d.rule.routes[e.rank].where
+                at = f" ({project.relative(where.span.path)}:{where.span.line})" if where else ""
+                out.append(f"{e.target}: excluded by the route's `where`{at}")
+            else:
+                out.append(f"{e.target}: {e.reason}")
+        return out
     chosen = {id(c) for c in result.assignment.values()}
     used: dict[int, int] = {}
     var_of: dict[int, int] = {}
@@ -156,21 +164,23 @@ def unplaced_reasons(d: Decision, problem: Problem, result: SolveResult) -> list
             need = next((coef for coef, var in row.terms if var == v), 0)
             if need and used[r] + need > row.rhs:
                 blocked = True
-                reasons.append(_row_reason(c.target.id, row, used[r], need))
+                reasons.append(_row_reason(c.target.id, row, used[r], need, project))
         if not blocked:
             reasons.append(f"{c.target.id}: fits alone, but the solver stopped at its limit "
                            f"({result.status}) before placing it")
     return reasons
 
 
-def _row_reason(target: str, row: Any, used: int, need: int) -> str:
+def _row_reason(target: str, row: Any, used: int, need: int, project: Project) -> str:
     from router.quantity import format_memory
 
     def q(n: int) -> str:
         return format_memory(n) if row.resource == "memory" else str(n)
 
     if row.kind == "quota":
-        return (f"{target}: quota {row.subject} ({row.source}) on {row.resource}: "
+        path, _, line = row.source.partition(":")
+        source = f"{project.relative(path)}:{line.split(':')[0]}"
+        return (f"{target}: quota {row.subject} ({source}) on {row.resource}: "
                 f"{q(used)} of {q(row.rhs)} used, needs {q(need)}")
     return (f"{target}: {row.resource} full: {q(used)} of {q(row.rhs)} used, "
             f"needs {q(need)}")

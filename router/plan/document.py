@@ -1,7 +1,9 @@
 """plan.json, format_version "1": the plan as a GitOps pipeline diffs, reviews and gates on.
 
 Byte-identical for the same inputs: sorted keys and lists, no timestamps, no absolute paths,
-and no wall-clock times (those vary from run to run; the solver's deterministic time does not).
+and nothing that depends on the run: wall-clock seconds, the number of workers and the
+solver's deterministic time all vary between runs and machines while the plan does not, so
+they are printed by the command (`Solver: ... in 0.4 s`) and left out of the file.
 """
 
 from __future__ import annotations
@@ -76,7 +78,6 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     s = plan.solve
     solver = {
         "bound": s.bound,
-        "deterministic_time": _round(s.deterministic_time, 3),
         "gap": _round(s.gap),
         "levels": [
             {"bound": lv.bound, "name": lv.name, "status": lv.status, "value": lv.value}
@@ -86,7 +87,9 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "objective": s.objective,
         "seed": s.seed,
         "status": s.status,
-        "workers": s.workers,
+        # Interleaved search gives this plan whatever the number of workers, so the count
+        # used by this run is not recorded (it would make the same plan differ in bytes).
+        "workers": "any",
     }
     return {
         "denied": denied,
@@ -97,7 +100,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "router_version": __version__,
         "solver": solver,
         "summary": summary,
-        "targets": target_usage(plan),
+        "targets": target_usage(plan),  # nodes: whole nodes taken
         "unplaced": unplaced,
         "unrouted": unrouted,
     }
@@ -112,10 +115,9 @@ def target_usage(plan: Plan) -> list[dict[str, Any]]:
                                "placements": len(mine)}
         for resource in ("gpus", "cpus", "memory", "nodes"):
             key = "memory_mib" if resource == "memory" else resource
-            row[key] = {
-                "capacity": capacity(ref, resource),
-                "used": sum(usage(resource, p.resources, ref) for p in mine),
-            }
+            used = (sum(p.resources.whole_nodes for p in mine) if resource == "nodes"
+                    else sum(usage(resource, p.resources, ref) for p in mine))
+            row[key] = {"capacity": capacity(ref, resource), "used": used}
         out.append(row)
     return out
 

@@ -39,7 +39,7 @@ def solver_line(doc: dict[str, Any]) -> str:
     lp = s["lp_bound"]
     lp_text = f", LP bound {lp:g}" if lp is not None else ""
     return (f"Solver: {s['status']}, objective {s['objective']}, bound {s['bound']}, "
-            f"gap {100 * s['gap']:.2f}%{lp_text} (seed {s['seed']}, {s['workers']} workers)")
+            f"gap {100 * s['gap']:.2f}%{lp_text} (seed {s['seed']})")
 
 
 def render_text(doc: dict[str, Any]) -> str:

@@ -69,7 +69,7 @@ def plan_schema() -> dict[str, Any]:
                         "status": {"enum": ["OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN",
                                             "MODEL_INVALID", "EMPTY"]},
                         "objective": _INT, "bound": _INT, "lp_bound": _NUM, "gap": _NUM,
-                        "seed": _INT, "workers": _INT, "deterministic_time": _NUM,
+                        "seed": _INT, "workers": {"const": "any"},
                         "levels": _list(_obj({"name": _STR, "status": _STR, "value": _INT,
                                               "bound": _INT})),
                     }

@@ -46,8 +46,10 @@ def verify_plan(
             continue
         if cand.resources != p.resources or cand.rank != p.rank:
             problems.append(f"{p.workload.name}: resources or rank differ from the candidate")
-        for resource in ("gpus", "cpus", "memory", "nodes"):
+        for resource in ("gpus", "cpus", "memory"):
             used[p.target.id, resource] += usage(resource, p.resources, p.target)
+        # Shared placements take no node to themselves; whole-node ones take theirs.
+        used[p.target.id, "nodes"] += p.resources.whole_nodes
     for ref in inventory.targets():
         for resource in ("gpus", "cpus", "memory", "nodes"):
             cap = capacity(ref, resource)

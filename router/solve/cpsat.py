@@ -23,7 +23,8 @@ Constraints
 Objective (lexicographic, each level solved to the end before the next is fixed)
 ---------
   1. maximise  Σ prio_w · work_w · x_wt     work_w = 100·GPUs + CPUs (+1 so every placement counts)
-  2. minimise  Σ r_wt x_wt                  primary routes over fallbacks
+  2. minimise  Σ prio_w · r_wt x_wt         primary routes over fallbacks, first for the
+                                            higher priorities
   3. minimise  Σ p_wt x_wt                  `prefer` terms
   4. maximise  Σ_{t = prev(w)} x_wt         stay where the previous plan put it
   5. minimise  Σ s_wt x_wt                  stable tie-break: s_wt = place of t in w's

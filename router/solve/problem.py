@@ -124,13 +124,15 @@ def build_problem(
 
     prev = previous or {}
     weight = [d.workload.priority_weight * work(d) for d in routed]
+    weight_rank = [d.workload.priority_weight for d in routed]
     tie: dict[int, int] = {}
     for i, vs in enumerate(choices):
         for s, v in enumerate(sorted(vs, key=lambda v: variables[v][1].target.id)):
             tie[v] = s
     problem.levels = [
         Level("placed_work", 1, [(weight[i], v) for v, (i, _) in enumerate(variables)]),
-        Level("rank", -1, [(c.rank, v) for v, (_, c) in enumerate(variables) if c.rank]),
+        Level("rank", -1, [(weight_rank[i] * c.rank, v) for v, (i, c) in enumerate(variables)
+                           if c.rank]),
         Level("preference", -1, [(c.pref, v) for v, (_, c) in enumerate(variables) if c.pref]),
         Level(
             "stability",

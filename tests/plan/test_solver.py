@@ -37,7 +37,8 @@ def test_capacity_keeps_highest_priority_whole_node_jobs(tmp_path: Path) -> None
 def test_fallback_used_only_when_primary_is_full(tmp_path: Path) -> None:
     inv = {"clusters": [INVENTORY["clusters"][0] | {"partitions": [
         INVENTORY["clusters"][0]["partitions"][0] | {"nodes": 1}]}, INVENTORY["clusters"][1]]}
-    wl = [job("a", gpus=4, priority="high"), job("b", gpus=4), job("c", gpus=4)]
+    wl = [job(n, gpus=4, memory="64GiB", priority=p) for n, p in
+          [("a", "high"), ("b", "normal"), ("c", "normal")]]
     plan = plan_of(make_project(tmp_path, wl, inventory=inv))
     placed = where(plan)
     slurm = [n for n, t in placed.items() if t.startswith("hpc/")]
@@ -77,12 +78,13 @@ def test_percent_quota_on_cluster(tmp_path: Path) -> None:
 def test_shape_spreads_gpus_and_checks_time(tmp_path: Path) -> None:
     wl = [job("twelve", gpus=12, cpus=48, memory="128GiB"),
           job("toolong", kind="batch", gpus=0, cpus=4, memory="8GiB", duration="100h")]
-    plan = plan_of(make_project(tmp_path, wl))
+    policy = "rule all: route slurm"
+    plan = plan_of(make_project(tmp_path, wl, policy=policy))
     (p,) = plan.placements
     assert (p.resources.nodes, p.resources.gpus_per_node, p.resources.cpus_per_node) == (2, 6, 24)
     (u,) = plan.unplaced
     assert u.decision.workload.name == "toolong"
-    assert any("max time 72h < 100h" in r for r in u.reasons)
+    assert any("hpc/h100: max time 3d < 100h" in r for r in u.reasons)
 
 
 def test_denied_and_unrouted(tmp_path: Path) -> None:

@@ -1,0 +1,89 @@
+"""Inventory importers: what a live cluster (or its saved JSON) says → an inventory YAML.
+
+Each backend's importer is pure (data in, `ImportedCluster` out; the command line runs
+`sinfo` or `kubectl`) and every importer shares one YAML writer, `render_inventory`, so all
+imported inventories look alike: a comment saying where the data came from, one cluster, its
+targets in name order, and the importer's notes as comments above the target they are about.
+No timestamps: importing the same data twice gives the same bytes, so the file diffs cleanly.
+
+Contract for another backend (e.g. `router.importers.kubernetes.import_nodes(data,
+pool_label=..., cluster=...)`): return an `ImportedCluster` whose targets' `fields` are the
+inventory fields in the order they should be written.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+__all__ = ["ImportedCluster", "ImportedTarget", "one_line", "render_inventory"]
+
+
+@dataclass
+class ImportedTarget:
+    """One partition or node pool: its inventory fields, and notes for the reader."""
+
+    fields: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class ImportedCluster:
+    name: str
+    backend: str  # "slurm" or "kubernetes"
+    targets: list[ImportedTarget]
+    source: list[str]  # header lines: what was read, and how
+    notes: list[str] = field(default_factory=list)  # about the cluster, e.g. skipped targets
+
+    @property
+    def targets_key(self) -> str:
+        return "partitions" if self.backend == "slurm" else "node_pools"
+
+
+def one_line(text: str, limit: int = 300) -> str:
+    """Text from a cluster reduced to one printable line, safe inside a YAML comment."""
+    return "".join(ch if ch.isprintable() else "?" for ch in text)[:limit]
+
+
+def _comments(lines: list[str], indent: str, width: int = 100) -> list[str]:
+    """Comment lines, wrapped; a line's leading spaces are kept on its continuation lines."""
+    out = []
+    for line in lines:
+        text = one_line(line)
+        lead = " " * (len(text) - len(text.lstrip(" ")))
+        wrapped = textwrap.wrap(text, width - len(indent) - 2, initial_indent="",
+                                subsequent_indent=lead + "  ", break_on_hyphens=False,
+                                drop_whitespace=True) or [""]
+        out += [f"{indent}# {lead if i == 0 else ''}{part}".rstrip()
+                for i, part in enumerate(wrapped)]
+    return out
+
+
+def render_inventory(cluster: ImportedCluster) -> str:
+    """The inventory YAML: deterministic, block style, leaf lists in flow style."""
+    out = _comments(cluster.source, "")
+    out += ["clusters:", f"  - name: {_scalar(cluster.name)}", f"    backend: {cluster.backend}"]
+    out += _comments(cluster.notes, "    ")
+    out.append(f"    {cluster.targets_key}:")
+    for target in sorted(cluster.targets, key=lambda t: str(t.fields["name"])):
+        out += _comments(target.notes, "      ")
+        body = [line for key, value in target.fields.items() for line in _field(key, value)]
+        out += [("      - " if i == 0 else "        ") + line for i, line in enumerate(body)]
+    return "\n".join(out) + "\n"
+
+
+def _field(key: str, value: Any) -> list[str]:
+    """`key: value`; a list or mapping of scalars in flow style ([ib, lustre]), keys sorted."""
+    if not isinstance(value, (list, dict)):
+        return [f"{key}: {_scalar(value)}"]
+    text: str = yaml.safe_dump({key: value}, sort_keys=True, default_flow_style=None,
+                               width=10_000, allow_unicode=True)
+    return text.splitlines()
+
+
+def _scalar(value: Any) -> str:
+    text: str = yaml.safe_dump(value, default_flow_style=True, width=10_000, allow_unicode=True)
+    return text.removesuffix("\n...\n").strip()

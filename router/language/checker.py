@@ -1,0 +1,596 @@
+"""Validate a parsed policy and resolve its names, in place.
+
+Every problem found is collected, then raised together (an ErrorGroup, or the one error).
+After a successful check:
+- every Name has `scope` ("workload", "target", "outcome" or "const"), `field` and, for a
+  label, `key`;
+- `Policy.constants` holds the folded value of each `let`, in base units;
+- option values and arguments and quota amounts are folded into `Literal`s (a `let` name used
+  there is replaced by its value; quantities keep their unit).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.errors import ErrorGroup, PolicyError, RouterError, Span, did_you_mean
+from router.language import ast
+from router.language.names import (
+    OPTIONS,
+    OUTCOME_NAMES,
+    QUOTA_RESOURCES,
+    TARGET_ATTRIBUTES,
+    WORKLOAD_FIELDS,
+    OptionSpec,
+)
+
+# A folded constant: (value, type). Types are the tables' words ("number", "string", "bool",
+# "list", "memory", "duration", "labels") plus "percent"; None is unknown.
+Const = tuple[Any, str | None]
+_NUMERIC = {"number", "memory", "duration", "percent"}
+_WORDS = {
+    "number": "a number",
+    "string": "a string",
+    "bool": "true or false",
+    "list": "a list",
+    "memory": "a memory size",
+    "duration": "a duration",
+    "percent": "a percentage",
+    "labels": "labels",
+}
+_LIST_ITEMS = {"features": "string", "mig": "string"}  # what a list attribute holds
+_COMPARE = ("==", "!=", "<", "<=", ">", ">=")
+_OPTION_TYPES = {"flag": "bool", "string": "string", "duration": "duration", "call": "bool"}
+
+
+def _type_of(value: Any, unit: str | None = None) -> str:
+    if unit:
+        return unit
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "list" if isinstance(value, list) else "string"
+
+
+def _text(node: Any) -> str:
+    """The source text of a node on one line, for messages."""
+    span: Span = node.span
+    if span.line != span.end_line:
+        return "this expression"
+    return span.source.line(span.line)[span.column - 1 : span.end_column - 1]
+
+
+def _arith(op: str, left: str | None, right: str | None) -> tuple[str | None, str | None]:
+    """(result type, error) of `left op right`."""
+    for t in (left, right):
+        if t is not None and t not in _NUMERIC:
+            return None, f"`{op}` needs numbers or quantities, not {_WORDS[t]}"
+    if left is None or right is None:
+        return (left or right) if op in "+-" else None, None
+    if op in "+-":
+        if left == right:
+            return left, None
+        verb = "add" if op == "+" else "subtract"
+        unit = "; write the unit" if "number" in (left, right) else ""
+        return None, f"cannot {verb} {_WORDS[left]} and {_WORDS[right]}{unit}"
+    if op == "*":
+        if "number" in (left, right):
+            return right if left == "number" else left, None
+        return None, f"cannot multiply {_WORDS[left]} by {_WORDS[right]}"
+    if right == "number":
+        return left, None
+    if left == right:
+        return "number", None
+    return None, f"cannot divide {_WORDS[left]} by {_WORDS[right]}"
+
+
+def _word(kind: str | None) -> str:
+    return _WORDS.get(kind or "", "a value of unknown type")
+
+
+def _literal(value: Any, span: Span, kind: str | None, text: str) -> ast.Literal:
+    units: dict[str | None, ast.UnitKind] = {
+        "memory": "memory",
+        "duration": "duration",
+        "percent": "percent",
+    }
+    return ast.Literal(value, span, units.get(kind), text)
+
+
+def _comparable(a: str | None, b: str | None) -> bool:
+    return a is None or b is None or a == b or {a, b} <= {"number", "percent"}
+
+
+class _Checker:
+    def __init__(self, policy: ast.Policy) -> None:
+        self.policy = policy
+        self.errors: list[RouterError] = []
+        self.consts: dict[str, Const] = {}
+        self.lets = {let.name: let for let in policy.lets}
+
+    def error(self, message: str, span: Span, hint: str | None = None) -> None:
+        self.errors.append(PolicyError(message, span, hint=hint))
+
+    # -- the whole policy ------------------------------------------------------------------
+    def run(self) -> None:
+        p = self.policy
+        self.duplicates([("rule", r) for r in p.rules] + [("deny", d) for d in p.denies])
+        self.duplicates([("quota", q) for q in p.quotas])
+        self.duplicates([("check", c) for c in p.checks])
+        self.duplicates([("let", x) for x in p.lets])
+        for let in p.lets:
+            self.let(let)
+        for deny in p.denies:
+            self.expr(deny.when, "workload", "when")
+        for rule in p.rules:
+            self.expr(rule.when, "workload", "when")
+            for route in rule.routes:
+                self.route(route)
+        for quota in p.quotas:
+            self.expr(quota.for_, "workload", "for")
+            self.expr(quota.on, "target", "on")
+            for limit in quota.limits:
+                self.limit(limit)
+        for check in p.checks:
+            self.expr(check.for_, "workload", "for")
+            self.expr(check.expect, "outcome", "expect")
+
+    def duplicates(self, named: list[tuple[str, Any]]) -> None:
+        seen: dict[str, tuple[str, Any]] = {}
+        for kind, st in named:
+            if st.name in seen:
+                first_kind, first = seen[st.name]
+                what = kind if first_kind == kind else f"{kind} with the name of a {first_kind}"
+                self.error(
+                    f"{what} `{st.name}` is defined twice; the first is at "
+                    f"{_name_span(first).location()}",
+                    _name_span(st),
+                    hint="rules and denies share one set of names" if kind != first_kind else None,
+                )
+            else:
+                seen[st.name] = (kind, st)
+
+    def let(self, let: ast.Let) -> None:
+        clash = next(
+            (w for w, t in (("workload field", WORKLOAD_FIELDS), ("target attribute",
+             TARGET_ATTRIBUTES), ("routing outcome", OUTCOME_NAMES), ("option", OPTIONS))
+             if let.name in t),
+            None,
+        )  # fmt: skip
+        if clash or let.name in ("workload", "target"):
+            self.error(
+                f"`{let.name}` is a {clash or 'prefix'} name; give the constant another name",
+                _name_span(let),
+            )
+        before = len(self.errors)
+        self.expr(let.value, "const", "let")
+        folded = self.fold(let.value) if len(self.errors) == before else None
+        self.consts[let.name] = folded or (None, None)
+        if folded is not None and let.name not in self.policy.constants:
+            self.policy.constants[let.name] = folded[0]
+
+    # -- names -----------------------------------------------------------------------------
+    def name(self, n: ast.Name, ctx: str, clause: str) -> str | None:
+        """Resolve `n` where `ctx` names are valid; its type, or None if unknown or wrong."""
+        p, dotted = n.parts, ".".join(n.parts)
+        if len(p) == 1 and p[0] in self.consts:
+            n.scope, n.field = "const", p[0]
+            return self.consts[p[0]][1]
+        if ctx == "const":
+            self.not_constant(n, clause)
+            return None
+        if p[0] == "workload" and ctx != "outcome":
+            return self.field(n, p[1:], WORKLOAD_FIELDS, "workload", "workload field")
+        if p[0] == "target" and ctx == "target":
+            return self.field(n, p[1:], TARGET_ATTRIBUTES, "target", "target attribute")
+        consts = list(self.consts)
+        if ctx == "workload":
+            if p[0] in WORKLOAD_FIELDS:
+                return self.field(n, p, WORKLOAD_FIELDS, "workload", "workload field")
+            if p[0] in TARGET_ATTRIBUTES:
+                self.error(
+                    f"`{p[0]}` is a target attribute; use it in `where`, `prefer` or a "
+                    f"quota's `on`, not in `{clause}`",
+                    n.span,
+                )
+            else:
+                self.error(
+                    f"unknown workload field `{dotted}`",
+                    n.span,
+                    hint=did_you_mean(p[0], [*WORKLOAD_FIELDS, *consts]),
+                )
+            return None
+        if ctx == "target":
+            if p[0] in TARGET_ATTRIBUTES:
+                return self.field(n, p, TARGET_ATTRIBUTES, "target", "target attribute")
+            if p[0] in WORKLOAD_FIELDS:
+                self.error(
+                    f"`{p[0]}` is a workload field; in `{clause}` write `workload.{dotted}`",
+                    n.span,
+                )
+            else:
+                self.error(
+                    f"unknown target attribute `{dotted}`",
+                    n.span,
+                    hint=did_you_mean(p[0], [*TARGET_ATTRIBUTES, *consts]),
+                )
+            return None
+        if len(p) == 1 and (p[0] in OUTCOME_NAMES or p[0] in OPTIONS):
+            n.scope, n.field = "outcome", p[0]
+            spec = OPTIONS.get(p[0])
+            return OUTCOME_NAMES.get(p[0]) or (_OPTION_TYPES[spec.type] if spec else None)
+        self.error(
+            f"unknown routing outcome `{dotted}`",
+            n.span,
+            hint=did_you_mean(p[0], [*OUTCOME_NAMES, *OPTIONS, *consts])
+            or "`expect` names the outcome: backend, cluster, target, rule, denied, placed, "
+            "routed, or an option such as exclusive or qos",
+        )
+        return None
+
+    def not_constant(self, n: ast.Name, clause: str) -> None:
+        dotted = ".".join(n.parts)
+        later = self.lets.get(dotted)
+        if clause == "let" and later is not None:
+            self.error(
+                f"constant `{dotted}` is defined later, at {_name_span(later).location()}",
+                n.span,
+                hint="a constant can use only the constants defined before it",
+            )
+        elif clause == "let":
+            self.error(
+                f"unknown constant `{dotted}`", n.span, hint=did_you_mean(dotted, self.consts)
+            )
+        else:
+            self.error(
+                f"`{dotted}` is not a constant; {clause} values are fixed when the policy is "
+                "written",
+                n.span,
+                hint=did_you_mean(dotted, self.consts),
+            )
+
+    def field(
+        self, n: ast.Name, rest: tuple[str, ...], table: dict[str, str], scope: str, what: str
+    ) -> str | None:
+        if not rest:
+            self.error(f"`{n.parts[0]}` needs a field, as in `workload.gpus`", n.span)
+            return None
+        name = rest[0]
+        if name not in table:
+            self.error(f"unknown {what} `{name}`", n.span, hint=did_you_mean(name, table))
+            return None
+        kind = table[name]
+        if kind == "labels" and len(rest) > 2:
+            self.error(
+                "a label is written `labels.KEY`",
+                n.span,
+                hint=f'quote a key with dots: labels."{".".join(rest[1:])}"',
+            )
+            return None
+        if kind == "labels":
+            n.scope, n.field = scope, name
+            n.key = rest[1] if len(rest) == 2 else None
+            return "string" if n.key is not None else "labels"
+        if len(rest) > 1:
+            self.error(f"{what} `{name}` has no part `{rest[1]}`", n.span)
+            return None
+        n.scope, n.field = scope, name
+        return kind
+
+    # -- expressions -----------------------------------------------------------------------
+    def expr(self, e: ast.Expr | None, ctx: str, clause: str) -> str | None:
+        """Resolve the names of `e` and check its types; the type of `e`."""
+        if e is None:
+            return None
+        if isinstance(e, ast.Literal):
+            return _type_of(e.value, e.unit)
+        if isinstance(e, ast.Name):
+            return self.name(e, ctx, clause)
+        if isinstance(e, ast.ListExpr):
+            for item in e.items:
+                self.expr(item, ctx, clause)
+            return "list"
+        if isinstance(e, ast.Unary):
+            inner = self.expr(e.operand, ctx, clause)
+            if e.op == "not":
+                return "bool"
+            if inner is not None and inner not in _NUMERIC:
+                self.error(f"`-` needs a number, not {_WORDS[inner]}", e.span)
+                return None
+            return inner
+        left, right = self.expr(e.left, ctx, clause), self.expr(e.right, ctx, clause)
+        if e.op in ("and", "or"):
+            return "bool"
+        if e.op in ("in", "not in"):
+            self.membership(e, left, right)
+            return "bool"
+        if e.op in _COMPARE:
+            self.comparison(e, left, right)
+            return "bool"
+        result, problem = _arith(e.op, left, right)
+        if problem:
+            self.error(problem, e.span)
+        return result
+
+    def comparison(self, e: ast.Binary, left: str | None, right: str | None) -> None:
+        hint = None
+        if not _comparable(left, right):
+            if "number" in (left, right) and {left, right} & {"memory", "duration"}:
+                hint = "write the number with its unit, such as 64GiB or 48h"
+            elif left != "list" and right == "list":
+                hint = f"to test membership, write `{_text(e.left)} in {_text(e.right)}`"
+            self.error(
+                f"cannot compare `{_text(e.left)}` ({_word(left)}) with "
+                f"`{_text(e.right)}` ({_word(right)})",
+                e.span,
+                hint=hint,
+            )
+        elif e.op not in ("==", "!=") and ({left, right} & {"bool", "list", "labels"}):
+            kind = next(t for t in (left, right) if t in ("bool", "list", "labels"))
+            self.error(f"`{e.op}` cannot order {_WORDS[kind]}", e.span)
+
+    def membership(self, e: ast.Binary, left: str | None, right: str | None) -> None:
+        if right is not None and right not in ("list", "labels", "string"):
+            self.error(
+                f"`{e.op}` needs a list, labels or a string on its right, not {_WORDS[right]}",
+                e.right.span,
+            )
+            return
+        if left is None:
+            return
+        if isinstance(e.right, ast.ListExpr):
+            for item in e.right.items:
+                item_type = self.expr_type(item)
+                if not _comparable(left, item_type):
+                    self.error(
+                        f"`{_text(item)}` is {_word(item_type)}, but "
+                        f"`{_text(e.left)}` is {_WORDS[left]}",
+                        item.span,
+                    )
+            return
+        holds = "string" if right in ("labels", "string") else None
+        if isinstance(e.right, ast.Name) and e.right.field in _LIST_ITEMS:
+            holds = _LIST_ITEMS[e.right.field]
+        if holds and not _comparable(left, holds):
+            self.error(f"`{_text(e.right)}` holds strings, not {_WORDS[left]}", e.left.span)
+
+    def expr_type(self, e: ast.Expr) -> str | None:
+        """The type of an already resolved expression (without reporting again)."""
+        if isinstance(e, ast.Literal):
+            return _type_of(e.value, e.unit)
+        if isinstance(e, ast.Name) and e.scope == "const" and e.field:
+            return self.consts[e.field][1]
+        return None
+
+    def fold(self, e: ast.Expr) -> Const | None:
+        """The value of a constant expression whose names are resolved and types checked."""
+        if isinstance(e, ast.Literal):
+            return e.value, _type_of(e.value, e.unit)
+        if isinstance(e, ast.Name):
+            return self.consts.get(e.field or "") if e.scope == "const" else None
+        if isinstance(e, ast.ListExpr):
+            items = [self.fold(i) for i in e.items]
+            return None if any(i is None for i in items) else ([i[0] for i in items if i], "list")
+        if isinstance(e, ast.Unary):
+            inner = self.fold(e.operand)
+            if inner is None or inner[0] is None:
+                return None
+            return (not inner[0], "bool") if e.op == "not" else (-inner[0], inner[1])
+        left, right = self.fold(e.left), self.fold(e.right)
+        if left is None or right is None or left[0] is None or right[0] is None:
+            return None
+        a, b = left[0], right[0]
+        try:
+            return _apply(e.op, a, b, left[1], right[1])
+        except ZeroDivisionError:
+            self.error("division by zero", e.span)
+        except TypeError:
+            pass
+        return None
+
+    # -- routes, options, quotas -----------------------------------------------------------
+    def route(self, route: ast.Route) -> None:
+        self.expr(route.where, "target", "where")
+        for pref in route.prefer:
+            kind = self.expr(pref.expr, "target", "prefer")
+            if pref.direction and kind is not None and kind not in _NUMERIC:
+                self.error(
+                    f"`prefer {pref.direction}` ranks by a number, not {_WORDS[kind]}",
+                    pref.expr.span,
+                )
+        seen: dict[str, ast.Option] = {}
+        for opt in route.options:
+            if opt.name in seen:
+                self.error(
+                    f"option `{opt.name}` is given twice in this route",
+                    opt.span,
+                    hint=f"the first is at {seen[opt.name].span.location()}",
+                )
+            seen[opt.name] = opt
+            self.option(opt, route.backend)
+
+    def option(self, opt: ast.Option, backend: str) -> None:
+        spec = OPTIONS.get(opt.name)
+        if spec is None:
+            self.error(
+                f"unknown option `{opt.name}`",
+                opt.span,
+                hint=did_you_mean(opt.name, OPTIONS) or "options: " + ", ".join(sorted(OPTIONS)),
+            )
+            return
+        if backend != "any" and backend not in spec.backends:
+            self.error(
+                f"`{opt.name}` is a {' and '.join(spec.backends)} option; this route goes to "
+                f"{backend}",
+                opt.span,
+            )
+        if spec.type == "call":
+            self.call(opt, spec)
+            return
+        if opt.is_call:
+            self.error(f"`{opt.name}` takes no arguments; {_usage(spec)}", opt.span)
+            return
+        if opt.value is None:
+            if spec.type != "flag":
+                self.error(f"`{opt.name}` needs a value: {_usage(spec)}", opt.span)
+            return
+        want = "bool" if spec.type == "flag" else spec.type
+        value = self.const_value(opt.value, want, f"`{opt.name}` expects {_example(spec)}")
+        if value is None:
+            return
+        if spec.choices and value.value not in spec.choices:
+            self.error(
+                f"`{opt.name}` expects one of {', '.join(spec.choices)}; got {_text(opt.value)}",
+                opt.value.span,
+                hint=did_you_mean(str(value.value), spec.choices),
+            )
+        opt.value = value
+
+    def call(self, opt: ast.Option, spec: OptionSpec) -> None:
+        if opt.value is not None:
+            self.error(f"`{opt.name}` takes arguments, not a value: {_usage(spec)}", opt.span)
+            return
+        if not opt.is_call:
+            if not spec.flag_ok:
+                self.error(f"`{opt.name}` needs arguments: {_usage(spec)}", opt.span)
+            return
+        values: dict[str, Any] = {}
+        for arg, expr in list(opt.args.items()):
+            span = opt.arg_spans.get(arg, expr.span)
+            if arg not in spec.args:
+                self.error(
+                    f"`{opt.name}` has no argument `{arg}`",
+                    span,
+                    hint=did_you_mean(arg, spec.args) or _usage(spec),
+                )
+                continue
+            kind = spec.args[arg]
+            what = "a percentage such as 70%" if kind == "percent" else "a whole number"
+            lit = self.const_value(expr, kind, f"`{arg}` of `{opt.name}` expects {what}")
+            if lit is None:
+                continue
+            value: Any = lit.value  # a number: const_value checked its type
+            if (kind == "number" and (value != int(value) or value < 0)) or (
+                kind == "percent" and value <= 0
+            ):
+                self.error(f"`{arg}` of `{opt.name}` expects {what} above 0", expr.span)
+                continue
+            opt.args[arg] = lit
+            values[arg] = value
+        if opt.name == "hpa":
+            for arg in ("min", "max"):
+                if arg in values and values[arg] < 1:
+                    self.error(f"`{arg}` of `hpa` must be at least 1", opt.arg_spans[arg])
+            if values.get("min", 0) > values.get("max", float("inf")):
+                self.error("`min` of `hpa` is above its `max`", opt.span)
+        if opt.name == "pdb" and len(set(opt.args) & set(spec.args)) != 1:
+            self.error("`pdb` takes exactly one of min_available or max_unavailable", opt.span)
+
+    def const_value(self, e: ast.Expr, want: str, expects: str) -> ast.Literal | None:
+        """`e` folded into a Literal of type `want`, or None after reporting why not."""
+        before = len(self.errors)
+        self.expr(e, "const", "option")
+        if len(self.errors) != before:
+            return None
+        folded = self.fold(e)
+        if folded is None:
+            return None
+        value, kind = folded
+        if kind != want:
+            self.error(f"{expects}; got `{_text(e)}` ({_word(kind)})", e.span)
+            return None
+        return _literal(value, e.span, kind, _text(e))
+
+    def limit(self, limit: ast.Limit) -> None:
+        span = limit.resource_span or limit.span
+        if limit.resource not in QUOTA_RESOURCES:
+            self.error(
+                f"unknown quota resource `{limit.resource}`",
+                span,
+                hint=did_you_mean(limit.resource, QUOTA_RESOURCES)
+                or "resources: " + ", ".join(QUOTA_RESOURCES),
+            )
+            return
+        before = len(self.errors)
+        self.expr(limit.amount, "const", "limit")
+        folded = self.fold(limit.amount) if len(self.errors) == before else None
+        if folded is None:
+            return
+        value, kind = folded
+        allowed = {"number", "percent"} | ({"memory"} if limit.resource == "memory" else set())
+        if kind == "number" and limit.resource == "memory":
+            problem = "a memory limit needs a unit, such as 8TiB, or a percentage"
+        elif kind not in allowed:
+            problem = f"a limit on {limit.resource} is a number or a percentage, not " + _word(kind)
+        elif kind == "percent" and not 0 < value <= 1:
+            problem = "a percentage limit must be above 0% and at most 100%"
+        elif value < 0:
+            problem = "a limit cannot be negative"
+        else:
+            limit.amount = _literal(value, limit.amount.span, kind, _text(limit.amount))
+            return
+        self.error(problem, limit.amount.span)
+
+
+def _apply(op: str, a: Any, b: Any, ta: str | None, tb: str | None) -> Const | None:
+    """Fold one binary operation on constant values (types already checked)."""
+    if op in ("and", "or"):
+        return (bool(a) and bool(b) if op == "and" else bool(a) or bool(b)), "bool"
+    if op in ("in", "not in"):
+        return (a in b) == (op == "in"), "bool"
+    if op in _COMPARE:
+        results = {"==": a == b, "!=": a != b}
+        if op in results:
+            return results[op], "bool"
+        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op], "bool"
+    kind, problem = _arith(op, ta, tb)
+    if problem:
+        return None
+    if op == "+":
+        return a + b, kind
+    if op == "-":
+        return a - b, kind
+    if op == "*":
+        return a * b, kind
+    if isinstance(a, int) and isinstance(b, int) and b and a % b == 0:
+        return a // b, kind
+    return a / b, kind
+
+
+def _usage(spec: OptionSpec) -> str:
+    if spec.type == "call":
+        return f"{spec.name}({', '.join(f'{a} = ...' for a in spec.args)})"
+    if spec.type == "flag":
+        return spec.name
+    return f"{spec.name} = {_example(spec).split(' such as ')[-1]}"
+
+
+def _example(spec: OptionSpec) -> str:
+    if spec.choices:
+        return "one of " + ", ".join(spec.choices)
+    if spec.type == "duration":
+        return "a duration such as 48h"
+    if spec.type == "flag":
+        return "true or false"
+    return 'a string such as "high"' if spec.name == "qos" else f'a string such as "{spec.name}"'
+
+
+def _name_span(st: Any) -> Span:
+    """The span of a statement's name (`rule NAME:`), found after its keyword."""
+    span: Span = st.span
+    line = span.source.line(span.line)
+    after_keyword = line.find(" ", span.column - 1)
+    col = line.find(st.name, after_keyword) if after_keyword >= 0 else -1
+    if col < 0:
+        return span
+    return Span(span.source, span.line, col + 1, span.line, col + 1 + len(st.name))
+
+
+def check_policy(policy: ast.Policy) -> ast.Policy:
+    """Check `policy` and resolve it in place; raise every problem found at once."""
+    checker = _Checker(policy)
+    checker.run()
+    if checker.errors:
+        raise checker.errors[0] if len(checker.errors) == 1 else ErrorGroup(checker.errors)
+    return policy
