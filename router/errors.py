@@ -7,8 +7,8 @@ fault and, where it can, says what was expected and "did you mean".
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,9 @@ MEMORY_UNITS: dict[str, float] = {
 DURATION_UNITS: dict[str, int] = {"s": 1, "min": 60, "m": 60, "h": 3600, "d": 86400}
 
 _NUMBER = r"\d+(?:\.\d+)?"
-_MEMORY_RE = re.compile(rf"^({_NUMBER})\s*({'|'.join(sorted(MEMORY_UNITS, key=len, reverse=True))})?$")
+_UNITS = "|".join(sorted(MEMORY_UNITS, key=len, reverse=True))
+_UNITS = "|".join(sorted(MEMORY_UNITS, key=len, reverse=True))
+_MEMORY_RE = re.compile(rf"^({_NUMBER})\s*({_UNITS})?$")
 _DURATION_PART = re.compile(rf"({_NUMBER})\s*(min|s|m|h|d)")
 _CLOCK_RE = re.compile(r"^(?:(\d+)-)?(\d+):(\d{2})(?::(\d{2}))?$")
 _PERCENT_RE = re.compile(rf"^({_NUMBER})\s*%$")
@@ -45,14 +47,14 @@ def parse_memory(value: object) -> int:
     if isinstance(value, (int, float)):
         if value < 0:
             raise QuantityError(f"memory must be ≥ 0, got {value}")
-        return int(math.ceil(value))
+        return math.ceil(value)
     if not isinstance(value, str):
         raise QuantityError(f"expected a memory size such as 64GiB, got {value!r}")
     m = _MEMORY_RE.match(value.strip())
     if not m:
         raise QuantityError(f'expected a memory size such as 64GiB or 512MiB, got "{value}"')
     number, unit = float(m.group(1)), m.group(2) or "MiB"
-    return int(math.ceil(number * MEMORY_UNITS[unit]))
+    return math.ceil(number * MEMORY_UNITS[unit])
 
 
 def parse_duration(value: object) -> int:
@@ -62,7 +64,7 @@ def parse_duration(value: object) -> int:
     if isinstance(value, (int, float)):
         if value < 0:
             raise QuantityError(f"duration must be ≥ 0, got {value}")
-        return int(math.ceil(value * 60))
+        return math.ceil(value * 60)
     if not isinstance(value, str):
         raise QuantityError(f"expected a duration such as 48h, got {value!r}")
     text = value.strip()
@@ -79,7 +81,7 @@ def parse_duration(value: object) -> int:
         pos = m.end()
     if pos == 0 or pos != len(compact):
         raise QuantityError(f'expected a duration such as 30s, 45min, 48h or 7d, got "{value}"')
-    return int(math.ceil(total))
+    return math.ceil(total)
 
 
 def parse_percent(value: object) -> float:

@@ -123,6 +123,11 @@ def schema(kind: str) -> None:
 _SUBCOMMANDS: list[tuple[str, str]] = [
     ("router.cli.plan", "plan"),
     ("router.cli.check", "check"),
+    ("router.cli.test", "test"),
+    ("router.cli.explain", "explain"),
+    ("router.cli.inventory", "inventory"),
+    ("router.cli.bench", "bench"),
+    ("router.cli.apply", "apply"),
 ]
 
 
@@ -138,7 +143,3 @@ _register()
 
 def main() -> None:
     cli(prog_name="router")
-
-
-if __name__ == "__main__":
-    main()

@@ -1,12 +1,43 @@
-"""`router plan`: place every workload, write out/ and print the plan."""
+"""`router plan`: place every workload, write out/, print the plan and what changed."""
 
 from __future__ import annotations
 
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import click
 
-from router.cli.main import EXIT_UNPLACED, project_options, reports_errors
+from router.cli.main import EXIT_CHANGED, EXIT_UNPLACED, project_options, reports_errors
+from router.errors import PlanError
+
+SPINNER_AFTER = 1.0  # seconds: quick plans print nothing while they run
+
+
+@contextmanager
+def _progress(message: str, enabled: bool) -> Iterator[None]:
+    """A spinner on stderr once the work inside has taken longer than SPINNER_AFTER."""
+    if not enabled:
+        yield
+        return
+    done = threading.Event()
+
+    def spin() -> None:
+        if done.wait(SPINNER_AFTER):
+            return
+        from rich.console import Console
+
+        with Console(stderr=True).status(message):
+            done.wait()
+
+    thread = threading.Thread(target=spin, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 @click.command()
@@ -17,42 +48,99 @@ from router.cli.main import EXIT_UNPLACED, project_options, reports_errors
 @click.option("--workers", type=click.IntRange(1, 64), default=None,
               help="CP-SAT workers (the plan does not depend on it).")
 @click.option("--no-write", is_flag=True, help="Plan and print, but do not write out/.")
+@click.option("--previous", metavar="PLAN.json|git:REF",
+              help="Diff against a previous plan.json, or against the project as it is at a "
+                   "git revision (planned too), e.g. git:origin/main.")
+@click.option("--detailed-exitcode", is_flag=True,
+              help="Exit 0 when nothing changed against --previous, 2 when something did, "
+                   "1 on error (as terraform plan -detailed-exitcode).")
+@click.option("-q", "--quiet", is_flag=True,
+              help="Print only the summary line (and errors), for pipelines.")
 @reports_errors
 def plan(directory: str, policy: str | None, inventory: str | None, workloads: str | None,
-         out: str | None, fmt: str, workers: int | None, no_write: bool) -> None:
-    """Plan DIRECTORY (a folder with router.yaml): place every workload, write out/."""
+         out: str | None, fmt: str, workers: int | None, no_write: bool, previous: str | None,
+         detailed_exitcode: bool, quiet: bool) -> None:
+    """Plan DIRECTORY (a folder with router.yaml): place every workload, write out/.
+
+    \b
+    With --previous, each workload that changed is listed:
+      +  newly placed          ~  moved (from -> to, with the rule that decided)
+      -  removed               !  newly denied, unrouted or unplaced
+      *  changed in place (same target, other resources, options or rule)
+    and the last line sums them up: "Plan: 3 to add, 2 to move, 1 to remove, 1 unplaced".
+    plan.json then holds the same as a `diff` object.
+
+    \b
+    Exit codes:
+      0  the plan was made (with --detailed-exitcode: and nothing changed)
+      1  invalid input or an internal error; out/ is left as it was
+      2  with --detailed-exitcode: the plan differs from --previous
+      3  without --detailed-exitcode: some workload is unrouted or could not be placed
+    As in Terraform, --detailed-exitcode makes the code about the diff only (0, 1 or 2):
+    workloads that newly cannot be placed are changes ("!", counted as unplaced in the
+    summary and in plan.json's diff.summary.unplaced, which a pipeline can gate on).
+    Denied workloads are a planned outcome, never a failure.
+    """
     from router.config import load_project
     from router.emit import assign_artifacts, emit_all
     from router.output import write_out
     from router.plan.build import build_plan
-    from router.plan.document import dumps, plan_document
-    from router.plan.render import render_markdown, render_text
+    from router.plan.diff import diff_documents
+    from router.plan.document import dumps, plan_document, with_diff
+    from router.plan.previous import load_previous
+    from router.plan.render import render_markdown, render_rich, render_text, summary_line
     from router.solve.cpsat import SolveOptions
 
+    if detailed_exitcode and not previous:
+        raise PlanError("--detailed-exitcode needs --previous (a plan.json or git:REF) to "
+                        "compare with")
     project = load_project(directory, policy=policy, inventory=inventory,
                            workloads=workloads, out=out)
     options = SolveOptions()
     if workers:
         options.workers = workers
-    result = build_plan(project, options)
+    spinner = not quiet and sys.stderr.isatty()
+    before = None
+    if previous:
+        with _progress(f"Planning the previous plan ({previous})…", spinner):
+            before = load_previous(previous, project, options)
+        if before.note and not quiet:
+            click.echo(f"router: {before.note}", err=True)
+        # The solver's stability level keeps workloads where the previous plan put them.
+        options.previous = dict(before.assignment)
+    with _progress("Planning…", spinner):
+        result = build_plan(project, options)
     assign_artifacts(result.placements)
     doc = plan_document(result)
+    diff = diff_documents(before.doc, doc, before.against) if before else None
+    doc = with_diff(doc, diff)
+    files: dict[str, str] = {}
     if not no_write:
         files = emit_all(result.placements)
         files["plan.json"] = dumps(doc)
-        write_out(project.out, files)
-    if fmt == "json":
+        write_out(project.out, files,
+                  protect=[project.root, project.policy, project.inventory, project.workloads])
+    if quiet:
+        click.echo(summary_line(doc))
+    elif fmt == "json":
         click.echo(dumps(doc), nl=False)
     elif fmt == "markdown":
         click.echo(render_markdown(doc), nl=False)
     else:
-        click.echo(render_text(doc), nl=False)
-        run = result.solve
-        click.echo(f"Solved in {run.wall_seconds:.2f} s with {run.workers} workers "
-                   f"(deterministic time {run.deterministic_time:.3f}).")
+        if sys.stdout.isatty():
+            from rich.console import Console
+
+            render_rich(doc, Console())
+        else:
+            click.echo(render_text(doc), nl=False)
         if not no_write:
             click.echo(f"Wrote {len(files)} files to {project.out}/")
+    if not quiet:
+        # Timing differs between runs, so it goes to stderr and stdout stays the same bytes.
+        run = result.solve
+        click.echo(f"Solved in {run.wall_seconds:.2f} s with {run.workers} workers "
+                   f"(deterministic time {run.deterministic_time:.3f}).", err=True)
+    if detailed_exitcode:
+        sys.exit(EXIT_CHANGED if diff and diff["changed"] else 0)
     if result.unplaced or result.unrouted:
         sys.exit(EXIT_UNPLACED)
-
-

@@ -11,12 +11,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import copy
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from router.evaluate.expr import Compiled, compile_expr, constant_value
 from router.evaluate.shape import shape
+from router.evaluate.signature import signature_of
 from router.evaluate.views import target_view, workload_view
 from router.language import ast
 from router.language.names import OPTIONS
@@ -54,6 +56,8 @@ class Decision:
     excluded: list[Exclusion] = field(default_factory=list)
     denies_tried: list[str] = field(default_factory=list)
     rules_tried: list[str] = field(default_factory=list)
+    # The routing signature (signature.py) this decision was made for; () if none.
+    signature: Hashable = ()
 
 
 def _option_values(route: ast.Route, constants: dict[str, Any]) -> dict[str, Any]:
@@ -92,10 +96,21 @@ class _CompiledRule:
 
 
 class Evaluator:
-    """The policy compiled once; `decide(workload)` routes one workload."""
+    """The policy compiled once; `decide(workload)` routes one workload.
 
-    def __init__(self, policy: ast.Policy, inventory: Inventory) -> None:
+    Decisions are cached by routing signature (signature.py): a workload identical to one
+    seen before, in everything the policy and the shape check read, costs a dict lookup.
+    With `share_candidates`, decisions of one signature share their candidate and exclusion
+    lists (read-only: what the aggregated solver and the benchmark use); otherwise each
+    decision gets its own copies, so identity-based bookkeeping downstream stays sound.
+    """
+
+    def __init__(self, policy: ast.Policy, inventory: Inventory,
+                 share_candidates: bool = False) -> None:
         c = policy.constants
+        self.share_candidates = share_candidates
+        self.signature = signature_of(policy)
+        self._cache: dict[Hashable, Decision] = {}
         self.policy = policy
         self.targets = inventory.targets()
         self.target_views = [(ref, target_view(ref)) for ref in self.targets]
@@ -120,6 +135,24 @@ class Evaluator:
         ]
 
     def decide(self, w: Workload) -> Decision:
+        if self.signature is None:
+            return self._decide(w)
+        key = self.signature(w)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._decide(w)
+            hit.signature = key
+            self._cache[key] = hit
+            # The first decision of a signature is returned as made; later ones are copies.
+            return hit if self.share_candidates else _copy(hit)
+        if self.share_candidates:
+            return Decision(w, hit.status, hit.rule, hit.message, hit.candidates, hit.excluded,
+                            hit.denies_tried, hit.rules_tried, key)
+        d = _copy(hit)
+        d.workload = w
+        return d
+
+    def _decide(self, w: Workload) -> Decision:
         wv = workload_view(w)
         empty: dict[str, Any] = {}
         tried: list[str] = []
@@ -165,6 +198,12 @@ class Evaluator:
         d.excluded = [e for e in d.excluded if e.target not in seen]
         _rank_preferences(cands)
         d.candidates = cands
+
+
+def _copy(d: Decision) -> Decision:
+    return Decision(d.workload, d.status, d.rule, d.message,
+                    [copy.copy(c) for c in d.candidates], list(d.excluded),
+                    list(d.denies_tried), list(d.rules_tried), d.signature)
 
 
 def _pref_value(value: Any, direction: str | None) -> Any:

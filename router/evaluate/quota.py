@@ -48,7 +48,46 @@ def capacity(ref: TargetRef, resource: str) -> int:
         "memory": t.memory_per_node,
         "nodes": 1,
     }
+    if resource.startswith("mig-"):
+        return nodes * int((getattr(t, "mig", {}) or {}).get(resource[4:], 0))
     return nodes * per_node.get(resource, 0)
+
+
+def mig_prefix(profile: str) -> str:
+    """The capacity row of a MIG profile: "mig-1g.10gb", as the resource nvidia.com/mig-…"""
+    return f"mig-{profile}"
+
+
+def per_node_gpus(ref: TargetRef, res: Resources) -> int:
+    """What a node of `ref` has of the GPUs `res` asks for: slices of its MIG profile, or
+    whole GPUs."""
+    if res.mig:
+        return int((getattr(ref.target, "mig", {}) or {}).get(res.mig, 0))
+    return ref.target.gpus_per_node
+
+
+def capacity_resources(ref: TargetRef) -> list[str]:
+    """The capacity rows of a target: GPUs, CPUs, memory, and one per MIG profile it offers."""
+    return ["gpus", "cpus", "memory",
+            *(mig_prefix(p) for p in sorted(getattr(ref.target, "mig", {}) or {}))]
+
+
+def capacity_usage(resource: str, res: Resources, ref: TargetRef) -> int:
+    """What a placement takes of a target's capacity row `resource`.
+
+    Like `usage`, except for MIG: the kubelet accounts `nvidia.com/gpu` and each
+    `nvidia.com/mig-<profile>` as separate resources, so a MIG placement counts its slices
+    against its profile's row and no whole GPUs, and a placement that takes whole nodes takes
+    every slice of them too. (Quotas on `gpus` still count a slice as a GPU: `usage`.)
+    """
+    if resource.startswith("mig-"):
+        t = ref.target
+        if res.whole_nodes:
+            return res.whole_nodes * int((getattr(t, "mig", {}) or {}).get(resource[4:], 0))
+        return res.gpus if res.mig and mig_prefix(res.mig) == resource else 0
+    if resource == "gpus" and res.mig and not res.whole_nodes:
+        return 0
+    return usage(resource, res, ref)
 
 
 def usage(resource: str, res: Resources, ref: TargetRef) -> int:

@@ -60,7 +60,7 @@ class Gres:
     count: int
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class Shape:
     """A node as router sees it. gpu_type None: no GPUs router can ask for."""
 
@@ -69,6 +69,9 @@ class Shape:
     cpus: int
     memory: int  # MiB
     features: tuple[str, ...]
+
+    def key(self) -> tuple[str, int, int, int, tuple[str, ...]]:
+        return (self.gpu_type or "", self.gpus, self.cpus, self.memory, self.features)
 
     def describe(self) -> str:
         gpus = f"{self.gpus} {self.gpu_type} GPUs" if self.gpu_type else "no GPUs"
@@ -246,13 +249,16 @@ def _shape_notes(partition: str, nodes: list[Node], kept: list[Node], shape: Sha
     kept_names = {n.name for n in kept}
     lines = [
         f"Heterogeneous partition {partition}: {len(shapes)} node shapes. router models a "
-        f"partition as identical nodes, so this target has the {len(kept)} nodes"
+        f"partition as identical nodes, so this target has the {len(kept)} "
+        + ("node" if len(kept) == 1 else "nodes")
         + (f" with {shape.gpu_type} GPUs" if shape.gpu_type else "")
         + " and the smallest of their shapes (any job placed here fits every one of them):"
     ]
-    for s, count in sorted(shapes.items(), key=lambda kv: (-kv[1], kv[0])):
+    for s, count in sorted(shapes.items(), key=lambda kv: (-kv[1], kv[0].key())):
         example = min(n.name for n in nodes if n.shape == s)
-        left_out = "" if example in kept_names else " (left out: another GPU type)"
+        left_out = ""
+        if example not in kept_names:
+            left_out = f" (left out: {s.gpu_type} GPUs)" if s.gpu_type else " (left out: no GPUs)"
         lines.append(f"  {count} × {s.describe()}, e.g. {example}{left_out}")
     return lines
 
@@ -270,7 +276,7 @@ def import_sinfo(
     """The inventory cluster for `sinfo --json` output (+ `scontrol show partition -o` text)."""
     if not DNS_LABEL.fullmatch(cluster):
         raise LoadError(f"cluster name {cluster!r} is not a DNS-1123 label",
-                        hint="name the cluster with --cluster NAME (e.g. hpc-east)")
+                        hint="give --cluster NAME: lowercase letters, digits and '-' (hpc-east)")
     if not isinstance(sinfo, dict) or not isinstance(sinfo.get("nodes"), list):
         raise LoadError('expected the output of `sinfo --json` (a mapping with a "nodes" list)')
     nodes = [_node(raw) for raw in sinfo["nodes"] if isinstance(raw, dict)]
@@ -281,7 +287,7 @@ def import_sinfo(
         for p in n.partitions:
             members[p].append(n)
     notes: list[str] = []
-    targets: list[ImportedTarget] = []
+    chosen: dict[str, tuple[list[Node], Shape]] = {}
     for name in sorted(set(members) | set(limits)):
         if not DNS_LABEL.fullmatch(name):
             notes.append(f'Partition "{name}" left out: a target name must be a DNS-1123 label '
@@ -289,7 +295,16 @@ def import_sinfo(
         elif not members[name]:
             notes.append(f"Partition {name} left out: sinfo lists no nodes in it")
         else:
-            targets.append(_target(name, members[name], limits.get(name), partitions_text))
+            chosen[name] = _choose(members[name])
+    kept_in: dict[str, list[str]] = defaultdict(list)  # node → the targets that count it
+    for name, (kept, _) in chosen.items():
+        for n in kept:
+            kept_in[n.name].append(name)
+    targets = []
+    for name, (kept, shape) in chosen.items():
+        shared = Counter(p for n in kept for p in kept_in[n.name] if p != name)
+        targets.append(_target(name, members[name], kept, shape, limits.get(name),
+                               partitions_text, shared))
     if not targets:
         raise LoadError("no partition could be imported: " + ("; ".join(notes) or "no nodes"))
     release = _release(sinfo)
@@ -305,9 +320,9 @@ def import_sinfo(
     return ImportedCluster(cluster, "slurm", targets, header, notes)
 
 
-def _target(name: str, nodes: list[Node], limits: dict[str, str] | None,
-            partitions_text: str | None) -> ImportedTarget:
-    kept, shape = _choose(nodes)
+def _target(name: str, nodes: list[Node], kept: list[Node], shape: Shape,
+            limits: dict[str, str] | None, partitions_text: str | None,
+            shared: Counter[str]) -> ImportedTarget:
     fields: dict[str, Any] = {"name": name, "nodes": len(kept)}
     if shape.gpu_type:
         fields["gpus_per_node"] = shape.gpus
@@ -337,7 +352,6 @@ def _target(name: str, nodes: list[Node], limits: dict[str, str] | None,
         fields["features"] = features
     if limits is not None and limits.get("Default") == "YES":
         fields["default"] = True
-    shared = Counter(p for n in kept for p in n.partitions if p != name)
     if shared:
         with_ = ", ".join(f"{p} ({c})" for p, c in sorted(shared.items()))
         notes.append(f"Nodes shared with partition(s) {with_}: router counts them in each")

@@ -11,6 +11,8 @@ After a successful check:
 
 from __future__ import annotations
 
+import operator
+from collections.abc import Collection
 from typing import Any
 
 from router.errors import ErrorGroup, PolicyError, RouterError, Span, did_you_mean
@@ -29,28 +31,33 @@ from router.language.names import (
 Const = tuple[Any, str | None]
 _NUMERIC = {"number", "memory", "duration", "percent"}
 _WORDS = {
-    "number": "a number",
-    "string": "a string",
-    "bool": "true or false",
-    "list": "a list",
-    "memory": "a memory size",
-    "duration": "a duration",
-    "percent": "a percentage",
+    "number": "a number", "string": "a string", "bool": "true or false", "list": "a list",
+    "memory": "a memory size", "duration": "a duration", "percent": "a percentage",
     "labels": "labels",
-}
+}  # fmt: skip
 _LIST_ITEMS = {"features": "string", "mig": "string"}  # what a list attribute holds
-_COMPARE = ("==", "!=", "<", "<=", ">", ">=")
+_COMPARE = {
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+    ">": operator.gt, ">=": operator.ge,
+}  # fmt: skip
+_ARITH = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+# Per context: its names, what they are, the other context's names, and what to say of those.
+_SCOPES = {
+    "workload": (
+        WORKLOAD_FIELDS, "workload field", TARGET_ATTRIBUTES,
+        "`{0}` is a target attribute; use it in `where`, `prefer` or a quota's `on`, not in `{1}`",
+    ),
+    "target": (
+        TARGET_ATTRIBUTES, "target attribute", WORKLOAD_FIELDS,
+        "`{0}` is a workload field; in `{1}` write `workload.{2}`",
+    ),
+}  # fmt: skip
 _OPTION_TYPES = {"flag": "bool", "string": "string", "duration": "duration", "call": "bool"}
 
 
 def _type_of(value: Any, unit: str | None = None) -> str:
-    if unit:
-        return unit
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "list" if isinstance(value, list) else "string"
+    kinds = ((bool, "bool"), ((int, float), "number"), (list, "list"))
+    return unit or next((k for t, k in kinds if isinstance(value, t)), "string")
 
 
 def _text(node: Any) -> str:
@@ -90,11 +97,8 @@ def _word(kind: str | None) -> str:
 
 
 def _literal(value: Any, span: Span, kind: str | None, text: str) -> ast.Literal:
-    units: dict[str | None, ast.UnitKind] = {
-        "memory": "memory",
-        "duration": "duration",
-        "percent": "percent",
-    }
+    units: dict[str | None, ast.UnitKind] = {"memory": "memory", "duration": "duration"}
+    units["percent"] = "percent"
     return ast.Literal(value, span, units.get(kind), text)
 
 
@@ -115,18 +119,14 @@ class _Checker:
     # -- the whole policy ------------------------------------------------------------------
     def run(self) -> None:
         p = self.policy
-        self.duplicates([("rule", r) for r in p.rules] + [("deny", d) for d in p.denies])
-        self.duplicates([("quota", q) for q in p.quotas])
-        self.duplicates([("check", c) for c in p.checks])
-        self.duplicates([("let", x) for x in p.lets])
+        for group in ([*p.rules, *p.denies], p.quotas, p.checks, p.lets):
+            self.duplicates(group)
         for let in p.lets:
             self.let(let)
-        for deny in p.denies:
-            self.expr(deny.when, "workload", "when")
-        for rule in p.rules:
-            self.expr(rule.when, "workload", "when")
-            for route in rule.routes:
-                self.route(route)
+        for when in [d.when for d in p.denies] + [r.when for r in p.rules]:
+            self.expr(when, "workload", "when")
+        for route in (route for rule in p.rules for route in rule.routes):
+            self.route(route)
         for quota in p.quotas:
             self.expr(quota.for_, "workload", "for")
             self.expr(quota.on, "target", "on")
@@ -136,36 +136,29 @@ class _Checker:
             self.expr(check.for_, "workload", "for")
             self.expr(check.expect, "outcome", "expect")
 
-    def duplicates(self, named: list[tuple[str, Any]]) -> None:
-        seen: dict[str, tuple[str, Any]] = {}
-        for kind, st in named:
-            if st.name in seen:
-                first_kind, first = seen[st.name]
-                what = kind if first_kind == kind else f"{kind} with the name of a {first_kind}"
-                self.error(
-                    f"{what} `{st.name}` is defined twice; the first is at "
-                    f"{_name_span(first).location()}",
-                    _name_span(st),
-                    hint="rules and denies share one set of names" if kind != first_kind else None,
-                )
-            else:
-                seen[st.name] = (kind, st)
+    def duplicates(self, statements: list[Any]) -> None:
+        seen: dict[str, Any] = {}
+        for st in sorted(statements, key=lambda st: (st.span.path, st.span.line)):
+            if st.name not in seen:
+                seen[st.name] = st
+                continue
+            first = seen[st.name]
+            kind, first_kind = type(st).__name__.lower(), type(first).__name__.lower()
+            at, hint = _name_span(first).location(), None
+            message = f"{kind} `{st.name}` is defined twice; the first is at {at}"
+            if first_kind != kind:  # a plan names the rule or deny that decided: one namespace
+                message = f"{kind} `{st.name}` has the name of the {first_kind} at {at}"
+                hint = "rules and denies share one set of names"
+            self.error(message, _name_span(st), hint)
 
     def let(self, let: ast.Let) -> None:
-        clash = next(
-            (w for w, t in (("workload field", WORKLOAD_FIELDS), ("target attribute",
-             TARGET_ATTRIBUTES), ("routing outcome", OUTCOME_NAMES), ("option", OPTIONS))
-             if let.name in t),
-            None,
-        )  # fmt: skip
+        tables: dict[str, Collection[str]] = {"option": OPTIONS, "routing outcome": OUTCOME_NAMES}
+        tables.update({"workload field": WORKLOAD_FIELDS, "target attribute": TARGET_ATTRIBUTES})
+        clash = next((w for w, t in tables.items() if let.name in t), None)
         if clash or let.name in ("workload", "target"):
-            self.error(
-                f"`{let.name}` is a {clash or 'prefix'} name; give the constant another name",
-                _name_span(let),
-            )
-        before = len(self.errors)
-        self.expr(let.value, "const", "let")
-        folded = self.fold(let.value) if len(self.errors) == before else None
+            message = f"`{let.name}` is a {clash or 'prefix'} name; give the constant another name"
+            self.error(message, _name_span(let))
+        folded = self.constant(let.value, "let")
         self.consts[let.name] = folded or (None, None)
         if folded is not None and let.name not in self.policy.constants:
             self.policy.constants[let.name] = folded[0]
@@ -180,102 +173,65 @@ class _Checker:
         if ctx == "const":
             self.not_constant(n, clause)
             return None
-        if p[0] == "workload" and ctx != "outcome":
-            return self.field(n, p[1:], WORKLOAD_FIELDS, "workload", "workload field")
-        if p[0] == "target" and ctx == "target":
-            return self.field(n, p[1:], TARGET_ATTRIBUTES, "target", "target attribute")
-        consts = list(self.consts)
-        if ctx == "workload":
-            if p[0] in WORKLOAD_FIELDS:
-                return self.field(n, p, WORKLOAD_FIELDS, "workload", "workload field")
-            if p[0] in TARGET_ATTRIBUTES:
-                self.error(
-                    f"`{p[0]}` is a target attribute; use it in `where`, `prefer` or a "
-                    f"quota's `on`, not in `{clause}`",
-                    n.span,
-                )
-            else:
-                self.error(
-                    f"unknown workload field `{dotted}`",
-                    n.span,
-                    hint=did_you_mean(p[0], [*WORKLOAD_FIELDS, *consts]),
-                )
+        if p[0] in ("workload", "target") and (ctx == "target" or p[0] == ctx == "workload"):
+            return self.field(n, p[1:], p[0])
+        if ctx == "outcome":
+            return self.outcome(n)
+        table, what, other, wrong = _SCOPES[ctx]
+        if p[0] in table:
+            return self.field(n, p, ctx)
+        if p[0] in other or p[0] == "target":  # `target.x` in a `when`: also the wrong place
+            self.error(wrong.format(dotted if p[0] == "target" else p[0], clause, dotted), n.span)
             return None
-        if ctx == "target":
-            if p[0] in TARGET_ATTRIBUTES:
-                return self.field(n, p, TARGET_ATTRIBUTES, "target", "target attribute")
-            if p[0] in WORKLOAD_FIELDS:
-                self.error(
-                    f"`{p[0]}` is a workload field; in `{clause}` write `workload.{dotted}`",
-                    n.span,
-                )
-            else:
-                self.error(
-                    f"unknown target attribute `{dotted}`",
-                    n.span,
-                    hint=did_you_mean(p[0], [*TARGET_ATTRIBUTES, *consts]),
-                )
-            return None
-        if len(p) == 1 and (p[0] in OUTCOME_NAMES or p[0] in OPTIONS):
-            n.scope, n.field = "outcome", p[0]
-            spec = OPTIONS.get(p[0])
-            return OUTCOME_NAMES.get(p[0]) or (_OPTION_TYPES[spec.type] if spec else None)
-        self.error(
-            f"unknown routing outcome `{dotted}`",
-            n.span,
-            hint=did_you_mean(p[0], [*OUTCOME_NAMES, *OPTIONS, *consts])
-            or "`expect` names the outcome: backend, cluster, target, rule, denied, placed, "
-            "routed, or an option such as exclusive or qos",
+        self.error(f"unknown {what} `{dotted}`", n.span, did_you_mean(p[0], [*table, *self.consts]))
+        return None
+
+    def outcome(self, n: ast.Name) -> str | None:
+        name = n.parts[0]
+        if len(n.parts) == 1 and (name in OUTCOME_NAMES or name in OPTIONS):
+            n.scope, n.field = "outcome", name
+            spec = OPTIONS.get(name)
+            return OUTCOME_NAMES.get(name) or (_OPTION_TYPES[spec.type] if spec else None)
+        hint = did_you_mean(name, [*OUTCOME_NAMES, *OPTIONS, *self.consts]) or (
+            f"`expect` names an outcome ({', '.join(OUTCOME_NAMES)}) or an option (exclusive, ...)"
         )
+        self.error(f"unknown routing outcome `{'.'.join(n.parts)}`", n.span, hint)
         return None
 
     def not_constant(self, n: ast.Name, clause: str) -> None:
         dotted = ".".join(n.parts)
         later = self.lets.get(dotted)
+        hint = did_you_mean(dotted, self.consts)
         if clause == "let" and later is not None:
-            self.error(
-                f"constant `{dotted}` is defined later, at {_name_span(later).location()}",
-                n.span,
-                hint="a constant can use only the constants defined before it",
-            )
+            message = f"constant `{dotted}` is defined later, at {_name_span(later).location()}"
+            hint = "a constant can use only the constants defined before it"
         elif clause == "let":
-            self.error(
-                f"unknown constant `{dotted}`", n.span, hint=did_you_mean(dotted, self.consts)
-            )
+            message = f"unknown constant `{dotted}`"
         else:
-            self.error(
-                f"`{dotted}` is not a constant; {clause} values are fixed when the policy is "
-                "written",
-                n.span,
-                hint=did_you_mean(dotted, self.consts),
-            )
+            message = f"`{dotted}` is not a constant; {clause} values are fixed in the policy"
+        self.error(message, n.span, hint=hint)
 
-    def field(
-        self, n: ast.Name, rest: tuple[str, ...], table: dict[str, str], scope: str, what: str
-    ) -> str | None:
+    def field(self, n: ast.Name, rest: tuple[str, ...], scope: str) -> str | None:
+        """Resolve a workload field or target attribute (`rest` is without the prefix)."""
+        table, what = _SCOPES[scope][:2]
         if not rest:
             self.error(f"`{n.parts[0]}` needs a field, as in `workload.gpus`", n.span)
             return None
-        name = rest[0]
-        if name not in table:
+        name, kind = rest[0], table.get(rest[0])
+        if kind is None:
             self.error(f"unknown {what} `{name}`", n.span, hint=did_you_mean(name, table))
             return None
-        kind = table[name]
         if kind == "labels" and len(rest) > 2:
-            self.error(
-                "a label is written `labels.KEY`",
-                n.span,
-                hint=f'quote a key with dots: labels."{".".join(rest[1:])}"',
-            )
+            hint = f'quote a key with dots: labels."{".".join(rest[1:])}"'
+            self.error("a label is written `labels.KEY`", n.span, hint=hint)
             return None
-        if kind == "labels":
-            n.scope, n.field = scope, name
-            n.key = rest[1] if len(rest) == 2 else None
-            return "string" if n.key is not None else "labels"
-        if len(rest) > 1:
+        if kind != "labels" and len(rest) > 1:
             self.error(f"{what} `{name}` has no part `{rest[1]}`", n.span)
             return None
         n.scope, n.field = scope, name
+        if kind == "labels":
+            n.key = rest[1] if len(rest) == 2 else None
+            return "string" if n.key is not None else "labels"
         return kind
 
     # -- expressions -----------------------------------------------------------------------
@@ -318,36 +274,29 @@ class _Checker:
         if not _comparable(left, right):
             if "number" in (left, right) and {left, right} & {"memory", "duration"}:
                 hint = "write the number with its unit, such as 64GiB or 48h"
-            elif left != "list" and right == "list":
-                hint = f"to test membership, write `{_text(e.left)} in {_text(e.right)}`"
-            self.error(
-                f"cannot compare `{_text(e.left)}` ({_word(left)}) with "
-                f"`{_text(e.right)}` ({_word(right)})",
-                e.span,
-                hint=hint,
-            )
+            elif "list" in (left, right):
+                item, items = (e.right, e.left) if left == "list" else (e.left, e.right)
+                hint = f"to test membership, write `{_text(item)} in {_text(items)}`"
+            sides = f"`{_text(e.left)}` ({_word(left)}) with `{_text(e.right)}` ({_word(right)})"
+            self.error(f"cannot compare {sides}", e.span, hint)
         elif e.op not in ("==", "!=") and ({left, right} & {"bool", "list", "labels"}):
             kind = next(t for t in (left, right) if t in ("bool", "list", "labels"))
             self.error(f"`{e.op}` cannot order {_WORDS[kind]}", e.span)
 
     def membership(self, e: ast.Binary, left: str | None, right: str | None) -> None:
         if right is not None and right not in ("list", "labels", "string"):
-            self.error(
-                f"`{e.op}` needs a list, labels or a string on its right, not {_WORDS[right]}",
-                e.right.span,
-            )
+            needs = f"`{e.op}` needs a list, labels or a string on its right"
+            self.error(f"{needs}, not {_WORDS[right]}", e.right.span)
             return
         if left is None:
             return
         if isinstance(e.right, ast.ListExpr):
             for item in e.right.items:
-                item_type = self.expr_type(item)
+                folded = self.fold(item)
+                item_type = folded[1] if folded else None
                 if not _comparable(left, item_type):
-                    self.error(
-                        f"`{_text(item)}` is {_word(item_type)}, but "
-                        f"`{_text(e.left)}` is {_WORDS[left]}",
-                        item.span,
-                    )
+                    but = f"but `{_text(e.left)}` is {_WORDS[left]}"
+                    self.error(f"`{_text(item)}` is {_word(item_type)}, {but}", item.span)
             return
         holds = "string" if right in ("labels", "string") else None
         if isinstance(e.right, ast.Name) and e.right.field in _LIST_ITEMS:
@@ -355,13 +304,11 @@ class _Checker:
         if holds and not _comparable(left, holds):
             self.error(f"`{_text(e.right)}` holds strings, not {_WORDS[left]}", e.left.span)
 
-    def expr_type(self, e: ast.Expr) -> str | None:
-        """The type of an already resolved expression (without reporting again)."""
-        if isinstance(e, ast.Literal):
-            return _type_of(e.value, e.unit)
-        if isinstance(e, ast.Name) and e.scope == "const" and e.field:
-            return self.consts[e.field][1]
-        return None
+    def constant(self, e: ast.Expr, clause: str) -> Const | None:
+        """The folded value of `e`, which must be constant; None after reporting why not."""
+        before = len(self.errors)
+        self.expr(e, "const", clause)
+        return self.fold(e) if len(self.errors) == before else None
 
     def fold(self, e: ast.Expr) -> Const | None:
         """The value of a constant expression whose names are resolved and types checked."""
@@ -378,14 +325,13 @@ class _Checker:
                 return None
             return (not inner[0], "bool") if e.op == "not" else (-inner[0], inner[1])
         left, right = self.fold(e.left), self.fold(e.right)
-        if left is None or right is None or left[0] is None or right[0] is None:
+        if not left or not right or left[0] is None or right[0] is None:
             return None
-        a, b = left[0], right[0]
         try:
-            return _apply(e.op, a, b, left[1], right[1])
+            return _apply(e.op, left[0], right[0], left[1], right[1])
         except ZeroDivisionError:
             self.error("division by zero", e.span)
-        except TypeError:
+        except TypeError:  # values of mixed types: the type check has said so
             pass
         return None
 
@@ -395,36 +341,25 @@ class _Checker:
         for pref in route.prefer:
             kind = self.expr(pref.expr, "target", "prefer")
             if pref.direction and kind is not None and kind not in _NUMERIC:
-                self.error(
-                    f"`prefer {pref.direction}` ranks by a number, not {_WORDS[kind]}",
-                    pref.expr.span,
-                )
+                message = f"`prefer {pref.direction}` ranks by a number, not {_WORDS[kind]}"
+                self.error(message, pref.expr.span)
         seen: dict[str, ast.Option] = {}
         for opt in route.options:
             if opt.name in seen:
-                self.error(
-                    f"option `{opt.name}` is given twice in this route",
-                    opt.span,
-                    hint=f"the first is at {seen[opt.name].span.location()}",
-                )
+                first = f"the first is at {seen[opt.name].span.location()}"
+                self.error(f"option `{opt.name}` is given twice in this route", opt.span, first)
             seen[opt.name] = opt
             self.option(opt, route.backend)
 
     def option(self, opt: ast.Option, backend: str) -> None:
         spec = OPTIONS.get(opt.name)
         if spec is None:
-            self.error(
-                f"unknown option `{opt.name}`",
-                opt.span,
-                hint=did_you_mean(opt.name, OPTIONS) or "options: " + ", ".join(sorted(OPTIONS)),
-            )
+            hint = did_you_mean(opt.name, OPTIONS) or "options: " + ", ".join(sorted(OPTIONS))
+            self.error(f"unknown option `{opt.name}`", opt.span, hint)
             return
         if backend != "any" and backend not in spec.backends:
-            self.error(
-                f"`{opt.name}` is a {' and '.join(spec.backends)} option; this route goes to "
-                f"{backend}",
-                opt.span,
-            )
+            owner = " and ".join(spec.backends)
+            self.error(f"`{opt.name}` is a {owner} option; this route goes to {backend}", opt.span)
         if spec.type == "call":
             self.call(opt, spec)
             return
@@ -440,11 +375,8 @@ class _Checker:
         if value is None:
             return
         if spec.choices and value.value not in spec.choices:
-            self.error(
-                f"`{opt.name}` expects one of {', '.join(spec.choices)}; got {_text(opt.value)}",
-                opt.value.span,
-                hint=did_you_mean(str(value.value), spec.choices),
-            )
+            message = f"`{opt.name}` expects {_example(spec)}; got {_text(opt.value)}"
+            self.error(message, opt.value.span, did_you_mean(str(value.value), spec.choices))
         opt.value = value
 
     def call(self, opt: ast.Option, spec: OptionSpec) -> None:
@@ -459,41 +391,27 @@ class _Checker:
         for arg, expr in list(opt.args.items()):
             span = opt.arg_spans.get(arg, expr.span)
             if arg not in spec.args:
-                self.error(
-                    f"`{opt.name}` has no argument `{arg}`",
-                    span,
-                    hint=did_you_mean(arg, spec.args) or _usage(spec),
-                )
+                hint = did_you_mean(arg, spec.args) or _usage(spec)
+                self.error(f"`{opt.name}` has no argument `{arg}`", span, hint)
                 continue
-            kind = spec.args[arg]
-            what = "a percentage such as 70%" if kind == "percent" else "a whole number"
+            kind, low = spec.args[arg], 1 if opt.name == "hpa" else 0  # HPA replicas are >= 1
+            what = "a percentage above 0%" if kind == "percent" else f"a whole number >= {low}"
             lit = self.const_value(expr, kind, f"`{arg}` of `{opt.name}` expects {what}")
             if lit is None:
                 continue
             value: Any = lit.value  # a number: const_value checked its type
-            if (kind == "number" and (value != int(value) or value < 0)) or (
-                kind == "percent" and value <= 0
-            ):
-                self.error(f"`{arg}` of `{opt.name}` expects {what} above 0", expr.span)
+            if value <= 0 if kind == "percent" else value != int(value) or value < low:
+                self.error(f"`{arg}` of `{opt.name}` expects {what}", expr.span)
                 continue
-            opt.args[arg] = lit
-            values[arg] = value
-        if opt.name == "hpa":
-            for arg in ("min", "max"):
-                if arg in values and values[arg] < 1:
-                    self.error(f"`{arg}` of `hpa` must be at least 1", opt.arg_spans[arg])
-            if values.get("min", 0) > values.get("max", float("inf")):
-                self.error("`min` of `hpa` is above its `max`", opt.span)
+            opt.args[arg], values[arg] = lit, value
+        if opt.name == "hpa" and values.get("min", 0) > values.get("max", float("inf")):
+            self.error("`min` of `hpa` is above its `max`", opt.span)
         if opt.name == "pdb" and len(set(opt.args) & set(spec.args)) != 1:
             self.error("`pdb` takes exactly one of min_available or max_unavailable", opt.span)
 
     def const_value(self, e: ast.Expr, want: str, expects: str) -> ast.Literal | None:
         """`e` folded into a Literal of type `want`, or None after reporting why not."""
-        before = len(self.errors)
-        self.expr(e, "const", "option")
-        if len(self.errors) != before:
-            return None
-        folded = self.fold(e)
+        folded = self.constant(e, "option")
         if folded is None:
             return None
         value, kind = folded
@@ -505,16 +423,11 @@ class _Checker:
     def limit(self, limit: ast.Limit) -> None:
         span = limit.resource_span or limit.span
         if limit.resource not in QUOTA_RESOURCES:
-            self.error(
-                f"unknown quota resource `{limit.resource}`",
-                span,
-                hint=did_you_mean(limit.resource, QUOTA_RESOURCES)
-                or "resources: " + ", ".join(QUOTA_RESOURCES),
-            )
+            hint = did_you_mean(limit.resource, QUOTA_RESOURCES)
+            hint = hint or "resources: " + ", ".join(QUOTA_RESOURCES)
+            self.error(f"unknown quota resource `{limit.resource}`", span, hint)
             return
-        before = len(self.errors)
-        self.expr(limit.amount, "const", "limit")
-        folded = self.fold(limit.amount) if len(self.errors) == before else None
+        folded = self.constant(limit.amount, "limit")
         if folded is None:
             return
         value, kind = folded
@@ -540,40 +453,29 @@ def _apply(op: str, a: Any, b: Any, ta: str | None, tb: str | None) -> Const | N
     if op in ("in", "not in"):
         return (a in b) == (op == "in"), "bool"
     if op in _COMPARE:
-        results = {"==": a == b, "!=": a != b}
-        if op in results:
-            return results[op], "bool"
-        return {"<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b}[op], "bool"
+        return _COMPARE[op](a, b), "bool"
     kind, problem = _arith(op, ta, tb)
     if problem:
         return None
-    if op == "+":
-        return a + b, kind
-    if op == "-":
-        return a - b, kind
-    if op == "*":
-        return a * b, kind
+    if op in _ARITH:
+        return _ARITH[op](a, b), kind
     if isinstance(a, int) and isinstance(b, int) and b and a % b == 0:
-        return a // b, kind
+        return a // b, kind  # whole numbers stay whole
     return a / b, kind
 
 
 def _usage(spec: OptionSpec) -> str:
     if spec.type == "call":
         return f"{spec.name}({', '.join(f'{a} = ...' for a in spec.args)})"
-    if spec.type == "flag":
-        return spec.name
-    return f"{spec.name} = {_example(spec).split(' such as ')[-1]}"
+    value = {"flag": "true", "duration": "48h"}.get(spec.type, f'"{(*spec.choices, "...")[0]}"')
+    return f"{spec.name} = {value}"
 
 
 def _example(spec: OptionSpec) -> str:
     if spec.choices:
         return "one of " + ", ".join(spec.choices)
-    if spec.type == "duration":
-        return "a duration such as 48h"
-    if spec.type == "flag":
-        return "true or false"
-    return 'a string such as "high"' if spec.name == "qos" else f'a string such as "{spec.name}"'
+    words = {"duration": "a duration such as 48h", "flag": "true or false"}
+    return words.get(spec.type, "a string in quotes")
 
 
 def _name_span(st: Any) -> Span:

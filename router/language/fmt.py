@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from router.language import ast
+from router.language.parser import policy_span
 
 _PREC = {"or": 1, "and": 2, "+": 5, "-": 5, "*": 6, "/": 6}
 _PREC.update({op: 4 for op in ("==", "!=", "<", "<=", ">", ">=", "in", "not in")})
@@ -58,7 +59,8 @@ def format_expr(e: ast.Expr) -> str:
     if isinstance(e, ast.Unary):
         if e.op == "not":
             return "not " + _wrap(e.operand, _prec(e.operand) < _NOT)
-        return "-" + _wrap(e.operand, _prec(e.operand) < _MINUS)
+        operand = _wrap(e.operand, _prec(e.operand) < _MINUS)
+        return f"-({operand})" if operand.startswith("-") else "-" + operand  # not `--a`
     p = _PREC[e.op]
     # Left-associative; comparisons do not chain, so a comparison operand needs parentheses.
     left = _wrap(e.left, _prec(e.left) < p or (p == 4 and _prec(e.left) == 4))
@@ -83,9 +85,17 @@ def _route_lines(route: ast.Route) -> list[tuple[int, str]]:
     if route.where is not None:
         lines.append((route.where.span.line, "where " + format_expr(route.where)))
     if route.prefer:
-        prefs = [f"{p.direction or ''} {format_expr(p.expr)}".strip() for p in route.prefer]
-        lines.append((route.prefer[0].span.line, "prefer " + ", ".join(prefs)))
+        prefs = ", ".join(_preference(p) for p in route.prefer)
+        lines.append((route.prefer[0].span.line, "prefer " + prefs))
     return lines
+
+
+def _preference(p: ast.Prefer) -> str:
+    text = format_expr(p.expr)
+    if p.direction:
+        return f"{p.direction} {text}"
+    # A condition that starts with a name `lower` or `higher` would read as a direction.
+    return f"({text})" if re.match(r"(lower|higher)\b", text) else text
 
 
 def _clauses(st: ast.Statement) -> list[tuple[int, str]]:
@@ -130,15 +140,13 @@ class _Block:
     trailing: list[tuple[int, str]] = field(default_factory=list)
 
 
-def _blocks(pf: ast.PolicyFile, lines: list[str]) -> list[_Block]:
+def _blocks(pf: ast.PolicyFile) -> list[_Block]:
     blocks = [
         _Block(st.span.line, st.span.end_line, _clauses(st), isinstance(st, ast.Let))
         for st in pf.statements
     ]
     if pf.name is not None:
-        # The parser keeps the policy name, not where it was written: find its line.
-        pattern = re.compile(rf"\s*policy\s+{re.escape(pf.name)}\b")
-        line = next((i + 1 for i, t in enumerate(lines) if pattern.match(t)), 0)
+        line = policy_span(pf).line
         blocks.append(_Block(line, line, [(line, f"policy {pf.name}")], True))
     blocks.sort(key=lambda b: (b.start, b.end))
     return blocks
@@ -175,7 +183,7 @@ def _emit_block(b: _Block, out: list[str]) -> None:
 def format_policy_file(pf: ast.PolicyFile, text: str) -> str:
     """The canonical text of a parsed file; `text` is its source (for the comments)."""
     lines = text.splitlines()
-    blocks = _blocks(pf, lines)
+    blocks = _blocks(pf)
     tail: list[tuple[int, str]] = []
     for line, comment in pf.comments:
         full_line = lines[line - 1].lstrip().startswith("#")

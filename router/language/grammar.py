@@ -250,7 +250,7 @@ def describe(accepted: set[str], stack: list[Any]) -> str:
         if t in acc and t not in covered and word not in words:
             words.append(word)
     if "NAME" in acc and not expr:
-        words.append("an option" if _after_backend(stack) else "a name")
+        words.append("an option" if _after_backend(stack) else _name_word(stack))
     rest = acc - _BACKENDS - set(_ORDER) - _STATEMENTS - {"NAME", "$END"}
     rest -= (_EXPR_START | {"MINUS", "NOT"}) if expr else set()
     rest -= (_BINARY | {"MINUS", "NOT", "DOT"}) if ops else set()
@@ -303,6 +303,8 @@ def token_error(e: UnexpectedToken, source: Source) -> PolicySyntaxError:
     hint = None
     if tok.type == "EQ" and "EQEQ" in accepted:
         hint = "use `==` to compare"
+    elif tok.type == "COMMA" and _after_backend(stack):
+        hint = 'several options go after `with`: route slurm with exclusive, qos = "high"'
     elif _WORD.fullmatch(value) and value not in KEYWORDS.values():
         hint = did_you_mean(value, [KEYWORDS[t] for t in accepted if t in KEYWORDS])
     return PolicySyntaxError(f"expected {what}, found `{shown}`", span, hint=hint)

@@ -68,11 +68,11 @@ def load_inputs(project: Project) -> Inputs:
     policy = load_policy(project.policy)
     inventory = load_inventory(project.inventory)
     workloads = load_workloads(project.workloads)
-    files = (
-        _files(project.policy, (".route",))
-        + [project.inventory]
-        + _files(project.workloads, (".yaml", ".yml"))
-    )
+    files = [
+        *_files(project.policy, (".route",)),
+        project.inventory,
+        *_files(project.workloads, (".yaml", ".yml")),
+    ]
     return Inputs(policy, inventory, workloads, files)
 
 
@@ -134,53 +134,23 @@ def build_plan(
 def unplaced_reasons(
     d: Decision, problem: Problem, result: SolveResult, project: Project
 ) -> list[str]:
-    """Why a routed workload has no target, in words: shape and `where` exclusions when it
-    had no candidate; otherwise, per candidate, the capacity or quota rows it would break."""
-    if not d.candidates:
-        if not d.excluded:
-            return ["no target of the rule's backend exists in the inventory"]
-        assert isinstance(d.rule, ast.Rule)
-        out = []
-        for e in sorted(d.excluded, key=lambda e: (e.rank, e.target)):
-            if e.kind == "where":
-                where = d.rule.routes[e.rank].where
-                at = f" ({project.relative(where.span.path)}:{where.span.line})" if where else ""
-                out.append(f"{e.target}: excluded by the route's `where`{at}")
-            else:
-                out.append(f"{e.target}: {e.reason}")
-        return out
-    chosen = {id(c) for c in result.assignment.values()}
-    used: dict[int, int] = {}
-    var_of: dict[int, int] = {}
-    for v, (_, c) in enumerate(problem.variables):
-        var_of[id(c)] = v
-    for r, row in enumerate(problem.rows):
-        used[r] = sum(coef for coef, v in row.terms if id(problem.variables[v][1]) in chosen)
-    reasons: list[str] = []
-    for c in sorted(d.candidates, key=lambda c: (c.rank, c.target.id)):
-        v = var_of[id(c)]
-        blocked = False
-        for r, row in enumerate(problem.rows):
-            need = next((coef for coef, var in row.terms if var == v), 0)
-            if need and used[r] + need > row.rhs:
-                blocked = True
-                reasons.append(_row_reason(c.target.id, row, used[r], need, project))
-        if not blocked:
-            reasons.append(f"{c.target.id}: fits alone, but the solver stopped at its limit "
-                           f"({result.status}) before placing it")
-    return reasons
+    """Why a routed workload has no target: the minimal set of reasons `router explain`
+    prints (router/explain/reasons.py), so plan.json and explain always agree. With no
+    candidate, the shape and `where` exclusions, identical reasons grouped; otherwise the
+    minimal quotas and target capacities that keep it out next to the placed work."""
+    from router.explain.reasons import summarise
+
+    state = _plan_state(problem, result) if d.candidates else None
+    return summarise(d, state, project.relative, result.status).reasons
 
 
-def _row_reason(target: str, row: Any, used: int, need: int, project: Project) -> str:
-    from router.quantity import format_memory
+# The plan's row usage, computed once per plan and shared by every unplaced workload.
+_STATE: list[Any] = []
 
-    def q(n: int) -> str:
-        return format_memory(n) if row.resource == "memory" else str(n)
 
-    if row.kind == "quota":
-        path, _, line = row.source.partition(":")
-        source = f"{project.relative(path)}:{line.split(':')[0]}"
-        return (f"{target}: quota {row.subject} ({source}) on {row.resource}: "
-                f"{q(used)} of {q(row.rhs)} used, needs {q(need)}")
-    return (f"{target}: {row.resource} full: {q(used)} of {q(row.rhs)} used, "
-            f"needs {q(need)}")
+def _plan_state(problem: Problem, result: SolveResult) -> Any:
+    from router.explain.blocking import PlanState
+
+    if not (_STATE and _STATE[0] is problem and _STATE[1] is result):
+        _STATE[:] = [problem, result, PlanState(problem, result.assignment)]
+    return _STATE[2]

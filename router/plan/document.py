@@ -122,5 +122,11 @@ def target_usage(plan: Plan) -> list[dict[str, Any]]:
     return out
 
 
+def with_diff(doc: dict[str, Any], diff: dict[str, Any] | None) -> dict[str, Any]:
+    """The document with a `diff` section (see router.plan.diff) when a previous plan was
+    given; without one the document, and so plan.json, is exactly as before."""
+    return doc if diff is None else {**doc, "diff": diff}
+
+
 def dumps(doc: dict[str, Any]) -> str:
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -10,7 +10,13 @@ from __future__ import annotations
 from collections import defaultdict
 
 from router.evaluate.evaluate import Evaluator
-from router.evaluate.quota import capacity, compile_quotas, usage
+from router.evaluate.quota import (
+    capacity,
+    capacity_resources,
+    capacity_usage,
+    compile_quotas,
+    usage,
+)
 from router.evaluate.views import workload_view
 from router.language import ast
 from router.models import Inventory, Workload
@@ -46,12 +52,12 @@ def verify_plan(
             continue
         if cand.resources != p.resources or cand.rank != p.rank:
             problems.append(f"{p.workload.name}: resources or rank differ from the candidate")
-        for resource in ("gpus", "cpus", "memory"):
-            used[p.target.id, resource] += usage(resource, p.resources, p.target)
+        for resource in capacity_resources(p.target):
+            used[p.target.id, resource] += capacity_usage(resource, p.resources, p.target)
         # Shared placements take no node to themselves; whole-node ones take theirs.
         used[p.target.id, "nodes"] += p.resources.whole_nodes
     for ref in inventory.targets():
-        for resource in ("gpus", "cpus", "memory", "nodes"):
+        for resource in [*capacity_resources(ref), "nodes"]:
             cap = capacity(ref, resource)
             if used[ref.id, resource] > cap:
                 problems.append(

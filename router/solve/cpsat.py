@@ -1,4 +1,4 @@
-"""The assignment problem as one CP-SAT model, solved lexicographically and deterministically.
+"""The assignment problem as CP-SAT models, solved lexicographically and deterministically.
 
 Notation
 --------
@@ -25,14 +25,26 @@ Objective (lexicographic, each level solved to the end before the next is fixed)
   1. maximise  Σ prio_w · work_w · x_wt     work_w = 100·GPUs + CPUs (+1 so every placement counts)
   2. minimise  Σ prio_w · r_wt x_wt         primary routes over fallbacks, first for the
                                             higher priorities
-  3. minimise  Σ p_wt x_wt                  `prefer` terms
-  4. maximise  Σ_{t = prev(w)} x_wt         stay where the previous plan put it
+  3. maximise  Σ_{t = prev(w)} x_wt         stay where the previous plan put it, unless moving
+                                            buys placed work or rank (GitOps stability)
+  4. minimise  Σ p_wt x_wt                  `prefer` terms (cost and the like)
   5. minimise  Σ s_wt x_wt                  stable tie-break: s_wt = place of t in w's
                                             candidates sorted by target id
 
+How it is solved (see aggregate.py, decompose.py, greedy.py)
+----------------
+Identical workloads form a class k of n_k members with one integer count y_kt = Σ_{w∈k} x_wt
+per candidate target: the same rows and levels with the class's coefficients, exact for
+integer solutions. The model splits into independent components (connected parts of the
+class–target graph joined by quota rows), solved one after the other. Each component's first
+level starts from the greedy first-fit-decreasing plan as a complete hint, and each later
+level from the previous level's solution; a level never ends worse than its hint, so the plan
+is never below the greedy baseline.
+
 Determinism: interleaved search (its result does not depend on the number of workers), a
-fixed seed, and deterministic time limits, never wall-clock ones. A level that stops at its
-limit keeps the value it reached (≥ for maximisation) and the status says FEASIBLE.
+fixed seed, and deterministic time limits (SolveOptions.deterministic_limit per level, shared
+among the components by size), never wall-clock ones. A level that stops at its limit keeps
+the value it reached (≥ its hint) and the status says FEASIBLE.
 """
 
 from __future__ import annotations
@@ -41,6 +53,9 @@ import time
 from dataclasses import dataclass, field
 
 from router.evaluate.evaluate import Candidate
+from router.solve.aggregate import Aggregate
+from router.solve.decompose import Component, components
+from router.solve.greedy import first_fit_decreasing
 from router.solve.problem import Problem
 
 SEED = 0
@@ -73,6 +88,9 @@ class SolveResult:
     seed: int
     wall_seconds: float
     deterministic_time: float
+    counts: list[int] = field(default_factory=list)  # per aggregate variable
+    components: int = 0
+    hint_objective: int = 0  # level 1 of the greedy hint
 
     @property
     def gap(self) -> float:
@@ -83,70 +101,51 @@ class SolveResult:
 
 def solve(problem: Problem, options: SolveOptions | None = None) -> SolveResult:
     """Solve `problem` level by level; see the module docstring."""
-    from ortools.sat.python import cp_model  # imported here: it alone costs ~0.75 s
+    agg = problem.aggregate
+    if agg is None:
+        raise ValueError("the problem has no aggregated form; build it with build_problem")
+    return solve_aggregate(agg, options)
 
+
+def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
+                    hint: list[int] | None = None) -> SolveResult:
     opts = options or SolveOptions()
     started = time.perf_counter()
-    model = cp_model.CpModel()
-    x = [model.new_bool_var(f"x{v}") for v in range(len(problem.variables))]
-    for vs in problem.choices:
-        model.add_at_most_one(x[v] for v in vs)
-    for row in problem.rows:
-        model.add(
-            cp_model.LinearExpr.weighted_sum([x[v] for _, v in row.terms],
-                                             [c for c, _ in row.terms])
-            <= row.rhs
-        )
+    counts = list(hint) if hint is not None else first_fit_decreasing(agg)
+    hint_objective = sum(c * counts[v] for c, v in agg.levels[0].terms) if agg.levels else 0
+    comps = components(agg)
+    comp_of = [0] * len(agg.variables)
+    for k, comp in enumerate(comps):
+        for v in comp.variables:
+            comp_of[v] = k
+    # Level terms per component, so each component's model reads only its own.
+    level_terms = [[[] for _ in comps] for _ in agg.levels]  # type: list[list[list[tuple[int, int]]]]
+    for li, level in enumerate(agg.levels):
+        for c, v in level.terms:
+            level_terms[li][comp_of[v]].append((c, v))
 
-    solver = cp_model.CpSolver()
-    p = solver.parameters
-    p.random_seed = SEED
-    p.num_workers = max(1, opts.workers)
-    # Interleaved search makes the result independent of the number of workers.
-    p.interleave_search = True
-    p.max_deterministic_time = opts.deterministic_limit
-
-    reports: list[LevelReport] = []
-    values: list[int] = []
+    names = [lv.name for lv in agg.levels]
+    value = [0] * len(names)
+    bound = [0] * len(names)
+    optimal = [True] * len(names)
     det_time = 0.0
-    overall = "OPTIMAL" if problem.variables else "EMPTY"
-    for level in problem.levels:
-        if not level.terms or overall not in ("OPTIMAL", "FEASIBLE"):
-            reports.append(LevelReport(level.name, "OPTIMAL", 0, 0))
-            continue
-        expr = cp_model.LinearExpr.weighted_sum([x[v] for _, v in level.terms],
-                                                [c for c, _ in level.terms])
-        if level.sense > 0:
-            model.maximize(expr)
-        else:
-            model.minimize(expr)
-        if values:
-            model.clear_hints()
-            for var, val in zip(x, values, strict=True):
-                model.add_hint(var, val)
-        status = solver.solve(model)
-        det_time += solver.deterministic_time
-        name = solver.status_name(status)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            reports.append(LevelReport(level.name, name, 0, 0))
-            # Without any solution there is nothing to report but the status; after one,
-            # the plan keeps the last solution and is only FEASIBLE.
-            overall = name if not values else "FEASIBLE"
-            continue
-        value, bound = round(solver.objective_value), round(solver.best_objective_bound)
-        reports.append(LevelReport(level.name, name, value, bound))
-        if name != "OPTIMAL":
-            overall = "FEASIBLE"
-        values = [int(solver.value(var)) for var in x]
-        # Fix this level at what it reached before optimising the next one.
-        model.clear_objective()
-        model.add(expr >= value if level.sense > 0 else expr <= value)
+    total = max(1, len(agg.variables))
+    for k, comp in enumerate(comps):
+        limit = opts.deterministic_limit * len(comp.variables) / total
+        limit = max(limit, min(opts.deterministic_limit, 0.5))
+        terms = [level_terms[li][k] for li in range(len(names))]
+        det_time += _solve_component(agg, comp, terms, counts, opts, limit, value, bound,
+                                     optimal)
 
-    assignment: dict[str, Candidate] = {}
-    for v, val in enumerate(values):
-        if val:
-            i, c = problem.variables[v]
-            assignment[problem.decisions[i].workload.name] = c
+    reports = [LevelReport(n, "OPTIMAL" if optimal[li] else "FEASIBLE", value[li], bound[li])
+               for li, n in enumerate(names)]
+    if not agg.variables:
+        overall = "EMPTY"
+    else:
+        overall = "OPTIMAL" if all(optimal) else "FEASIBLE"
+    assignment: dict[str, Candidate] = {
+        agg.routed[i].workload.name: c for i, c in agg.split(counts).items()
+    }
     first = reports[0] if reports else LevelReport("placed_work", overall, 0, 0)
     return SolveResult(
         assignment=assignment,
@@ -154,8 +153,81 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> SolveResult:
         objective=first.value,
         bound=max(first.bound, first.value),
         levels=reports,
-        workers=p.num_workers,
+        workers=max(1, opts.workers),
         seed=SEED,
         wall_seconds=time.perf_counter() - started,
         deterministic_time=det_time,
+        counts=counts,
+        components=len(comps),
+        hint_objective=hint_objective,
     )
+
+
+def _solve_component(
+    agg: Aggregate,
+    comp: Component,
+    terms: list[list[tuple[int, int]]],
+    counts: list[int],
+    opts: SolveOptions,
+    limit: float,
+    value: list[int],
+    bound: list[int],
+    optimal: list[bool],
+) -> float:
+    """Solve one component's levels in order, updating `counts` (which start as a feasible
+    hint) and the per-level sums; returns the deterministic time used."""
+    from ortools.sat.python import cp_model  # imported here: it alone costs ~0.75 s
+
+    model = cp_model.CpModel()
+    y = {v: model.new_int_var(0, agg.bound(v), "") for v in comp.variables}
+    for g in comp.groups:
+        vs = agg.choices[g]
+        if len(vs) > 1:
+            model.add(sum(y[v] for v in vs) <= len(agg.groups[g].members))
+    for r in comp.rows:
+        row = agg.rows[r]
+        model.add(cp_model.LinearExpr.weighted_sum([y[v] for _, v in row.terms],
+                                                   [c for c, _ in row.terms]) <= row.rhs)
+    solver = cp_model.CpSolver()
+    p = solver.parameters
+    p.random_seed = SEED
+    p.num_workers = max(1, opts.workers)
+    # Interleaved search makes the result independent of the number of workers.
+    p.interleave_search = True
+    p.max_deterministic_time = limit
+    det = 0.0
+    for li, level in enumerate(agg.levels):
+        ts = terms[li]
+        if not ts:
+            continue
+        expr = cp_model.LinearExpr.weighted_sum([y[v] for _, v in ts], [c for c, _ in ts])
+        current = sum(c * counts[v] for c, v in ts)
+        if level.sense > 0:
+            model.maximize(expr)
+        else:
+            model.minimize(expr)
+        model.clear_hints()
+        for v in comp.variables:
+            model.add_hint(y[v], counts[v])
+        status = solver.solve(model)
+        det += solver.deterministic_time
+        reached = current
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            found = round(solver.objective_value)
+            # Never worse than the hint (the greedy plan, or the previous level's solution).
+            if found * level.sense > current * level.sense:
+                reached = found
+                for v in comp.variables:
+                    counts[v] = int(solver.value(y[v]))
+            best = round(solver.best_objective_bound)
+        else:
+            # No bound from the solver: the trivial one (every count at its largest).
+            best = sum(c * agg.bound(v) for c, v in ts if c * level.sense > 0)
+        if status != cp_model.OPTIMAL or reached != found:
+            optimal[li] = False
+        value[li] += reached
+        bound[li] += max(best, reached) if level.sense > 0 else min(best, reached)
+        # Fix this level at what it reached before optimising the next one.
+        model.clear_objective()
+        model.add(expr >= reached if level.sense > 0 else expr <= reached)
+    return det

@@ -2,30 +2,57 @@
 
 Reported beside CP-SAT's own bound so a reader can see how far the plan could be from the
 best possible, measured against a bound that does not come from the solver being judged.
+It relaxes the aggregated model (aggregate.py) — counts 0 ≤ y_kj with Σ_j y_kj ≤ n_k and the
+same rows — which has the same integer solutions as the per-workload model, so its LP
+optimum bounds every plan. Independent parts are solved apart and their optima added.
 """
 
 from __future__ import annotations
 
+from router.solve.aggregate import Aggregate
+from router.solve.decompose import Component, components
 from router.solve.problem import Problem
 
 
-def lp_bound(problem: Problem) -> float | None:
-    """max Σ weight·x over the relaxation 0 ≤ x ≤ 1 of the same rows; None if GLOP fails."""
-    if not problem.variables:
+def lp_bound(problem: Problem | Aggregate) -> float | None:
+    """max Σ weight·y over the relaxation of the same rows; None if GLOP fails."""
+    agg = problem.aggregate if isinstance(problem, Problem) else problem
+    if agg is None:
+        raise ValueError("the problem has no aggregated form")
+    if not agg.variables:
         return 0.0
+    total = 0.0
+    for comp in components(agg):
+        value = _component_bound(agg, comp)
+        if value is None:
+            return None
+        total += value
+    return total
+
+
+def _component_bound(agg: Aggregate, comp: Component) -> float | None:
     from ortools.linear_solver import pywraplp
 
     solver = pywraplp.Solver.CreateSolver("GLOP")
     if solver is None:
         return None
-    x = [solver.NumVar(0.0, 1.0, "") for _ in problem.variables]
-    for vs in problem.choices:
+    y = {v: solver.NumVar(0.0, float(agg.bound(v)), "") for v in comp.variables}
+    for g in comp.groups:
+        vs = agg.choices[g]
         if len(vs) > 1:
-            solver.Add(solver.Sum([x[v] for v in vs]) <= 1)
-    for row in problem.rows:
-        solver.Add(solver.Sum([c * x[v] for c, v in row.terms]) <= row.rhs)
-    level = problem.levels[0]
-    solver.Maximize(solver.Sum([c * x[v] for c, v in level.terms]))
+            ct = solver.Constraint(0.0, float(len(agg.groups[g].members)))
+            for v in vs:
+                ct.SetCoefficient(y[v], 1.0)
+    for r in comp.rows:
+        row = agg.rows[r]
+        ct = solver.Constraint(-solver.infinity(), float(row.rhs))
+        for c, v in row.terms:
+            ct.SetCoefficient(y[v], float(c))
+    objective = solver.Objective()
+    for g in comp.groups:  # level 1's coefficient of a variable is its class's weight
+        for v in agg.choices[g]:
+            objective.SetCoefficient(y[v], float(agg.groups[g].weight))
+    objective.SetMaximization()
     if solver.Solve() != pywraplp.Solver.OPTIMAL:
         return None
-    return float(solver.Objective().Value())
+    return float(objective.Value())

@@ -2,7 +2,9 @@
 
 Built once from the evaluated decisions; the CP-SAT model (cpsat.py), the LP relaxation
 (lp.py) and the plan's explanations read the same rows, so they cannot drift apart.
-See cpsat.py for the notation and the objective.
+This per-workload form (one 0/1 variable per workload and candidate) is expanded from the
+aggregated one (aggregate.py: one count per class of identical workloads and candidate),
+which is what the solver solves; see cpsat.py for the notation and the objective.
 """
 
 from __future__ import annotations
@@ -10,30 +12,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from router.evaluate.evaluate import Candidate, Decision
-from router.evaluate.quota import QuotaLimit, usage
-from router.evaluate.views import workload_view
+from router.evaluate.quota import QuotaLimit
 from router.models import TargetRef
+from router.solve.aggregate import (
+    RESOURCES,
+    Aggregate,
+    Level,
+    Row,
+    build_aggregate,
+    node_capacity,
+    work,
+)
 
-RESOURCES = ("gpus", "cpus", "memory")
-
-
-@dataclass
-class Row:
-    """Σ coef · x[var] ≤ rhs, with what it stands for (for reports and explanations)."""
-
-    terms: list[tuple[int, int]]  # (coefficient, variable index)
-    rhs: int
-    kind: str  # "capacity" | "nodes" | "quota"
-    subject: str  # target id or quota name
-    resource: str
-    source: str = ""  # file:line for quotas
-
-
-@dataclass
-class Level:
-    name: str
-    sense: int  # +1 maximise, -1 minimise
-    terms: list[tuple[int, int]]
+__all__ = ["RESOURCES", "Level", "Problem", "Row", "build_problem", "node_capacity", "work"]
 
 
 @dataclass
@@ -43,27 +34,7 @@ class Problem:
     choices: list[list[int]]  # per workload, its variable indices
     rows: list[Row] = field(default_factory=list)
     levels: list[Level] = field(default_factory=list)
-
-
-def work(d: Decision) -> int:
-    """Placed work of a workload (level 1), before its priority weight: one GPU weighs as
-    100 CPUs, and every placement counts at least 1."""
-    c = d.candidates[0].resources
-    return 100 * c.gpus + c.cpus + 1
-
-
-def node_capacity(ref: TargetRef) -> int:
-    return getattr(ref.target, "max_nodes", None) or ref.target.nodes
-
-
-def _big(c: Candidate) -> bool:
-    """More than half a node in some resource: two such placements never share a node."""
-    t, r = c.target.target, c.resources
-    return bool(
-        (t.gpus_per_node and 2 * r.gpus_per_node > t.gpus_per_node)
-        or 2 * r.cpus_per_node > t.cpus_per_node
-        or 2 * r.memory_per_node > t.memory_per_node
-    )
+    aggregate: Aggregate | None = None  # what the solver solves; None: built on demand
 
 
 def build_problem(
@@ -72,77 +43,38 @@ def build_problem(
     quotas: list[QuotaLimit],
     previous: dict[str, str] | None = None,
 ) -> Problem:
-    routed = [d for d in decisions if d.candidates]
+    return expand(build_aggregate(decisions, targets, quotas, previous))
+
+
+def expand(agg: Aggregate) -> Problem:
+    """One 0/1 variable per (workload, candidate), in workload then candidate order."""
+    routed = agg.routed
+    group_of = [0] * len(routed)
+    slot = [0] * len(routed)
+    for g, group in enumerate(agg.groups):
+        for k, i in enumerate(group.members):
+            group_of[i], slot[i] = g, k
     variables: list[tuple[int, Candidate]] = []
     choices: list[list[int]] = []
-    by_target: dict[str, list[int]] = {t.id: [] for t in targets}
+    # per aggregate variable, the per-workload variables of its class's members, by slot
+    members: list[list[int]] = [[0] * agg.bound(v) for v in range(len(agg.variables))]
     for i, d in enumerate(routed):
         mine = []
-        for c in d.candidates:
-            by_target[c.target.id].append(len(variables))
+        for j, c in enumerate(d.candidates):
+            members[agg.choices[group_of[i]][j]][slot[i]] = len(variables)
             mine.append(len(variables))
             variables.append((i, c))
         choices.append(mine)
-    problem = Problem(routed, variables, choices)
 
-    for ref in targets:
-        vs = by_target[ref.id]
-        if not vs:
-            continue
-        t, nodes = ref.target, node_capacity(ref)
-        per_node = {"gpus": t.gpus_per_node, "cpus": t.cpus_per_node, "memory": t.memory_per_node}
-        for resource in RESOURCES:
-            terms = [(usage(resource, variables[v][1].resources, ref), v) for v in vs]
-            terms = [(u, v) for u, v in terms if u]
-            if terms:
-                problem.rows.append(
-                    Row(terms, per_node[resource] * nodes, "capacity", ref.id, resource)
-                )
-        node_terms = []
-        for v in vs:
-            c = variables[v][1]
-            n = c.resources.whole_nodes or (1 if _big(c) else 0)
-            if n:
-                node_terms.append((n, v))
-        if node_terms:
-            problem.rows.append(Row(node_terms, nodes, "nodes", ref.id, "nodes"))
+    def terms(ts: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        return [(c, v) for c, av in ts for v in members[av]]
 
-    views = [workload_view(d.workload) for d in routed] if quotas else []
-    for q in quotas:
-        terms = []
-        for i, d in enumerate(routed):
-            if q.members is not None and not q.members(views[i], {}):
-                continue
-            for v in choices[i]:
-                c = variables[v][1]
-                if c.target.id in q.targets:
-                    u = usage(q.resource, c.resources, c.target)
-                    if u:
-                        terms.append((u, v))
-        if terms:
-            problem.rows.append(Row(terms, q.amount, "quota", q.name, q.resource, q.source))
-
-    prev = previous or {}
-    weight = [d.workload.priority_weight * work(d) for d in routed]
-    weight_rank = [d.workload.priority_weight for d in routed]
-    tie: dict[int, int] = {}
-    for i, vs in enumerate(choices):
-        for s, v in enumerate(sorted(vs, key=lambda v: variables[v][1].target.id)):
-            tie[v] = s
-    problem.levels = [
-        Level("placed_work", 1, [(weight[i], v) for v, (i, _) in enumerate(variables)]),
-        Level("rank", -1, [(weight_rank[i] * c.rank, v) for v, (i, c) in enumerate(variables)
-                           if c.rank]),
-        Level("preference", -1, [(c.pref, v) for v, (_, c) in enumerate(variables) if c.pref]),
-        Level(
-            "stability",
-            1,
-            [
-                (1, v)
-                for v, (i, c) in enumerate(variables)
-                if prev.get(routed[i].workload.name) == c.target.id
-            ],
-        ),
-        Level("tie_break", -1, [(tie[v], v) for v in range(len(variables)) if tie[v]]),
-    ]
-    return problem
+    return Problem(
+        decisions=routed,
+        variables=variables,
+        choices=choices,
+        rows=[Row(terms(r.terms), r.rhs, r.kind, r.subject, r.resource, r.source)
+              for r in agg.rows],
+        levels=[Level(lv.name, lv.sense, terms(lv.terms)) for lv in agg.levels],
+        aggregate=agg,
+    )

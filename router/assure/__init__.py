@@ -1,0 +1,1 @@
+"""Policy assurance: proofs, test cases, coverage and static analysis (`router test`, `router check`)."""

@@ -1,0 +1,1 @@
+"""`router bench`: synthetic platforms planned through the real pipeline, with baselines."""

@@ -1,0 +1,237 @@
+"""What keeps an unplaced workload out, as a minimal set of reasons, and what would let it in.
+
+The question answered is "why could it not be placed next to the work the plan placed?".
+The other workloads stay where the plan put them (their usage of every row is a constant),
+the workload is forced onto one of its candidates (Σ_t x_t = 1), and every constraint that
+could stop it is guarded by an assumption literal. Constraints are grouped into *reasons* a
+person can act on: all capacity rows of one target (GPUs, CPUs, memory, nodes: they all grow
+with the target's node count) are one reason; each quota limit is one reason; any other row
+kind is a reason of its own.
+
+CP-SAT proves the model infeasible under all assumptions and returns a sufficient subset
+(`sufficient_assumptions_for_infeasibility`); deletion then drops each remaining reason in turn
+and keeps it out when the rest is still infeasible, so the result is minimal: every reason in
+it is needed. Deletion tries the narrowest reasons (those blocking fewest candidates) first,
+so one quota that blocks every target wins over one full target per candidate. The model uses
+one worker and a fixed seed, so the same plan always gets the same reasons (plan.json is
+byte-stable).
+
+Two ways to let it in are computed, both checked against the same rows:
+  * the smallest change: for each candidate, every reason blocking it there with the amount
+    it must grow by; the candidate needing the fewest changes wins;
+  * displacement: the least placed work (priority × work, as the objective counts it) whose
+    removal would make room on one candidate, which is why the optimiser did not do it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from router.evaluate.evaluate import Candidate
+from router.solve.problem import Problem, Row
+
+Key = tuple[str, ...]
+CAPACITY_KINDS = ("capacity", "nodes")
+
+
+def reason_key(row: Row) -> Key:
+    if row.kind in CAPACITY_KINDS:
+        return ("capacity", row.subject)
+    return (row.kind, row.subject, row.resource)
+
+
+class PlanState:
+    """The plan's usage of every row, computed once and shared by all explanations."""
+
+    def __init__(self, problem: Problem, assignment: dict[str, Candidate]) -> None:
+        self.problem = problem
+        self.index = {d.workload.name: i for i, d in enumerate(problem.decisions)}
+        # Matched by (workload, target id), not object identity, so a re-built problem works.
+        self.chosen: dict[int, int] = {}
+        for name, cand in assignment.items():
+            i = self.index.get(name)
+            if i is None:
+                continue
+            for v in problem.choices[i]:
+                if problem.variables[v][1].target.id == cand.target.id:
+                    self.chosen[i] = v
+        chosen_vars = set(self.chosen.values())
+        self.rows_of: dict[int, list[tuple[int, int]]] = {}  # var -> [(row, coef)]
+        self.used: list[int] = []
+        self.members: list[list[tuple[int, int]]] = []  # row -> chosen [(var, coef)]
+        for r, row in enumerate(problem.rows):
+            mine = []
+            for coef, v in row.terms:
+                self.rows_of.setdefault(v, []).append((r, coef))
+                if v in chosen_vars:
+                    mine.append((v, coef))
+            self.members.append(mine)
+            self.used.append(sum(c for _, c in mine))
+        self.weight: dict[int, int] = {}
+        for level in problem.levels:
+            if level.name == "placed_work":
+                self.weight = {v: c for c, v in level.terms}
+
+    def workload_of(self, v: int) -> Any:
+        return self.problem.decisions[self.problem.variables[v][0]].workload
+
+
+@dataclass
+class Overflow:
+    """One row a candidate would break: `used` by others, `need` by the workload."""
+
+    row: int
+    used: int
+    need: int
+    rhs: int
+
+
+@dataclass
+class Blocking:
+    workload: int
+    candidates: list[int]  # the workload's variables, best (rank, pref, target) first
+    overflows: dict[int, dict[Key, list[Overflow]]]  # var -> reason -> rows it breaks
+    core: list[Key]  # minimal reasons
+    fits_alone: bool  # no row stops it: the solver stopped before placing it
+    keys: list[Key] = field(default_factory=list)
+
+    def blocked_by(self, key: Key) -> list[int]:
+        return [v for v in self.candidates if key in self.overflows[v]]
+
+
+def overflows_at(
+    state: PlanState, v: int, minus: int | None = None
+) -> dict[Key, list[Overflow]]:
+    """Rows that placing variable v would break, others as planned (less variable `minus`,
+    the workload's own placement when asking about a placed workload's other targets)."""
+    out: dict[Key, list[Overflow]] = {}
+    minus_rows = dict(state.rows_of.get(minus, [])) if minus is not None else {}
+    for r, need in state.rows_of.get(v, []):
+        row = state.problem.rows[r]
+        used = state.used[r] - minus_rows.get(r, 0)
+        if used + need > row.rhs:
+            out.setdefault(reason_key(row), []).append(Overflow(r, used, need, row.rhs))
+    return out
+
+
+def _sort_vars(state: PlanState, vs: list[int]) -> list[int]:
+    def key(v: int) -> tuple[int, int, str]:
+        c = state.problem.variables[v][1]
+        return (c.rank, c.pref, c.target.id)
+
+    return sorted(vs, key=key)
+
+
+def blocking(state: PlanState, i: int) -> Blocking:
+    """The minimal reasons workload i (unplaced) cannot join the plan; see the module doc."""
+    cands = _sort_vars(state, list(state.problem.choices[i]))
+    over = {v: overflows_at(state, v) for v in cands}
+    keys = sorted({k for o in over.values() for k in o})
+    b = Blocking(i, cands, over, [], fits_alone=any(not o for o in over.values()), keys=keys)
+    if b.fits_alone or not cands:
+        return b
+    b.core = _minimal_core(state, cands, keys, over)
+    return b
+
+
+def _minimal_core(state: PlanState, cands: list[int], keys: list[Key],
+                  over: dict[int, dict[Key, list[Overflow]]]) -> list[Key]:
+    def breadth(k: Key) -> tuple[int, int, Key]:
+        return (sum(1 for v in cands if k in over[v]), 0 if k[0] == "capacity" else 1, k)
+
+    # A reason that blocks every candidate is a core of one, minimal by definition: the
+    # common case (one full quota, one candidate), answered without a solver, which matters
+    # when a large plan leaves thousands unplaced. A policy quota is preferred over a
+    # target's capacity, as deletion below prefers it.
+    whole = [k for k in keys if breadth(k)[0] == len(cands)]
+    if whole:
+        return [min(whole, key=lambda k: (-breadth(k)[1], k))]
+
+    from ortools.sat.python import cp_model  # only when something is unplaced
+
+    model = cp_model.CpModel()
+    x = {v: model.new_bool_var(f"x{v}") for v in cands}
+    model.add_exactly_one(x.values())
+    lit = {k: model.new_bool_var("/".join(k)) for k in keys}
+    for r in sorted({r for v in cands for r, _ in state.rows_of.get(v, [])}):
+        row = state.problem.rows[r]
+        k = reason_key(row)
+        if k not in lit:
+            continue  # a row no candidate would break never matters
+        terms = [(coef, v) for v in cands for rr, coef in state.rows_of.get(v, []) if rr == r]
+        model.add(sum(coef * x[v] for coef, v in terms) <= row.rhs - state.used[r]) \
+            .only_enforce_if(lit[k])
+
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+
+    def infeasible(assumed: list[Key]) -> bool:
+        model.clear_assumptions()
+        model.add_assumptions([lit[k] for k in assumed])
+        return bool(solver.solve(model) == cp_model.INFEASIBLE)
+
+    assert infeasible(keys), "blocking() found every candidate blocked"
+    by_index = {lit[k].index: k for k in keys}
+    core = [by_index[i] for i in solver.sufficient_assumptions_for_infeasibility()
+            if i in by_index] or list(keys)
+
+    # Narrow reasons go first so that one broad reason can stand for many narrow ones.
+    for k in sorted(core, key=breadth):
+        rest = [c for c in core if c != k]
+        if rest and infeasible(rest):
+            core = rest
+    return sorted(core, key=lambda k: (-breadth(k)[0], k))
+
+
+def displacement(
+    state: PlanState, v: int, overflows: dict[Key, list[Overflow]]
+) -> tuple[list[int], int] | None:
+    """The least placed work to remove so variable v fits: (chosen variables, their weight)."""
+    from ortools.sat.python import cp_model
+
+    rows = [o for os in overflows.values() for o in os]
+    occupants = sorted({m for o in rows for m, _ in state.members[o.row]})
+    if not occupants:
+        return None
+    model = cp_model.CpModel()
+    y = {m: model.new_bool_var(f"y{m}") for m in occupants}
+    for o in rows:
+        freed = [(coef, m) for m, coef in state.members[o.row]]
+        model.add(sum(coef * y[m] for coef, m in freed) >= o.used + o.need - o.rhs)
+    model.minimize(sum(state.weight.get(m, 1) * y[m] for m in occupants))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.max_deterministic_time = 5.0
+    if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    chosen = [m for m in occupants if solver.value(y[m])]
+    return chosen, sum(state.weight.get(m, 1) for m in chosen)
+
+
+def best_displacement(
+    state: PlanState, b: Blocking
+) -> tuple[int, list[int], int] | None:
+    """Over all candidates, the cheapest displacement: (variable, displaced, their weight)."""
+    best: tuple[int, list[int], int] | None = None
+    for v in b.candidates:
+        d = displacement(state, v, b.overflows[v])
+        if d is not None and (best is None or d[1] < best[2]):
+            best = (v, d[0], d[1])
+    return best
+
+
+def smallest_fix(
+    b: Blocking, cost: Callable[[Key, list[Overflow]], float]
+) -> tuple[int, list[Key]] | None:
+    """The candidate needing the fewest changes (then the smallest, then the best ranked)."""
+    best: tuple[tuple[int, float, int], int, list[Key]] | None = None
+    for pos, v in enumerate(b.candidates):
+        keys = sorted(b.overflows[v])
+        score = (len(keys), sum(cost(k, b.overflows[v][k]) for k in keys), pos)
+        if best is None or score < best[0]:
+            best = (score, v, keys)
+    return None if best is None else (best[1], best[2])

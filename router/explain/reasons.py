@@ -1,0 +1,190 @@
+"""Reasons and fixes in words, shared by `router explain` and plan.json's `unplaced`.
+
+Both print the same strings for the same plan: plan.json carries `reasons` (the minimal set)
+and explain prints them with more detail around them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from router.evaluate.evaluate import Decision
+from router.explain.blocking import Blocking, Key, Overflow, PlanState, blocking, smallest_fix
+from router.language import ast
+from router.language.names import PRIORITIES
+from router.models import TargetRef
+from router.quantity import format_memory
+
+Relative = Callable[[str], str]
+_PRIORITY_NAMES = {v: k for k, v in PRIORITIES.items()}
+_NODES_SHORT = re.compile(r"^(\d+) nodes < (\d+) needed$")
+_GPU_TYPE = re.compile(r"^has (\S+) GPUs, the workload asks for (\S+)$")
+
+
+def priority_name(p: int) -> str:
+    return _PRIORITY_NAMES.get(p, str(p))
+
+
+def amount(resource: str, n: int) -> str:
+    return format_memory(n) if resource == "memory" else str(n)
+
+
+def source_of(location: str, rel: Relative) -> str:
+    """`path:line:col` (a Span location) as `relative/path:line`."""
+    parts = location.rsplit(":", 2)
+    if len(parts) == 3 and parts[1].isdigit():
+        return f"{rel(parts[0])}:{parts[1]}"
+    return location
+
+
+@dataclass
+class Summary:
+    """Why a routed workload is not placed: minimal reasons and the smallest change."""
+
+    reasons: list[str]
+    fix: str | None
+    blocking: Blocking | None = None
+
+
+def _target_of(state: PlanState, b: Blocking, key: Key) -> TargetRef | None:
+    for v in b.candidates:
+        c = state.problem.variables[v][1]
+        if c.target.id == key[1]:
+            return c.target
+    return None
+
+
+def _nodes_needed(ref: TargetRef, overs: list[Overflow], kinds: list[str]) -> int:
+    t = ref.target
+    per_node = {"gpus": t.gpus_per_node, "cpus": t.cpus_per_node, "memory": t.memory_per_node}
+    more = 0
+    for o, kind in zip(overs, kinds, strict=True):
+        short = o.used + o.need - o.rhs
+        unit = 1 if kind == "nodes" else per_node.get(kind, 0)
+        more = max(more, -(-short // unit) if unit else short)
+    return more
+
+
+def reason_text(state: PlanState, b: Blocking, key: Key, rel: Relative,
+                only: int | None = None) -> str:
+    """One reason, with its numbers (at candidate `only`, or over every candidate it blocks)."""
+    vs = [only] if only is not None else b.blocked_by(key)
+    overs = [o for v in vs for o in b.overflows[v].get(key, [])]
+    if key[0] == "capacity":
+        parts = []
+        for o in sorted(overs, key=lambda o: state.problem.rows[o.row].resource):
+            res = state.problem.rows[o.row].resource
+            part = (f"{res} {amount(res, o.used)} of {amount(res, o.rhs)} used, "
+                    f"needs {amount(res, o.need)}")
+            if part not in parts:
+                parts.append(part)
+        return f"{key[1]} is full: " + "; ".join(parts)
+    row = state.problem.rows[overs[0].row]
+    need = min(o.need for o in overs)
+    where = f" ({source_of(row.source, rel)})" if row.source else ""
+    blocked = sorted({state.problem.variables[v][1].target.id for v in vs})
+    every = "all " if len(blocked) == len(b.candidates) else ""
+    on = (f"; blocks {every}{len(blocked)} candidates" if len(blocked) > 1 and only is None
+          else "")
+    return (f"{row.kind} {row.subject}{where} on {row.resource}: "
+            f"{amount(row.resource, overs[0].used)} of {amount(row.resource, row.rhs)} used, "
+            f"needs {amount(row.resource, need)}{on}")
+
+
+def change_text(state: PlanState, b: Blocking, key: Key, v: int, rel: Relative) -> str:
+    """The smallest change to `key` that lets candidate v through."""
+    overs = b.overflows[v][key]
+    if key[0] == "capacity":
+        ref = _target_of(state, b, key)
+        assert ref is not None
+        kinds = [state.problem.rows[o.row].resource for o in overs]
+        more = _nodes_needed(ref, overs, kinds)
+        mx = getattr(ref.target, "max_nodes", None)
+        if mx:
+            return f"{ref.id} needs max_nodes {mx + more} (has {mx})"
+        return f"{ref.id} needs {more} more node{'s' if more > 1 else ''} (has {ref.target.nodes})"
+    row = state.problem.rows[overs[0].row]
+    where = f" ({source_of(row.source, rel)})" if row.source else ""
+    want = max(o.used + o.need for o in overs)
+    return (f"{row.kind} {row.subject}{where} must allow {amount(row.resource, want)} "
+            f"{row.resource}, it allows {amount(row.resource, row.rhs)}")
+
+
+def _cost(state: PlanState, b: Blocking) -> Callable[[Key, list[Overflow]], float]:
+    def cost(key: Key, overs: list[Overflow]) -> float:
+        return max((o.used + o.need - o.rhs) / max(o.rhs, 1) for o in overs)
+
+    return cost
+
+
+def fix_text(state: PlanState, b: Blocking, rel: Relative) -> str | None:
+    best = smallest_fix(b, _cost(state, b))
+    if best is None:
+        return None
+    v, keys = best
+    target = state.problem.variables[v][1].target.id
+    changes = " and ".join(change_text(state, b, k, v, rel) for k in keys)
+    return f"{changes} (then it fits on {target})"
+
+
+def exclusion_groups(d: Decision, rel: Relative) -> list[tuple[list[str], str]]:
+    """Shape and `where` exclusions, identical reasons grouped: [(targets, reason)]."""
+    groups: dict[str, list[str]] = {}
+    types: dict[str, set[str]] = {}  # GPU-type mismatches group over the targets' types
+    for e in sorted(d.excluded, key=lambda e: (e.rank, e.target)):
+        m = _GPU_TYPE.match(e.reason) if e.kind == "shape" else None
+        if e.kind == "where" and isinstance(d.rule, ast.Rule):
+            where = d.rule.routes[e.rank].where
+            at = f" ({rel(where.span.path)}:{where.span.line})" if where else ""
+            text = f"excluded by the route's `where`{at}"
+        elif m:
+            text = f"\0gpu:{m.group(2)}"
+            types.setdefault(text, set()).add(m.group(1))
+        else:
+            text = e.reason
+        groups.setdefault(text, []).append(e.target)
+    return [
+        (ts, f"has {', '.join(sorted(types[text]))} GPUs, the workload asks for "
+             f"{text.split(':', 1)[1]}" if text in types else text)
+        for text, ts in groups.items()
+    ]
+
+
+def group_text(targets: list[str], reason: str) -> str:
+    if len(targets) == 1:
+        return f"{targets[0]}: {reason}"
+    return f"{len(targets)} targets ({', '.join(targets)}): {reason}"
+
+
+def shape_fix(d: Decision) -> str | None:
+    """For a workload no target can hold: the fewest nodes to add to a target too small."""
+    best: tuple[int, str] | None = None
+    for e in d.excluded:
+        m = _NODES_SHORT.match(e.reason) if e.kind == "shape" else None
+        if m:
+            has, needed = int(m.group(1)), int(m.group(2))
+            text = (f"{e.target} needs {needed - has} more nodes "
+                    f"(has {has}, the workload needs {needed} there)")
+            if best is None or (needed - has, text) < best:
+                best = (needed - has, text)
+    return best[1] if best else None
+
+
+def summarise(d: Decision, state: PlanState | None, rel: Relative,
+              solver_status: str = "OPTIMAL") -> Summary:
+    """The minimal reasons a routed workload is unplaced, and the smallest change."""
+    if not d.candidates:
+        if not d.excluded:
+            return Summary(["no target of the rule's backend exists in the inventory"], None)
+        return Summary([group_text(ts, r) for ts, r in exclusion_groups(d, rel)], shape_fix(d))
+    assert state is not None
+    i = state.index[d.workload.name]
+    b = blocking(state, i)
+    if b.fits_alone:
+        free = [state.problem.variables[v][1].target.id for v in b.candidates
+                if not b.overflows[v]]
+        return Summary([f"{free[0]}: fits next to the placed work, but the solver stopped "
+                        f"at its limit ({solver_status}) before placing it"], None, b)
+    return Summary([reason_text(state, b, k, rel) for k in b.core], fix_text(state, b, rel), b)

@@ -1,0 +1,236 @@
+"""Identical workloads as one class with integer counts: the model the solver really solves.
+
+Two routed workloads are identical when they have the same candidates (targets, ranks,
+preference places, resources), the same priority weight, the same quota memberships and the
+same previous target. Any plan only ever needs to know how many workloads of a class go to
+each of its targets, so the class gets one integer variable y_kj ∈ [0, n_k] per candidate j
+with Σ_j y_kj ≤ n_k, and every row and level uses the class's coefficient times y_kj. This is
+exact, not a relaxation: an integer solution splits back into 0/1 placements by giving the
+members of a class (in workload-name order) to its targets (in target-id order).
+
+The per-workload `Problem` (problem.py) is expanded from this one, so the CP-SAT model, the
+LP bound, the greedy hint and the explanations all read the same rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+
+from router.evaluate.evaluate import Candidate, Decision
+from router.evaluate.quota import (
+    QuotaLimit,
+    capacity,
+    capacity_resources,
+    capacity_usage,
+    per_node_gpus,
+    usage,
+)
+from router.evaluate.views import workload_view
+from router.models import TargetRef
+
+RESOURCES = ("gpus", "cpus", "memory")
+
+
+@dataclass
+class Row:
+    """Σ coef · x[var] ≤ rhs, with what it stands for (for reports and explanations)."""
+
+    terms: list[tuple[int, int]]  # (coefficient, variable index)
+    rhs: int
+    kind: str  # "capacity" | "nodes" | "quota"
+    subject: str  # target id or quota name
+    resource: str
+    source: str = ""  # file:line for quotas
+
+
+@dataclass
+class Level:
+    name: str
+    sense: int  # +1 maximise, -1 minimise
+    terms: list[tuple[int, int]]
+
+
+@dataclass
+class Group:
+    """A class of identical routed workloads."""
+
+    members: list[int]  # indices into Aggregate.routed, sorted by workload name
+    candidates: list[Candidate]  # the first member's (all members' are equal)
+    weight: int  # level 1 coefficient per member: priority weight × work
+    priority_weight: int
+    previous: str | None
+    quotas: tuple[bool, ...]  # member of each quota limit's `for`, in order
+
+
+@dataclass
+class Aggregate:
+    routed: list[Decision]
+    groups: list[Group]
+    variables: list[tuple[int, int]]  # index -> (group, candidate index)
+    choices: list[list[int]]  # per group, its variable indices
+    rows: list[Row] = field(default_factory=list)
+    levels: list[Level] = field(default_factory=list)
+
+    def bound(self, v: int) -> int:
+        return len(self.groups[self.variables[v][0]].members)
+
+    def candidate(self, v: int) -> Candidate:
+        g, j = self.variables[v]
+        return self.groups[g].candidates[j]
+
+    def split(self, counts: list[int]) -> dict[int, Candidate]:
+        """0/1 placements from class counts: the members of a class, in name order, fill its
+        candidates in target-id order. Returns routed index -> the member's own candidate."""
+        out: dict[int, Candidate] = {}
+        for g, group in enumerate(self.groups):
+            vs = sorted(self.choices[g], key=lambda v: self.candidate(v).target.id)
+            k = 0
+            for v in vs:
+                j = self.variables[v][1]
+                for _ in range(counts[v]):
+                    i = group.members[k]
+                    out[i] = self.routed[i].candidates[j]
+                    k += 1
+        return out
+
+
+def work(d: Decision) -> int:
+    """Placed work of a workload (level 1), before its priority weight: one GPU weighs as
+    100 CPUs, and every placement counts at least 1."""
+    c = d.candidates[0].resources
+    return 100 * c.gpus + c.cpus + 1
+
+
+def node_capacity(ref: TargetRef) -> int:
+    return getattr(ref.target, "max_nodes", None) or ref.target.nodes
+
+
+def _big(c: Candidate) -> bool:
+    """More than half a node in some resource: two such placements never share a node."""
+    t, r = c.target.target, c.resources
+    return bool(
+        (per_node_gpus(c.target, r) and 2 * r.gpus_per_node > per_node_gpus(c.target, r))
+        or 2 * r.cpus_per_node > t.cpus_per_node
+        or 2 * r.memory_per_node > t.memory_per_node
+    )
+
+
+def _content_key(d: Decision) -> Hashable:
+    return tuple((c.target.id, c.rank, c.pref, c.resources) for c in d.candidates)
+
+
+def build_aggregate(
+    decisions: list[Decision],
+    targets: list[TargetRef],
+    quotas: list[QuotaLimit],
+    previous: dict[str, str] | None = None,
+) -> Aggregate:
+    prev = previous or {}
+    routed = [d for d in decisions if d.candidates]
+    # Decisions from the evaluator carry a signature that determines their candidates and
+    # every quota membership (it holds each workload field the policy reads); others are
+    # compared by content, with their memberships computed one by one.
+    memberships: dict[Hashable, tuple[bool, ...]] = {}
+    index: dict[Hashable, int] = {}
+    groups: list[Group] = []
+    for i, d in enumerate(routed):
+        w = d.workload
+        if d.signature:
+            base: Hashable = ("s", d.signature)
+            member = memberships.get(base)
+            if member is None:
+                member = _members(d, quotas)
+                memberships[base] = member
+        else:
+            base = ("c", _content_key(d))
+            member = _members(d, quotas)
+        key = (base, member, w.priority_weight, prev.get(w.name))
+        g = index.get(key)
+        if g is None:
+            index[key] = g = len(groups)
+            pw = w.priority_weight
+            groups.append(Group([], d.candidates, pw * work(d), pw, prev.get(w.name), member))
+        groups[g].members.append(i)
+    for group in groups:
+        group.members.sort(key=lambda i: routed[i].workload.name)
+
+    variables: list[tuple[int, int]] = []
+    choices: list[list[int]] = []
+    for g, group in enumerate(groups):
+        choices.append(list(range(len(variables), len(variables) + len(group.candidates))))
+        variables.extend((g, j) for j in range(len(group.candidates)))
+    agg = Aggregate(routed, groups, variables, choices)
+    _capacity_rows(agg, targets)
+    _quota_rows(agg, quotas)
+    _levels(agg)
+    return agg
+
+
+def _members(d: Decision, quotas: list[QuotaLimit]) -> tuple[bool, ...]:
+    if not quotas:
+        return ()
+    view = workload_view(d.workload)
+    return tuple(q.members is None or bool(q.members(view, {})) for q in quotas)
+
+
+def _capacity_rows(agg: Aggregate, targets: list[TargetRef]) -> None:
+    by_target: dict[str, list[int]] = {t.id: [] for t in targets}
+    for v in range(len(agg.variables)):
+        by_target[agg.candidate(v).target.id].append(v)
+    for ref in targets:
+        vs = by_target[ref.id]
+        if not vs:
+            continue
+        nodes = node_capacity(ref)
+        # MIG slices have rows of their own (quota.capacity_usage), as the kubelet counts them.
+        for resource in capacity_resources(ref):
+            terms = [(capacity_usage(resource, agg.candidate(v).resources, ref), v) for v in vs]
+            terms = [(u, v) for u, v in terms if u]
+            if terms:
+                agg.rows.append(Row(terms, capacity(ref, resource), "capacity", ref.id,
+                                    resource))
+        node_terms = []
+        for v in vs:
+            c = agg.candidate(v)
+            n = c.resources.whole_nodes or (1 if _big(c) else 0)
+            if n:
+                node_terms.append((n, v))
+        if node_terms:
+            agg.rows.append(Row(node_terms, nodes, "nodes", ref.id, "nodes"))
+
+
+def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:
+    for qi, q in enumerate(quotas):
+        terms = []
+        for g in range(len(agg.groups)):
+            if not agg.groups[g].quotas[qi]:
+                continue
+            for v in agg.choices[g]:
+                c = agg.candidate(v)
+                if c.target.id in q.targets:
+                    u = usage(q.resource, c.resources, c.target)
+                    if u:
+                        terms.append((u, v))
+        if terms:
+            agg.rows.append(Row(terms, q.amount, "quota", q.name, q.resource, q.source))
+
+
+def _levels(agg: Aggregate) -> None:
+    """The objective levels, in order (see cpsat.py). Stability comes right after placed
+    work and rank: a workload stays where it was unless moving it buys one of those."""
+    tie: dict[int, int] = {}
+    for vs in agg.choices:
+        for s, v in enumerate(sorted(vs, key=lambda v: agg.candidate(v).target.id)):
+            tie[v] = s
+    gs, cand = agg.groups, agg.candidate
+    agg.levels = [
+        Level("placed_work", 1, [(gs[g].weight, v) for v, (g, _) in enumerate(agg.variables)]),
+        Level("rank", -1, [(gs[g].priority_weight * cand(v).rank, v)
+                           for v, (g, _) in enumerate(agg.variables) if cand(v).rank]),
+        Level("stability", 1, [(1, v) for v, (g, _) in enumerate(agg.variables)
+                               if gs[g].previous == cand(v).target.id]),
+        Level("preference", -1, [(cand(v).pref, v) for v in range(len(agg.variables))
+                                 if cand(v).pref]),
+        Level("tie_break", -1, [(tie[v], v) for v in range(len(agg.variables)) if tie[v]]),
+    ]

@@ -1,0 +1,54 @@
+"""Independent parts of the aggregated model: connected components of the graph whose nodes
+are targets, joined by every class (all its candidate targets) and every quota row (all the
+targets it counts on). No row and no class spans two components, so each is solved on its
+own and the optimum of the whole is the sum of theirs — for every objective level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from router.solve.aggregate import Aggregate
+
+
+@dataclass
+class Component:
+    groups: list[int]
+    variables: list[int]  # aggregate variable indices, increasing
+    rows: list[int]  # aggregate row indices, increasing
+
+
+def components(agg: Aggregate) -> list[Component]:
+    parent: dict[str, str] = {}
+
+    def find(a: str) -> str:
+        root = a
+        while parent.setdefault(root, root) != root:
+            root = parent[root]
+        while parent[a] != root:  # path compression
+            parent[a], a = root, parent[a]
+        return root
+
+    def union(ids: list[str]) -> None:
+        first = find(ids[0])
+        for other in ids[1:]:
+            o = find(other)
+            if o != first:
+                # The smaller id is the root, so the result does not depend on the order.
+                first, o = min(first, o), max(first, o)
+                parent[o] = first
+
+    for g in range(len(agg.groups)):
+        union([agg.candidate(v).target.id for v in agg.choices[g]])
+    for row in agg.rows:
+        union(sorted({agg.candidate(v).target.id for _, v in row.terms}))
+
+    by_root: dict[str, Component] = {}
+    for g in range(len(agg.groups)):
+        root = find(agg.candidate(agg.choices[g][0]).target.id)
+        comp = by_root.setdefault(root, Component([], [], []))
+        comp.groups.append(g)
+        comp.variables.extend(agg.choices[g])
+    for r, row in enumerate(agg.rows):
+        by_root[find(agg.candidate(row.terms[0][1]).target.id)].rows.append(r)
+    return [by_root[k] for k in sorted(by_root)]

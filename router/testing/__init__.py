@@ -1,0 +1,27 @@
+"""Test helpers for routing policies: Hypothesis strategies and a pytest plugin.
+
+    from router.testing import workloads, inventories, policies, platforms
+
+The pytest plugin (registered as the `router` pytest11 entry point) gives a platform repo's
+own tests the fixtures `router_platform(path)` and `route(workload) -> Decision`.
+"""
+
+from router.testing.strategies import (
+    grammar_texts,
+    inventories,
+    inventory_dicts,
+    platforms,
+    policies,
+    workload_dicts,
+    workloads,
+)
+
+__all__ = [
+    "grammar_texts",
+    "inventories",
+    "inventory_dicts",
+    "platforms",
+    "policies",
+    "workload_dicts",
+    "workloads",
+]
