@@ -112,7 +112,9 @@ def test_bad_workload_file_names_file_line_and_field(tmp_path: Path) -> None:
     assert "Traceback" not in result.output
 
 
-@pytest.mark.parametrize("args", [["check", str(EXAMPLE)], ["schema", "workload"],
+# `check` is not in this list: since its static analysis proves rule reachability with CP-SAT,
+# it solves, and so imports ortools (lazily, only once the inputs have loaded).
+@pytest.mark.parametrize("args", [["schema", "workload"], ["inventory", "--help"],
                                   ["fmt", "--check", str(EXAMPLE / "policies")], ["--help"]])
 def test_commands_that_do_not_solve_do_not_import_ortools(args: list[str]) -> None:
     code = (
@@ -139,3 +141,32 @@ def test_schema_commands_print_json() -> None:
         r = CliRunner().invoke(cli, ["schema", kind])
         assert r.exit_code == 0, r.output
         assert isinstance(json.loads(r.output), dict)
+
+
+def test_same_bytes_across_processes_cwd_hash_seed_and_workers(tmp_path: Path) -> None:
+    """Two processes differing in current folder, PYTHONHASHSEED and --workers write the
+    same out/ (plan.json included, with a diff) and print the same plan.json."""
+    import hashlib
+    import os
+
+    repo = Path(__file__).resolve().parents[1]
+    previous = tmp_path / "previous.json"
+    r = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--no-write", "--format", "json"])
+    previous.write_text(r.stdout)
+    runs = []
+    for n, (cwd, seed, workers) in enumerate([(repo, "0", "1"), (tmp_path, "4242", "4")]):
+        out = tmp_path / f"out{n}"
+        project = os.path.relpath(EXAMPLE, cwd)
+        done = subprocess.run(
+            [sys.executable, "-c", "from router.cli.main import main; main()", "plan", project,
+             "-o", str(out), "--workers", workers, "--format", "json", "--previous",
+             str(previous)],
+            cwd=cwd, capture_output=True, text=True,
+            env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(repo)},
+        )
+        assert done.returncode == 3, done.stderr
+        files = {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+                 for p in sorted(out.rglob("*")) if p.is_file()}
+        runs.append((done.stdout, files))
+    assert runs[0] == runs[1]
+    assert json.loads(runs[0][0])["diff"]["changed"] is False

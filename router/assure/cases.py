@@ -243,7 +243,7 @@ def _option_equal(want: Any, have: Any) -> bool:
         return have is not None and have is not False
     if isinstance(want, dict) and isinstance(have, dict):
         return all(_norm(v) == _norm(have.get(k)) for k, v in want.items())
-    return _norm(want) == _norm(have)
+    return bool(_norm(want) == _norm(have))
 
 
 def _norm(value: Any) -> Any:

@@ -356,7 +356,7 @@ def _enumerate(
         if labels:
             doc["labels"] = labels
         docs.append(doc)
-    docs.sort(key=lambda d: [d.get(f, _DEFAULTS[f]) for f in ("gpus", "nodes", "cpus")])
+    docs.sort(key=_smallness)
     n = 0
     for doc in docs:
         try:
@@ -375,6 +375,12 @@ def _enumerate(
            else "the CP-SAT witness did not replay")
     return CheckResult(check.name, _src(check), "enumerated", "enumeration", workloads=n,
                        note=f"{note} over {n} workloads ({why}); not proven")
+
+
+def _smallness(doc: dict[str, Any]) -> tuple[int, ...]:
+    """The witness order of encode.py: fewest GPUs, then nodes, then closest to the defaults."""
+    near = [abs(doc.get(f, _DEFAULTS[f]) - _DEFAULTS[f]) for f in _NUMERIC[2:]]
+    return (doc.get("gpus", 0), doc.get("nodes", 1), len(doc), *near)
 
 
 def _exprs(policy: ast.Policy, check: ast.Check) -> list[ast.Expr | None]:

@@ -155,13 +155,13 @@ def render_json(report: TestReport, rel: Rel) -> str:
              "decided_by": c.decided_by[0] if c.decided_by else None,
              "decided_by_source": rel(c.decided_by[1]) if c.decided_by and c.decided_by[1]
              else None,
-             "outcome": c.outcome, "seconds": round(c.seconds, 3)}  # fmt: skip
+             "outcome": c.outcome, "seconds": round(c.seconds, 3)}
             for c in report.checks
         ],
         "cases": [
             {"name": r.case.name, "source": rel(r.case.source), "passed": r.passed,
              "error": r.error or None,
-             "diffs": [{"field": k, "expected": w, "got": g} for k, w, g in r.diffs]}  # fmt: skip
+             "diffs": [{"field": k, "expected": w, "got": g} for k, w, g in r.diffs]}
             for r in report.cases
         ],
         "coverage": _coverage_json(report.coverage, rel) if report.coverage else None,
@@ -180,9 +180,12 @@ def _coverage_json(cov: Coverage, rel: Rel) -> dict[str, Any]:
 # -- junit -----------------------------------------------------------------------------------
 def render_junit(report: TestReport, rel: Rel) -> str:
     root = ET.Element("testsuites", name="router test")
-    suites = [("properties", report.checks), ("cases", report.cases)]
+    suites: list[tuple[str, list[CheckResult] | list[CaseResult]]] = [
+        ("properties", report.checks), ("cases", report.cases)]
     for suite_name, items in suites:
-        failures = sum(1 for i in items if (i.failed if isinstance(i, CheckResult) else not i.passed))
+        failures = sum(
+            1 for i in items if (i.failed if isinstance(i, CheckResult) else not i.passed)
+        )
         suite = ET.SubElement(root, "testsuite", name=suite_name, tests=str(len(items)),
                               failures=str(failures), errors="0", skipped="0")  # fmt: skip
         for item in items:

@@ -31,7 +31,7 @@ def _progress(message: str, enabled: bool) -> Iterator[None]:
         with Console(stderr=True).status(message):
             done.wait()
 
-    thread = threading.Thread(target=spin, daemon=True)
+    thread = threading.Thread(target=spin, name="router-progress", daemon=True)
     thread.start()
     try:
         yield
@@ -67,8 +67,10 @@ def plan(directory: str, policy: str | None, inventory: str | None, workloads: s
       +  newly placed          ~  moved (from -> to, with the rule that decided)
       -  removed               !  newly denied, unrouted or unplaced
       *  changed in place (same target, other resources, options or rule)
-    and the last line sums them up: "Plan: 3 to add, 2 to move, 1 to remove, 1 unplaced".
-    plan.json then holds the same as a `diff` object.
+    and the last line sums them up: "Plan: 3 to add, 2 to move, 1 to remove, 1 unplaced"
+    (", N to update" is appended only when some placement changed in place).
+    plan.json then holds the same as a `diff` object; --format markdown shows it as a
+    table for a pull request comment, with all placements folded below.
 
     \b
     Exit codes:

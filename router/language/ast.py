@@ -8,7 +8,7 @@ memory and `80%` is known to be a share.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal as Lit, Union
+from typing import Literal as Lit
 
 from router.errors import Span
 
@@ -63,7 +63,7 @@ class Binary:
     span: Span
 
 
-Expr = Union[Literal, ListExpr, Name, Unary, Binary]
+Expr = Literal | ListExpr | Name | Unary | Binary
 
 
 @dataclass
@@ -159,7 +159,7 @@ class Check:
     span: Span
 
 
-Statement = Union[Let, Deny, Rule, Quota, Check]
+Statement = Let | Deny | Rule | Quota | Check
 
 
 @dataclass

@@ -52,7 +52,6 @@ _SCOPES = {
         "`{0}` is a workload field; in `{1}` write `workload.{2}`",
     ),
 }  # fmt: skip
-_OPTION_TYPES = {"flag": "bool", "string": "string", "duration": "duration", "call": "bool"}
 
 
 def _type_of(value: Any, unit: str | None = None) -> str:
@@ -97,9 +96,8 @@ def _word(kind: str | None) -> str:
 
 
 def _literal(value: Any, span: Span, kind: str | None, text: str) -> ast.Literal:
-    units: dict[str | None, ast.UnitKind] = {"memory": "memory", "duration": "duration"}
-    units["percent"] = "percent"
-    return ast.Literal(value, span, units.get(kind), text)
+    unit: Any = kind if kind in ("memory", "duration", "percent") else None  # an ast.UnitKind
+    return ast.Literal(value, span, unit, text)
 
 
 def _comparable(a: str | None, b: str | None) -> bool:
@@ -190,8 +188,8 @@ class _Checker:
         name = n.parts[0]
         if len(n.parts) == 1 and (name in OUTCOME_NAMES or name in OPTIONS):
             n.scope, n.field = "outcome", name
-            spec = OPTIONS.get(name)
-            return OUTCOME_NAMES.get(name) or (_OPTION_TYPES[spec.type] if spec else None)
+            kind = OPTIONS[name].type if name in OPTIONS else OUTCOME_NAMES[name]
+            return "bool" if kind in ("flag", "call") else kind  # a flag or call: given or not
         hint = did_you_mean(name, [*OUTCOME_NAMES, *OPTIONS, *self.consts]) or (
             f"`expect` names an outcome ({', '.join(OUTCOME_NAMES)}) or an option (exclusive, ...)"
         )
@@ -493,6 +491,9 @@ def check_policy(policy: ast.Policy) -> ast.Policy:
     """Check `policy` and resolve it in place; raise every problem found at once."""
     checker = _Checker(policy)
     checker.run()
-    if checker.errors:
-        raise checker.errors[0] if len(checker.errors) == 1 else ErrorGroup(checker.errors)
+    errors = sorted(
+        checker.errors, key=lambda e: (e.path or "", e.line or 0, e.span.column if e.span else 0)
+    )
+    if errors:
+        raise errors[0] if len(errors) == 1 else ErrorGroup(errors)
     return policy

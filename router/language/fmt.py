@@ -23,6 +23,7 @@ _PREC.update({op: 4 for op in ("==", "!=", "<", "<=", ">", ">=", "in", "not in")
 _NOT, _MINUS, _ATOM = 3, 7, 8
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\t": "\\t"}
+_WIDTH = 100  # a clause longer than this breaks its top `and`/`or` chain over lines
 
 
 def quote(text: str) -> str:
@@ -83,7 +84,7 @@ def _route_lines(route: ast.Route) -> list[tuple[int, str]]:
         head += " with " + ", ".join(format_option(o) for o in route.options)
     lines = [(route.span.line, head)]
     if route.where is not None:
-        lines.append((route.where.span.line, "where " + format_expr(route.where)))
+        lines.append((route.where.span.line, _clause("where", route.where, 2)))
     if route.prefer:
         prefs = ", ".join(_preference(p) for p in route.prefer)
         lines.append((route.prefer[0].span.line, "prefer " + prefs))
@@ -98,16 +99,36 @@ def _preference(p: ast.Prefer) -> str:
     return f"({text})" if re.match(r"(lower|higher)\b", text) else text
 
 
+def _clause(keyword: str, e: ast.Expr, indent: int) -> str:
+    """`keyword expr`; past the line width, an `and`/`or` chain breaks before its operators,
+    continued two spaces deeper."""
+    text = f"{keyword} {format_expr(e)}"
+    if indent + len(text) <= _WIDTH or not (isinstance(e, ast.Binary) and e.op in ("and", "or")):
+        return text
+    op, operands = e.op, []
+    node: ast.Expr = e
+    while isinstance(node, ast.Binary) and node.op == op:  # the left-leaning chain a op b op c
+        operands.append(_wrap(node.right, _prec(node.right) <= _PREC[op]))
+        node = node.left
+    lines = [f"{keyword} {_wrap(node, _prec(node) < _PREC[op])}"]
+    for operand in reversed(operands):
+        if indent + len(lines[-1]) + len(op) + len(operand) + 2 <= _WIDTH:
+            lines[-1] += f" {op} {operand}"
+        else:
+            lines.append(f"  {op} {operand}")
+    return "\n".join(lines)
+
+
 def _clauses(st: ast.Statement) -> list[tuple[int, str]]:
     """(source line, text) of each line of a statement; the first is the header."""
     line = st.span.line
     if isinstance(st, ast.Let):
-        return [(line, f"let {st.name} = {format_expr(st.value)}")]
+        return [(line, _clause(f"let {st.name} =", st.value, 0))]
     out = [(line, f"{type(st).__name__.lower()} {st.name}:")]
 
     def add(keyword: str, e: ast.Expr | None) -> None:
         if e is not None:
-            out.append((e.span.line, f"{keyword} {format_expr(e)}"))
+            out.append((e.span.line, _clause(keyword, e, 2)))
 
     if isinstance(st, ast.Deny):
         add("when", st.when)
@@ -177,7 +198,9 @@ def _emit_block(b: _Block, out: list[str]) -> None:
         indent = "  " if k else ""
         notes = before[k] + after[k][:-1]  # only one comment fits at the end of a line
         out.extend(indent + note for note in notes)
-        out.append(indent + text + (f"  {after[k][-1]}" if after[k] else ""))
+        out.extend(indent + part for part in text.split("\n"))
+        if after[k]:
+            out[-1] += f"  {after[k][-1]}"
 
 
 def format_policy_file(pf: ast.PolicyFile, text: str) -> str:

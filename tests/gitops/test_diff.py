@@ -166,3 +166,42 @@ def test_bad_previous_and_detailed_exitcode_without_previous(tmp_path: Path) -> 
     r = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--no-write", "--detailed-exitcode"])
     assert r.exit_code == 1 and "--detailed-exitcode needs --previous" in r.output
     assert "Traceback" not in r.output
+
+
+def test_terminal_table_is_coloured_only_on_a_tty(baseline: Path, changed: Path) -> None:
+    import io
+
+    from rich.console import Console
+
+    from router.plan.render import render_rich
+
+    r = CliRunner().invoke(cli, ["plan", str(changed), "--no-write", "--format", "json",
+                                 "--previous", str(baseline)])
+    doc = json.loads(r.stdout)
+    buf = io.StringIO()
+    render_rich(doc, Console(file=buf, force_terminal=True, width=160, color_system="standard"))
+    text = buf.getvalue()
+    assert "\x1b[" in text  # colour
+    assert "slurm / hpc-east" in text and "vision-new-train" in text
+    assert "Plan: 1 to add" in text
+    # Not a terminal (CliRunner, a pipe, a CI log): plain text, no escape codes.
+    plain = CliRunner().invoke(cli, ["plan", str(changed), "--no-write", "--previous",
+                                     str(baseline)])
+    assert "\x1b[" not in plain.output
+    assert "slurm / hpc-east\n  WORKLOAD" in plain.stdout
+
+
+def test_progress_spinner_starts_after_the_delay_and_stops(monkeypatch:
+                                                           pytest.MonkeyPatch) -> None:
+    import threading
+    import time
+
+    import router.cli.plan as plan_cli
+
+    monkeypatch.setattr(plan_cli, "SPINNER_AFTER", 0.01)
+    with plan_cli._progress("Planning…", enabled=True):
+        time.sleep(0.1)
+        assert "router-progress" in [t.name for t in threading.enumerate()]
+    assert "router-progress" not in [t.name for t in threading.enumerate()]
+    with plan_cli._progress("Planning…", enabled=False):
+        pass

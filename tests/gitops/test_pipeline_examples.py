@@ -82,9 +82,6 @@ def test_the_example_passes_router_check() -> None:
     assert r.exit_code == 0, r.output
 
 
-@pytest.mark.xfail(reason="examples/ml-platform/policies/platform.route is not in `router fmt` "
-                          "form yet (indented where/prefer, one-line routes); run `router fmt` "
-                          "on it", strict=False)
 def test_the_example_passes_its_fmt_hook() -> None:
     r = CliRunner().invoke(cli, ["fmt", "--check", str(EXAMPLE / "policies")])
     assert r.exit_code == 0, r.output

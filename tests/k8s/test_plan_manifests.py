@@ -22,6 +22,7 @@ from router.emit import assign_artifacts, emit_all
 from router.models import NodePool
 from router.plan.build import Plan, build_plan
 from router.plan.model import Placement
+from router.plan.verify import verify_plan
 from tests.helpers import job, make_project
 from tests.k8s.validate import kustomize_build, validate_file, validate_manifest
 
@@ -318,7 +319,8 @@ def test_queue_and_priority_class_reach_the_right_fields(tmp_path: Path) -> None
     def top(name: str) -> dict[str, Any]:
         docs = [d for d in yaml.safe_load_all((tmp_path / "out" / artifacts[name]).read_text())
                 if d and d["kind"] != "Service"]
-        return docs[0]
+        first: dict[str, Any] = docs[0]
+        return first
 
     queue = "kueue.x-k8s.io/queue-name"
     job_ = top("train-job")
@@ -369,6 +371,9 @@ def test_mig_capacity_is_counted_in_slices(tmp_path: Path, count: int, replicas:
         assert any("mig-1g.10gb" in reason for reason in u.reasons), u.reasons
     slices = sum(p.resources.gpus for p in plan.placements)
     assert slices <= 14
+    # The independent checker counts slices the same way: the plan is sound.
+    inputs = plan.inputs
+    assert verify_plan(inputs.policy, inputs.inventory, inputs.workloads, plan.placements) == []
     check_plan(plan, tmp_path / "out")
 
 

@@ -170,6 +170,23 @@ def test_prefer_condition_on_a_name_like_a_direction() -> None:
     assert plain(parse_text(fmt(text), "p.route")) == plain(parse_text(text, "p.route"))
 
 
+def test_long_conditions_break_before_and() -> None:
+    text = (
+        'check c: for kind == "training" and gpus <= 8 and gpu_type == "any" and nodes == 1 '
+        "and duration <= 72h and memory <= 1TiB and (cpus <= 48 or preemptible)  # long\n"
+        "  expect placed\n"
+    )
+    assert fmt(text) == (
+        "check c:\n"
+        '  for kind == "training" and gpus <= 8 and gpu_type == "any" and nodes == 1 and '
+        "duration <= 72h\n"
+        "    and memory <= 1TiB and (cpus <= 48 or preemptible)  # long\n"
+        "  expect placed\n"
+    )
+    assert fmt(fmt(text)) == fmt(text)
+    assert plain(parse_text(fmt(text), "p.route")) == plain(parse_text(text, "p.route"))
+
+
 def test_comments_and_blank_lines() -> None:
     assert fmt("") == ""
     assert fmt("# only a comment\n") == "# only a comment\n"
