@@ -83,7 +83,7 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         gpn = w.gpus_per_node if w.gpus_per_node is not None else _ceil(w.gpus, nodes)
     elif w.gpus_per_node is not None and w.gpus_per_node > 0:
         gpn = w.gpus_per_node
-        nodes = _ceil(w.gpus, gpn)
+        nodes = max(1, _ceil(w.gpus, gpn))
     elif w.gpus:
         nodes, gpn = _spread(w.gpus, per_node_gpus)
     else:

@@ -30,6 +30,7 @@ class Inputs:
 class Unplaced:
     decision: Decision
     reasons: list[str]
+    fix: str | None = None  # the smallest change that would let it fit, in words
 
 
 @dataclass
@@ -123,7 +124,7 @@ def build_plan(
             )
         )
     unplaced = [
-        Unplaced(d, unplaced_reasons(d, problem, result, project))
+        Unplaced(d, *unplaced_reasons(d, problem, result, project))
         for d in decisions
         if d.status == "routed" and d.workload.name not in result.assignment
     ]
@@ -133,7 +134,7 @@ def build_plan(
 
 def unplaced_reasons(
     d: Decision, problem: Problem, result: SolveResult, project: Project
-) -> list[str]:
+) -> tuple[list[str], str | None]:
     """Why a routed workload has no target: the minimal set of reasons `router explain`
     prints (router/explain/reasons.py), so plan.json and explain always agree. With no
     candidate, the shape and `where` exclusions, identical reasons grouped; otherwise the
@@ -141,7 +142,8 @@ def unplaced_reasons(
     from router.explain.reasons import summarise
 
     state = _plan_state(problem, result) if d.candidates else None
-    return summarise(d, state, project.relative, result.status).reasons
+    summary = summarise(d, state, project.relative, result.status)
+    return summary.reasons, summary.fix
 
 
 # The plan's row usage, computed once per plan and shared by every unplaced workload.

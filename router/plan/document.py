@@ -60,6 +60,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     ]
     unplaced = [
         {
+            "fix": u.fix,
             "reasons": u.reasons,
             "rule": u.decision.rule.name if u.decision.rule else None,
             "workload": u.decision.workload.name,

@@ -40,8 +40,8 @@ def plan_schema() -> dict[str, Any]:
             "options": {"type": "object"}, "resources": resources, "artifacts": _list(_STR),
         }
     )
-    reasons = _obj({"workload": _STR, "reasons": _list(_STR)}, {"rule": {"type": ["string",
-                                                                                  "null"]}})
+    nullable = {"type": ["string", "null"]}
+    reasons = _obj({"workload": _STR, "reasons": _list(_STR)}, {"rule": nullable, "fix": nullable})
     usage = _obj({"capacity": _INT, "used": _INT})
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
