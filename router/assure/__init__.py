@@ -1,1 +1,4 @@
-"""Policy assurance: proofs, test cases, coverage and static analysis (`router test`, `router check`)."""
+"""Policy assurance: proofs, test cases, coverage and static analysis.
+
+The engine behind `router test` and `router check`.
+"""

@@ -72,7 +72,7 @@ class Finding:
 
 
 def finding_at(severity: Severity, code: str, message: str, span: Span, **kw: Any) -> Finding:
-    end = {"end_line": span.end_line or None, "end_column": span.end_column or None}
+    end: dict[str, Any] = {"end_line": span.end_line or None, "end_column": span.end_column or None}
     return Finding(severity, code, message, span.path, span.line, span.column, **end, **kw)
 
 
@@ -183,8 +183,8 @@ class _Analysis:
         doc = self.witness(lits)
         span = name_span(rules[-1]) if rules else self.policy.files[0].span
         self.add("info", "unrouted", "some workloads match no rule and are left unrouted",
-                 span, witness=doc,  # fmt: skip
-                 hint="add a last rule without `when` to route every workload")
+                 span, witness=doc,
+                 hint="add a last rule without `when` to route every workload")  # fmt: skip
 
     # -- routes ------------------------------------------------------------------------------
     def fits(self, route: ast.Route, ref: TargetRef, where_only: bool = False) -> Any:
@@ -248,17 +248,19 @@ class _Analysis:
                     if route.where is None:
                         why = f"no {what.split(' ', 1)[1]} can hold a workload this rule claims"
                 else:
-                    names = ", ".join(r.id for r in wheres[:4]) + (", ..." if len(wheres) > 4 else "")
-                    why = f"the targets `where` admits ({names}) cannot hold any workload this rule claims"
+                    more = ", ..." if len(wheres) > 4 else ""
+                    names = ", ".join(r.id for r in wheres[:4]) + more
+                    why = (f"the targets `where` admits ({names}) cannot hold any workload"
+                           " this rule claims")
                 dead.append((route, why))
             for route, why in dead:
                 sev: Any = "error" if len(dead) == len(rule.routes) else "warning"
                 which = "route" if route.rank == 0 else f"fallback route {route.rank}"
                 msg = f"the {which} of rule `{rule.name}` can never place a workload: {why}"
                 doc = self.witness(reach)
+                hint = "the witness reaches this rule; no target of the route takes it"
                 self.add(sev, "route-never-fits", msg, route.backend_span or route.span,
-                         witness=doc,  # fmt: skip
-                         hint="the witness reaches this rule; no target of the route takes it")
+                         witness=doc, hint=hint)
 
     def ignored_options(self, rule: ast.Rule, route: ast.Route, refs: list[TargetRef],
                         reach: list[Any]) -> None:  # fmt: skip
@@ -273,10 +275,10 @@ class _Analysis:
                 if hit:
                     owner = " and ".join(spec.backends)
                     names = ", ".join(r.id for r in hit[:3]) + (", ..." if len(hit) > 3 else "")
-                    msg = (f"`{opt.name}` is a {owner} option: it is ignored when this `route any`"
-                           f" places on {hit[0].backend} targets ({names})")  # fmt: skip
-                    self.add("warning", "ignored-option", msg, opt.span,
-                             hint=f"add `where backend == \"{spec.backends[0]}\"` or split the route")
+                    msg = (f"`{opt.name}` is a {owner} option: it is ignored when this"
+                           f" `route any` places on {hit[0].backend} targets ({names})")
+                    hint = f"add `where backend == \"{spec.backends[0]}\"` or split the route"
+                    self.add("warning", "ignored-option", msg, opt.span, hint=hint)
             if "kubernetes" not in spec.backends:
                 continue
             if opt.name in _SERVICE_ONLY and not self.sat([*reach, svc]):
@@ -284,8 +286,8 @@ class _Analysis:
                        " (not kind \"inference\", no replicas), so it is ignored")
                 self.add("warning", "ignored-option", msg, opt.span)
             if opt.name in _JOB_ONLY and not self.sat([*reach, svc.Not()]):
-                msg = (f"`{opt.name}` applies to jobs only; rule `{rule.name}` claims only services,"
-                       " so it is ignored")
+                msg = (f"`{opt.name}` applies to jobs only; rule `{rule.name}` claims only"
+                       " services, so it is ignored")
                 self.add("warning", "ignored-option", msg, opt.span)
 
     # -- constants and quotas ----------------------------------------------------------------
@@ -332,18 +334,18 @@ class _Analysis:
 
 
 def _and(space: Space, lits: list[Any]) -> Any:
-    b = space.model.NewBoolVar("and")
-    space.model.AddBoolAnd(lits).OnlyEnforceIf(b)
-    space.model.AddBoolOr([x.Not() for x in lits]).OnlyEnforceIf(b.Not())
+    b = space.model.new_bool_var("and")
+    space.model.add_bool_and(lits).only_enforce_if(b)
+    space.model.add_bool_or([x.Not() for x in lits]).only_enforce_if(b.Not())
     return b
 
 
 def _or(space: Space, lits: list[Any]) -> Any:
     if not lits:
         return space.const(False)
-    b = space.model.NewBoolVar("or")
-    space.model.AddBoolOr(lits).OnlyEnforceIf(b)
-    space.model.AddBoolAnd([x.Not() for x in lits]).OnlyEnforceIf(b.Not())
+    b = space.model.new_bool_var("or")
+    space.model.add_bool_or(lits).only_enforce_if(b)
+    space.model.add_bool_and([x.Not() for x in lits]).only_enforce_if(b.Not())
     return b
 
 
@@ -374,7 +376,9 @@ def _all_exprs(p: ast.Policy) -> list[Any]:
     return out
 
 
-def analyze(policy: ast.Policy, inventory: Inventory, raw: ast.Policy | None = None) -> list[Finding]:
+def analyze(
+    policy: ast.Policy, inventory: Inventory, raw: ast.Policy | None = None
+) -> list[Finding]:
     """Every finding about a checked `policy` with `inventory`, in file and line order.
 
     `raw` is the same policy parsed but not checked: the checker folds constants used in

@@ -76,8 +76,8 @@ class Space:
 
     def true(self) -> cp_model.IntVar:
         if self._true is None:
-            self._true = self.model.NewBoolVar("true")
-            self.model.Add(self._true == 1)
+            self._true = self.model.new_bool_var("true")
+            self.model.add(self._true == 1)
         return self._true
 
     def const(self, value: bool) -> Any:
@@ -133,11 +133,12 @@ def _domains(policy: ast.Policy, inventory: Inventory | None) -> dict[str, list[
     found: dict[str, list[str | None]] = {"kind": [], "team": ["default"], "gpu_type": ["any"]}
     found |= {"name": [], "image": []}
     for e in (x for top in policy_exprs(policy) for x in _walk(top)):
-        if isinstance(e, ast.Binary) and e.op == "in" and isinstance(e.right, ast.Name):
-            if e.right.scope == "workload" and e.right.field == "labels" and not e.right.key:
-                for s in _strings_of(e.left, policy.constants):  # `"app" in labels`
-                    if isinstance(s, str):
-                        found.setdefault(f"labels.{s}", [None])
+        if (isinstance(e, ast.Binary) and e.op == "in" and isinstance(e.right, ast.Name)
+                and e.right.scope == "workload" and e.right.field == "labels"
+                and not e.right.key):  # fmt: skip
+            for s in _strings_of(e.left, policy.constants):  # `"app" in labels`
+                if isinstance(s, str):
+                    found.setdefault(f"labels.{s}", [None])
         if not isinstance(e, ast.Binary) or e.op in ("and", "or"):
             continue
         for side, other in ((e.left, e.right), (e.right, e.left)):
@@ -164,37 +165,37 @@ def _domains(policy: ast.Policy, inventory: Inventory | None) -> dict[str, list[
 def encode_workload_space(policy: ast.Policy, inventory: Inventory | None = None) -> Space:
     """A CP-SAT model whose solutions are exactly the workload views the policy can tell apart."""
     m = cp_model.CpModel()
-    ints = {f: m.NewIntVar(lo, hi, f) for f, (lo, hi, _) in NUMBERS.items()}
+    ints = {f: m.new_int_var(lo, hi, f) for f, (lo, hi, _) in NUMBERS.items()}
     strings = {}
     for key, values in _domains(policy, inventory).items():
-        strings[key] = (m.NewIntVar(0, len(values) - 1, key), values)
-    space = Space(policy, m, ints, strings, m.NewBoolVar("replicas_given"),
-                  m.NewBoolVar("nodes_given"))  # fmt: skip
+        strings[key] = (m.new_int_var(0, len(values) - 1, key), values)
+    space = Space(policy, m, ints, strings, m.new_bool_var("replicas_given"),
+                  m.new_bool_var("nodes_given"))  # fmt: skip
     g, n, gpn = ints["gpus"], ints["nodes"], ints["gpus_per_node"]
     # gpus_per_node as views.py derives it: ceil(gpus / nodes), or a divisor given alone.
-    prod = m.NewIntVar(0, 4096 * 1024, "nodes_x_gpn")
-    m.AddMultiplicationEquality(prod, [n, gpn])
+    prod = m.new_int_var(0, 4096 * 1024, "nodes_x_gpn")
+    m.add_multiplication_equality(prod, [n, gpn])
     ceil_case = space.nodes_given  # nodes given: gpus_per_node is ceil(gpus / nodes)
-    m.Add(prod >= g).OnlyEnforceIf(ceil_case)
-    m.Add(prod - n < g).OnlyEnforceIf(ceil_case)
+    m.add(prod >= g).only_enforce_if(ceil_case)
+    m.add(prod - n < g).only_enforce_if(ceil_case)
     # Otherwise nodes reads as 1 and gpus_per_node, if given, divides gpus.
-    m.Add(n == 1).OnlyEnforceIf(ceil_case.Not())
-    mult = m.NewIntVar(0, 4096, "gpn_multiple")
-    m.AddMultiplicationEquality(g, [gpn, mult])
-    m.Add(gpn >= 1).OnlyEnforceIf(ceil_case.Not())
-    m.Add(gpn <= g)
+    m.add(n == 1).only_enforce_if(ceil_case.Not())
+    mult = m.new_int_var(0, 4096, "gpn_multiple")
+    m.add_multiplication_equality(g, [gpn, mult])
+    m.add(gpn >= 1).only_enforce_if(ceil_case.Not())
+    m.add(gpn <= g)
     # A service is kind "inference" or has replicas; only a service has more than one.
     kind_var, kinds = strings["kind"]
-    inference = m.NewBoolVar("is_inference")
-    m.Add(kind_var == kinds.index("inference")).OnlyEnforceIf(inference)
-    m.Add(kind_var != kinds.index("inference")).OnlyEnforceIf(inference.Not())
-    m.AddBoolOr([inference, space.replicas_given]).OnlyEnforceIf(ints["service"])
-    m.AddBoolAnd([inference.Not(), space.replicas_given.Not()]).OnlyEnforceIf(
+    inference = m.new_bool_var("is_inference")
+    m.add(kind_var == kinds.index("inference")).only_enforce_if(inference)
+    m.add(kind_var != kinds.index("inference")).only_enforce_if(inference.Not())
+    m.add_bool_or([inference, space.replicas_given]).only_enforce_if(ints["service"])
+    m.add_bool_and([inference.Not(), space.replicas_given.Not()]).only_enforce_if(
         ints["service"].Not()
     )
-    m.Add(ints["min_replicas"] <= ints["max_replicas"])
+    m.add(ints["min_replicas"] <= ints["max_replicas"])
     for r in ("min_replicas", "max_replicas"):
-        m.Add(ints[r] == 1).OnlyEnforceIf(space.replicas_given.Not())
+        m.add(ints[r] == 1).only_enforce_if(space.replicas_given.Not())
     return space
 
 
@@ -240,6 +241,11 @@ def _value(space: Space, e: ast.Expr, target: dict[str, Any] | None) -> tuple[st
 def _num_const(form: Num) -> int | float:
     c = form[1]
     return int(c) if c.denominator == 1 else float(c)
+
+
+def _as_const(form: Num) -> tuple[str, Any]:
+    """A constant numeric form as a ("const", number) value (typed as `_value` returns)."""
+    return "const", _num_const(form)
 
 
 def _name(space: Space, n: ast.Name, target: dict[str, Any] | None) -> tuple[str, Any] | None:
@@ -303,13 +309,13 @@ def encode_condition(
         return encode_condition(space, expr.operand, target).Not()
     if isinstance(expr, ast.Binary) and expr.op in ("and", "or"):
         parts = [encode_condition(space, s, target) for s in (expr.left, expr.right)]
-        b = m.NewBoolVar(expr.op)
+        b = m.new_bool_var(expr.op)
         if expr.op == "and":
-            m.AddBoolAnd(parts).OnlyEnforceIf(b)
-            m.AddBoolOr([p.Not() for p in parts]).OnlyEnforceIf(b.Not())
+            m.add_bool_and(parts).only_enforce_if(b)
+            m.add_bool_or([p.Not() for p in parts]).only_enforce_if(b.Not())
         else:
-            m.AddBoolOr(parts).OnlyEnforceIf(b)
-            m.AddBoolAnd([p.Not() for p in parts]).OnlyEnforceIf(b.Not())
+            m.add_bool_or(parts).only_enforce_if(b)
+            m.add_bool_and([p.Not() for p in parts]).only_enforce_if(b.Not())
         return b
     if isinstance(expr, ast.Binary) and expr.op in ("in", "not in"):
         b = _membership(space, expr, target)
@@ -326,17 +332,17 @@ def encode_condition(
 
 def _free(space: Space, expr: ast.Expr) -> Any:
     space.approximate.append(expr)
-    return space.model.NewBoolVar("approx")
+    return space.model.new_bool_var("approx")
 
 
 def _reify(space: Space, lin: Any, op: str) -> Any:
     """A literal for `lin op 0`."""
-    m, b = space.model, space.model.NewBoolVar(op)
+    m, b = space.model, space.model.new_bool_var(op)
     neg = {"==": "!=", "!=": "==", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}[op]
     for lit, o in ((b, op), (b.Not(), neg)):
         c = {"==": lin == 0, "!=": lin != 0, "<": lin < 0, "<=": lin <= 0, ">": lin > 0,
              ">=": lin >= 0}[o]  # fmt: skip
-        m.Add(c).OnlyEnforceIf(lit)
+        m.add(c).only_enforce_if(lit)
     return b
 
 
@@ -367,9 +373,9 @@ def _comparison(space: Space, e: ast.Binary, target: dict[str, Any] | None) -> A
         lin, _ = _lin(space, (coeffs, ka - kb))
         return _reify(space, lin, op)
     if a[0] == "num" and not a[1][0]:
-        a = ("const", _num_const(a[1]))
+        a = _as_const(a[1])
     if b[0] == "num" and not b[1][0]:
-        b = ("const", _num_const(b[1]))
+        b = _as_const(b[1])
     if a[0] == "const" and b[0] == "const":
         return space.const(_py_compare(op, a[1], b[1]))
     if b[0] in ("str", "bool") and a[0] == "const":
@@ -394,7 +400,7 @@ def _membership(space: Space, e: ast.Binary, target: dict[str, Any] | None) -> A
     if a is None or b is None:
         return _free(space, e)
     if a[0] == "num" and not a[1][0]:
-        a = ("const", _num_const(a[1]))
+        a = _as_const(a[1])
     if b[0] == "labels" and a[0] == "const":
         key = f"labels.{a[1]}"
         if key not in space.strings:
@@ -434,9 +440,9 @@ def _or(space: Space, lits: list[Any]) -> Any:
         return space.const(False)
     if len(lits) == 1:
         return lits[0]
-    b = space.model.NewBoolVar("or")
-    space.model.AddBoolOr(lits).OnlyEnforceIf(b)
-    space.model.AddBoolAnd([x.Not() for x in lits]).OnlyEnforceIf(b.Not())
+    b = space.model.new_bool_var("or")
+    space.model.add_bool_or(lits).only_enforce_if(b)
+    space.model.add_bool_and([x.Not() for x in lits]).only_enforce_if(b.Not())
     return b
 
 
@@ -452,7 +458,7 @@ def _solve(model: cp_model.CpModel) -> cp_model.CpSolver | None:
 def satisfiable(space: Space, constraints: list[Any]) -> bool:
     """Is there a workload satisfying every literal of `constraints`?"""
     model = space.model.clone()
-    model.AddBoolAnd(constraints)
+    model.add_bool_and(constraints)
     return _solve(model) is not None
 
 
@@ -460,7 +466,7 @@ def minimal_witness(space: Space, constraints: list[Any]) -> dict[str, Any] | No
     """The lexicographically smallest workload satisfying `constraints` (fewest GPUs, then
     nodes, ..., then closest to the defaults), as field -> value; None if there is none."""
     model = space.model.clone()
-    model.AddBoolAnd(constraints)
+    model.add_bool_and(constraints)
     if _solve(model) is None:
         return None
     readers: list[tuple[str, Any]] = []
@@ -475,19 +481,19 @@ def minimal_witness(space: Space, constraints: list[Any]) -> dict[str, Any] | No
             elif key == "gpus_per_node":  # all GPUs on each node unless it must be otherwise
                 readers.append((key, space.ints["gpus"] - var))
             else:  # the distance from the default, so untouched fields read as defaults
-                dist = model.NewIntVar(0, hi - lo, f"{key}_dist")
-                model.AddAbsEquality(dist, var - default)
+                dist = model.new_int_var(0, hi - lo, f"{key}_dist")
+                model.add_abs_equality(dist, var - default)
                 readers.append((key, dist))
     readers += [("replicas_given", space.replicas_given), ("nodes_given", space.nodes_given)]
     readers += [(k, v) for k, (v, _) in sorted(space.strings.items()) if k.startswith("labels.")]
     solver: cp_model.CpSolver | None = None
     for _, var in readers:
-        model.Minimize(var)
+        model.minimize(var)
         solver = _solve(model)
         if solver is None:  # a time-out: keep what we have fixed so far
             break
-        model.Add(var == int(solver.Value(var)))
-    model.ClearObjective()
+        model.add(var == int(solver.Value(var)))
+    model.clear_objective()  # type: ignore[no-untyped-call]  # unannotated in ortools
     solver = _solve(model)
     assert solver is not None
     out: dict[str, Any] = {f: int(solver.Value(v)) for f, v in space.ints.items()}

@@ -186,8 +186,8 @@ def platforms(draw: st.DrawFn, max_workloads: int = 6, max_targets: int = 3) -> 
     """A small platform: {"policy": text, "inventory": dict, "workloads": [dict, ...]}."""
     n = draw(st.integers(1, max_workloads))
     ws = [draw(workload_dicts(name=f"w{i}", max_gpus=12)) for i in range(n)]
-    return {"policy": draw(policies(catch_all=True)), "inventory": draw(inventory_dicts(max_targets)),
-            "workloads": ws}  # fmt: skip
+    return {"policy": draw(policies(catch_all=True)),
+            "inventory": draw(inventory_dicts(max_targets)), "workloads": ws}  # fmt: skip
 
 
 def grammar_texts() -> st.SearchStrategy[str]:

@@ -52,14 +52,14 @@ def test_json(tmp_path: Path) -> None:
 
 
 def test_github(tmp_path: Path) -> None:
-    code, out = run(str(make_project(tmp_path, [], policy=SHADOWED)), "--format", "github")
+    _code, out = run(str(make_project(tmp_path, [], policy=SHADOWED)), "--format", "github")
     first = out.splitlines()[0]
     assert first.startswith("::error file=") and ",line=4,col=6," in first
     assert "policy.route" in first and "\n" not in first
 
 
 def test_sarif(tmp_path: Path) -> None:
-    code, out = run(str(make_project(tmp_path, [], policy=SHADOWED)), "--format", "sarif")
+    _code, out = run(str(make_project(tmp_path, [], policy=SHADOWED)), "--format", "sarif")
     doc = json.loads(out)
     [result] = doc["runs"][0]["results"]
     assert doc["version"] == "2.1.0" and result["level"] == "error"
@@ -67,7 +67,7 @@ def test_sarif(tmp_path: Path) -> None:
 
 
 def test_junit(tmp_path: Path) -> None:
-    code, out = run(str(make_project(tmp_path, [], policy=SHADOWED)), "--format", "junit")
+    _code, out = run(str(make_project(tmp_path, [], policy=SHADOWED)), "--format", "junit")
     suite = ET.fromstring(out).find("testsuite")
     assert suite is not None and suite.get("failures") == "1"
 

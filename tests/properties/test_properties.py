@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import tempfile
 from dataclasses import fields, is_dataclass
@@ -41,10 +42,8 @@ def _shape(node: Any) -> Any:
 @FAST
 @given(st.one_of(grammar_texts(), policies(), st.text(max_size=200)))
 def test_parser_never_crashes(text: str) -> None:
-    try:
+    with contextlib.suppress(RouterError):  # a user error with a location, never another
         check_policy_text(text)
-    except RouterError:
-        pass  # a user error with a location, never another exception
 
 
 def check_policy_text(text: str) -> None:
