@@ -39,7 +39,8 @@ SIZES: dict[str, Size] = {
 
 # (name, backend, gpus/node, gpu type, cpus/node, memory GiB/node, max time h, features,
 #  cost per GPU hour, family)
-SLURM_PARTS = [
+PartSpec = tuple[str, int, str | None, int, int, int | None, list[str], float]
+SLURM_PARTS: list[PartSpec] = [
     ("h100", 8, "h100", 96, 2048, 72, ["ib", "lustre"], 2.5),
     ("a100", 8, "a100", 128, 1024, 48, ["ib", "lustre"], 1.6),
     ("a100-small", 4, "a100", 64, 512, 24, ["ib"], 1.4),
@@ -47,7 +48,7 @@ SLURM_PARTS = [
     ("cpu", 0, None, 128, 512, 24, ["avx512"], 0.0),
     ("cpu-long", 0, None, 64, 256, 168, [], 0.0),
 ]
-K8S_POOLS = [
+K8S_POOLS: list[PartSpec] = [
     ("l4", 4, "l4", 48, 192, None, [], 0.8),
     ("a10g", 4, "a10g", 48, 192, None, [], 0.9),
     ("a100-serving", 8, "a100", 96, 1024, None, [], 1.8),
@@ -202,10 +203,13 @@ def _region_clusters(rng: random.Random, region: str, count: int,
     demand: dict[str, float] = {}
     for w in workloads:
         demand[_family(w)] = demand.get(_family(w), 0.0) + _demand(w)
-    # Big jobs for either GPU type draw on both IB families.
+    # Big jobs for either GPU type draw on both IB families; in the adversarial mix the A100s
+    # are sized for them alone and the H100s for the pinned jobs alone (only the optimum
+    # fits both).
     either = demand.pop("big-any", 0.0)
-    demand["h100"] = demand.get("h100", 0.0) + either / 2
-    demand["a100"] = demand.get("a100", 0.0) + either / 2
+    half = 0.0 if adversarial else either / 2
+    demand["h100"] = demand.get("h100", 0.0) + half
+    demand["a100"] = demand.get("a100", 0.0) + either - half
     targets: list[tuple[int, tuple[Any, ...], str]] = []  # (cluster no, spec, backend)
     c = 0
     while len(targets) < count:

@@ -39,33 +39,40 @@ integer solutions. The model splits into independent components (connected parts
 class–target graph joined by quota rows), solved one after the other. Each component's first
 level starts from the greedy first-fit-decreasing plan as a complete hint, and each later
 level from the previous level's solution; a level never ends worse than its hint, so the plan
-is never below the greedy baseline.
+is never below the greedy baseline. The first hint is the better of greedy and the LP optimum
+rounded down then completed greedily (lp.py, greedy.py); when re-planning with a previous
+plan, the hint is that plan completed greedily, so the search starts from the stable answer.
 
 Determinism: interleaved search (its result does not depend on the number of workers), a
-fixed seed, and deterministic time limits (SolveOptions.deterministic_limit per level, shared
-among the components by size), never wall-clock ones. A level that stops at its limit keeps
+fixed seed, and deterministic time limits (SolveOptions.deterministic_limit for level 1, a
+quarter of it for each later level; shared among the components by size), never wall-clock
+ones. A level that stops at its limit keeps
 the value it reached (≥ its hint) and the status says FEASIBLE.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
 from router.evaluate.evaluate import Candidate
 from router.solve.aggregate import Aggregate
 from router.solve.decompose import Component, components
-from router.solve.greedy import first_fit_decreasing
+from router.solve.greedy import best_hint, previous_hint
 from router.solve.problem import Problem
 
 SEED = 0
+LOWER_LEVEL_SHARE = 0.25  # of SolveOptions.deterministic_limit, for levels 2..5
 DEFAULT_WORKERS = 4
 
 
 @dataclass
 class SolveOptions:
     workers: int = DEFAULT_WORKERS
-    deterministic_limit: float = 20.0  # per level, in CP-SAT's deterministic seconds
+    # level 1's budget in CP-SAT's deterministic seconds (later levels get a quarter each),
+    # shared among independent components by size
+    deterministic_limit: float = 20.0
     previous: dict[str, str] = field(default_factory=dict)  # workload -> target id
 
 
@@ -111,7 +118,11 @@ def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
                     hint: list[int] | None = None) -> SolveResult:
     opts = options or SolveOptions()
     started = time.perf_counter()
-    counts = list(hint) if hint is not None else first_fit_decreasing(agg)
+    if hint is None:
+        from router.solve.lp import lp_solve
+
+        hint = previous_hint(agg) or best_hint(agg, lp_solve(agg)[1])
+    counts = list(hint)
     hint_objective = sum(c * counts[v] for c, v in agg.levels[0].terms) if agg.levels else 0
     comps = components(agg)
     comp_of = [0] * len(agg.variables)
@@ -132,17 +143,14 @@ def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
     total = max(1, len(agg.variables))
     for k, comp in enumerate(comps):
         limit = opts.deterministic_limit * len(comp.variables) / total
-        limit = max(limit, min(opts.deterministic_limit, 0.5))
+        limit = max(limit, min(opts.deterministic_limit, 0.1))
         terms = [level_terms[li][k] for li in range(len(names))]
         det_time += _solve_component(agg, comp, terms, counts, opts, limit, value, bound,
                                      optimal)
 
     reports = [LevelReport(n, "OPTIMAL" if optimal[li] else "FEASIBLE", value[li], bound[li])
                for li, n in enumerate(names)]
-    if not agg.variables:
-        overall = "EMPTY"
-    else:
-        overall = "OPTIMAL" if all(optimal) else "FEASIBLE"
+    overall = "EMPTY" if not agg.variables else "OPTIMAL" if all(optimal) else "FEASIBLE"
     assignment: dict[str, Candidate] = {
         agg.routed[i].workload.name: c for i, c in agg.split(counts).items()
     }
@@ -194,32 +202,49 @@ def _solve_component(
     p.num_workers = max(1, opts.workers)
     # Interleaved search makes the result independent of the number of workers.
     p.interleave_search = True
-    p.max_deterministic_time = limit
     det = 0.0
+    stab = next((li for li, lv in enumerate(agg.levels) if lv.name == "stability"), -1)
+    stays = terms[stab] if stab >= 0 else []
+    stay_expr = cp_model.LinearExpr.weighted_sum([y[v] for _, v in stays], [1] * len(stays))
+    # Levels above stability also count stays, scaled below one unit of their own value: the
+    # same optimum, but among equal plans the search keeps workloads where they were.
+    scale = sum(agg.bound(v) for _, v in stays) + 1
     for li, level in enumerate(agg.levels):
         ts = terms[li]
         if not ts:
             continue
+        # Placed work gets the whole budget; the later levels polish a plan already made.
+        p.max_deterministic_time = limit if li == 0 else limit * LOWER_LEVEL_SHARE
         expr = cp_model.LinearExpr.weighted_sum([y[v] for _, v in ts], [c for c, _ in ts])
         current = sum(c * counts[v] for c, v in ts)
+        biased = bool(stays) and li < stab
+        m = scale if biased else 1
+        goal = m * expr + (stay_expr if biased else 0) if level.sense > 0 else (
+            m * expr - (stay_expr if biased else 0))
         if level.sense > 0:
-            model.maximize(expr)
+            model.maximize(goal)
         else:
-            model.minimize(expr)
-        model.clear_hints()
+            model.minimize(goal)
+        model.clear_hints()  # type: ignore[no-untyped-call]
         for v in comp.variables:
             model.add_hint(y[v], counts[v])
         status = solver.solve(model)
         det += solver.deterministic_time
         reached = current
+        found = None
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            found = round(solver.objective_value)
+            sol = {v: int(solver.value(y[v])) for v in comp.variables}
+            found = sum(c * sol[v] for c, v in ts)
+            old_stay = sum(counts[v] for _, v in stays)
+            new_stay = sum(sol[v] for _, v in stays)
             # Never worse than the hint (the greedy plan, or the previous level's solution).
-            if found * level.sense > current * level.sense:
+            if (found - current) * level.sense > 0 or (found == current and new_stay > old_stay):
                 reached = found
                 for v in comp.variables:
-                    counts[v] = int(solver.value(y[v]))
-            best = round(solver.best_objective_bound)
+                    counts[v] = sol[v]
+            raw = solver.best_objective_bound
+            best = (math.floor(raw / m + 1e-9) if level.sense > 0
+                    else math.ceil(raw / m - 1e-9))
         else:
             # No bound from the solver: the trivial one (every count at its largest).
             best = sum(c * agg.bound(v) for c, v in ts if c * level.sense > 0)
@@ -228,6 +253,6 @@ def _solve_component(
         value[li] += reached
         bound[li] += max(best, reached) if level.sense > 0 else min(best, reached)
         # Fix this level at what it reached before optimising the next one.
-        model.clear_objective()
+        model.clear_objective()  # type: ignore[no-untyped-call]
         model.add(expr >= reached if level.sense > 0 else expr <= reached)
     return det

@@ -22,14 +22,14 @@ def rows_of(agg: Aggregate) -> list[list[tuple[int, int]]]:
     return out
 
 
-def first_fit_decreasing(agg: Aggregate) -> list[int]:
-    """Counts per aggregate variable."""
-    slack = [row.rhs for row in agg.rows]
+def first_fit_decreasing(agg: Aggregate, start: list[int] | None = None) -> list[int]:
+    """Counts per aggregate variable; `start` (feasible counts) are kept and completed."""
     touches = rows_of(agg)
-    counts = [0] * len(agg.variables)
+    counts = list(start) if start is not None else [0] * len(agg.variables)
+    slack = [row.rhs - sum(c * counts[v] for c, v in row.terms) for row in agg.rows]
     order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
     for g in order:
-        left = len(agg.groups[g].members)
+        left = len(agg.groups[g].members) - sum(counts[v] for v in agg.choices[g])
         vs = sorted(agg.choices[g], key=lambda v: (agg.candidate(v).rank, agg.candidate(v).pref,
                                                     agg.candidate(v).target.id))
         for v in vs:
@@ -40,7 +40,7 @@ def first_fit_decreasing(agg: Aggregate) -> list[int]:
                 n = min(n, slack[r] // coef)
             if n <= 0:
                 continue
-            counts[v] = n
+            counts[v] += n
             left -= n
             for r, coef in touches[v]:
                 slack[r] -= coef * n
@@ -49,3 +49,50 @@ def first_fit_decreasing(agg: Aggregate) -> list[int]:
 
 def level_value(agg: Aggregate, level: int, counts: list[int]) -> int:
     return sum(c * counts[v] for c, v in agg.levels[level].terms)
+
+
+def rounded(agg: Aggregate, lp_values: list[float], rounds: int = 0) -> list[int]:
+    """The LP optimum rounded down, the LP of what is left solved and rounded down again (a
+    few times, while it still rounds something), then completed first-fit decreasing.
+    Rounding down keeps every row (all coefficients are ≥ 0), and a class of many members
+    loses at most one per target, so on large platforms this starts near the LP bound."""
+    from router.solve.lp import lp_solve
+
+    start = [int(x + 1e-6) for x in lp_values]
+    for _ in range(rounds):
+        more = lp_solve(agg, start)[1]
+        if more is None:
+            break
+        step = [int(x + 1e-6) for x in more]
+        if not any(step):
+            break
+        start = [a + b for a, b in zip(start, step, strict=True)]
+    return first_fit_decreasing(agg, start)
+
+
+def best_hint(agg: Aggregate, lp_values: list[float] | None) -> list[int]:
+    """The better (level 1) of first-fit decreasing and the rounded LP; ties go to greedy."""
+    greedy = first_fit_decreasing(agg)
+    if lp_values is None:
+        return greedy
+    lp = rounded(agg, lp_values)
+    return lp if level_value(agg, 0, lp) > level_value(agg, 0, greedy) else greedy
+
+
+def previous_hint(agg: Aggregate) -> list[int] | None:
+    """Every workload where the previous plan put it, completed first-fit decreasing: the
+    hint when re-planning, so the solver starts from the plan it should disturb least. None
+    if nobody has a previous target, or that plan no longer fits (the inventory shrank)."""
+    start = [0] * len(agg.variables)
+    for g, group in enumerate(agg.groups):
+        if group.previous is None:
+            continue
+        for v in agg.choices[g]:
+            if agg.candidate(v).target.id == group.previous:
+                start[v] = len(group.members)
+    if not any(start):
+        return None
+    for row in agg.rows:
+        if sum(c * start[v] for c, v in row.terms) > row.rhs:
+            return None
+    return first_fit_decreasing(agg, start)

@@ -19,33 +19,48 @@ def lp_bound(problem: Problem | Aggregate) -> float | None:
     agg = problem.aggregate if isinstance(problem, Problem) else problem
     if agg is None:
         raise ValueError("the problem has no aggregated form")
+    return lp_solve(agg)[0]
+
+
+def lp_solve(agg: Aggregate, start: list[int] | None = None,
+             ) -> tuple[float | None, list[float] | None]:
+    """The LP optimum and an optimal solution (per aggregate variable); (None, None) if GLOP
+    fails on some component. With `start`, the LP of what is left once those counts are
+    placed: the values are counts on top of them (for iterated rounding, greedy.py)."""
+    values = [0.0] * len(agg.variables)
     if not agg.variables:
-        return 0.0
+        return 0.0, values
+    fixed = start or [0] * len(agg.variables)
     total = 0.0
     for comp in components(agg):
-        value = _component_bound(agg, comp)
+        value = _component_bound(agg, comp, values, fixed)
         if value is None:
-            return None
+            return None, None
         total += value
-    return total
+    return total, values
 
 
-def _component_bound(agg: Aggregate, comp: Component) -> float | None:
-    from ortools.linear_solver import pywraplp
+def _component_bound(agg: Aggregate, comp: Component, values: list[float],
+                     fixed: list[int]) -> float | None:
+    from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
 
     solver = pywraplp.Solver.CreateSolver("GLOP")
     if solver is None:
         return None
-    y = {v: solver.NumVar(0.0, float(agg.bound(v)), "") for v in comp.variables}
+    left = {g: len(agg.groups[g].members) - sum(fixed[v] for v in agg.choices[g])
+            for g in comp.groups}
+    y = {v: solver.NumVar(0.0, float(left[g]), "") for g in comp.groups
+         for v in agg.choices[g]}
     for g in comp.groups:
         vs = agg.choices[g]
         if len(vs) > 1:
-            ct = solver.Constraint(0.0, float(len(agg.groups[g].members)))
+            ct = solver.Constraint(0.0, float(left[g]))
             for v in vs:
                 ct.SetCoefficient(y[v], 1.0)
     for r in comp.rows:
         row = agg.rows[r]
-        ct = solver.Constraint(-solver.infinity(), float(row.rhs))
+        used = sum(c * fixed[v] for c, v in row.terms)
+        ct = solver.Constraint(-solver.infinity(), float(row.rhs - used))
         for c, v in row.terms:
             ct.SetCoefficient(y[v], float(c))
     objective = solver.Objective()
@@ -55,4 +70,6 @@ def _component_bound(agg: Aggregate, comp: Component) -> float | None:
     objective.SetMaximization()
     if solver.Solve() != pywraplp.Solver.OPTIMAL:
         return None
+    for v, var in y.items():
+        values[v] = var.solution_value()
     return float(objective.Value())
