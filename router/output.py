@@ -106,10 +106,11 @@ def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) ->
             path.parent.mkdir(parents=True, exist_ok=True)
             with open(path, "w", encoding="utf-8", newline="\n") as f:
                 f.write(text)
-                f.flush()
-                os.fsync(f.fileno())
             if rel.endswith(".sbatch"):
                 path.chmod(0o755)
+        # One sync for the whole folder before the swap, not an fsync per file: a plan of
+        # 100k workloads writes 100k files, and the swap only needs them durable as a set.
+        os.sync()
         pause = os.environ.get(TEST_PAUSE_ENV)
         if pause:
             time.sleep(float(pause))
@@ -130,3 +131,20 @@ def _swap(new: Path, out: Path) -> None:
     os.rename(out, old)
     os.rename(new, out)
     shutil.rmtree(old, ignore_errors=True)
+
+
+def write_file_atomic(path: Path, text: str) -> None:
+    """Write one file so that readers see the old or the new contents, never half of it."""
+    parent = Path(path).resolve().parent
+    parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{Path(path).name}.", dir=parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

@@ -36,7 +36,6 @@ import hashlib
 import json
 import os
 import subprocess
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -313,15 +312,6 @@ def _cancel(o: Outcome, jobs: list[Job], env: dict[str, str]) -> None:
 
 
 def write_json_atomic(path: Path, doc: dict[str, Any]) -> None:
-    text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    from router.output import write_file_atomic
+
+    write_file_atomic(path, json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n")

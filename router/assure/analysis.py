@@ -34,6 +34,7 @@ from router.assure.encode import (
 from router.errors import Span
 from router.evaluate.views import target_view
 from router.language import ast
+from router.language.checker import name_span
 from router.language.names import OPTIONS
 from router.models import Inventory, TargetRef
 
@@ -74,17 +75,6 @@ class Finding:
 def finding_at(severity: Severity, code: str, message: str, span: Span, **kw: Any) -> Finding:
     end: dict[str, Any] = {"end_line": span.end_line or None, "end_column": span.end_column or None}
     return Finding(severity, code, message, span.path, span.line, span.column, **end, **kw)
-
-
-def name_span(st: Any) -> Span:
-    """The span of a statement's name (`rule NAME:`), found after its keyword."""
-    span: Span = st.span
-    line = span.source.line(span.line)
-    after_keyword = line.find(" ", span.column - 1)
-    col = line.find(st.name, after_keyword) if after_keyword >= 0 else -1
-    if col < 0:
-        return span
-    return Span(span.source, span.line, col + 1, span.line, col + 1 + len(st.name))
 
 
 def _where(st: Any) -> str:

@@ -14,7 +14,6 @@ import json
 import os
 import re
 import subprocess
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,6 +21,7 @@ from typing import Any, TypeVar
 import click
 
 from router.errors import LoadError
+from router.output import write_file_atomic
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -76,7 +76,7 @@ def import_command(backend: str, from_json: str | None, partitions_from: str | N
         _warn(imported)
     count = _check(text)
     if output:
-        write_text_atomic(Path(output), text)
+        write_file_atomic(Path(output), text)
         click.echo(f"Wrote {output}: {count}")
     else:
         click.echo(text, nl=False)
@@ -180,18 +180,3 @@ def _check(text: str) -> str:
     return f"{len(refs)} {what}, {sum(r.target.nodes for r in refs)} nodes"
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write a file so that readers see the old or the new contents, never half of it."""
-    parent = path.resolve().parent
-    parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise

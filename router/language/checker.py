@@ -142,12 +142,12 @@ class _Checker:
                 continue
             first = seen[st.name]
             kind, first_kind = type(st).__name__.lower(), type(first).__name__.lower()
-            at, hint = _name_span(first).location(), None
+            at, hint = name_span(first).location(), None
             message = f"{kind} `{st.name}` is defined twice; the first is at {at}"
             if first_kind != kind:  # a plan names the rule or deny that decided: one namespace
                 message = f"{kind} `{st.name}` has the name of the {first_kind} at {at}"
                 hint = "rules and denies share one set of names"
-            self.error(message, _name_span(st), hint)
+            self.error(message, name_span(st), hint)
 
     def let(self, let: ast.Let) -> None:
         tables: dict[str, Collection[str]] = {"option": OPTIONS, "routing outcome": OUTCOME_NAMES}
@@ -155,7 +155,7 @@ class _Checker:
         clash = next((w for w, t in tables.items() if let.name in t), None)
         if clash or let.name in ("workload", "target"):
             message = f"`{let.name}` is a {clash or 'prefix'} name; give the constant another name"
-            self.error(message, _name_span(let))
+            self.error(message, name_span(let))
         folded = self.constant(let.value, "let")
         self.consts[let.name] = folded or (None, None)
         if folded is not None and let.name not in self.policy.constants:
@@ -201,7 +201,7 @@ class _Checker:
         later = self.lets.get(dotted)
         hint = did_you_mean(dotted, self.consts)
         if clause == "let" and later is not None:
-            message = f"constant `{dotted}` is defined later, at {_name_span(later).location()}"
+            message = f"constant `{dotted}` is defined later, at {name_span(later).location()}"
             hint = "a constant can use only the constants defined before it"
         elif clause == "let":
             message = f"unknown constant `{dotted}`"
@@ -476,7 +476,7 @@ def _example(spec: OptionSpec) -> str:
     return words.get(spec.type, "a string in quotes")
 
 
-def _name_span(st: Any) -> Span:
+def name_span(st: Any) -> Span:
     """The span of a statement's name (`rule NAME:`), found after its keyword."""
     span: Span = st.span
     line = span.source.line(span.line)

@@ -28,7 +28,13 @@ _AMBIGUOUS = re.compile(
 )
 
 
-class _Dumper(yaml.SafeDumper):
+# libyaml's emitter when PyYAML has it: the same bytes as the pure-Python one (tests/emit
+# compares them) and
+# about five times faster, which matters at 100k placements.
+_Base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_Base):  # type: ignore[misc]
     """SafeDumper that quotes strings other YAML readers could take for numbers or booleans,
     and writes a dict shared by two places (a PyTorchJob's Master and Worker templates) twice
     rather than as a YAML anchor and alias, which reviewers and some tools read badly."""
@@ -37,13 +43,14 @@ class _Dumper(yaml.SafeDumper):
         return True
 
 
-def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+def _represent_str(dumper: Any, data: str) -> yaml.ScalarNode:
     style: str | None = None
     if _AMBIGUOUS.fullmatch(data):
         style = "'"
     elif "\n" in data:
         style = "|"  # a multi-line shell command stays readable; PyYAML falls back if it must
-    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+    node: yaml.ScalarNode = dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+    return node
 
 
 _Dumper.add_representer(str, _represent_str)
