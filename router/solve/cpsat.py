@@ -46,8 +46,8 @@ plan, the hint is that plan completed greedily, so the search starts from the st
 Determinism: interleaved search (its result does not depend on the number of workers), a
 fixed seed, and deterministic time limits (SolveOptions.deterministic_limit for level 1, a
 quarter of it for each later level; shared among the components by size), never wall-clock
-ones. A level that stops at its limit keeps
-the value it reached (≥ its hint) and the status says FEASIBLE.
+ones. A level that stops at its limit keeps the value it reached (≥ its hint) and the
+status says FEASIBLE.
 """
 
 from __future__ import annotations
