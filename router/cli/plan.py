@@ -46,7 +46,7 @@ def _progress(message: str, enabled: bool) -> Iterator[None]:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
               default="text", show_default=True, help="What to print.")
 @click.option("--workers", type=click.IntRange(1, 64), default=None,
-              help="CP-SAT workers (the plan does not depend on it).")
+              help="Threads solving independent parts (the plan does not depend on it).")
 @click.option("--no-write", is_flag=True, help="Plan and print, but do not write out/.")
 @click.option("--previous", metavar="PLAN.json|git:REF",
               help="Diff against a previous plan.json, or against the project as it is at a "
