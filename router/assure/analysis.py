@@ -363,6 +363,7 @@ def _all_exprs(p: ast.Policy) -> list[Any]:
     for q in p.quotas:
         out += [q.for_, q.on, *(lim.amount for lim in q.limits)]
     out += [x for c in p.checks for x in (c.for_, c.expect)]
+    out += [x for sp in p.spreads for x in (sp.for_, sp.by, sp.max)]
     return out
 
 

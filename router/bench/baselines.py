@@ -55,5 +55,5 @@ def first_match(agg: Aggregate) -> Baseline:
             for r, coef in touches[v]:
                 slack[r] -= coef
     over = {agg.rows[r].subject for r in range(len(agg.rows))
-            if agg.rows[r].kind != "quota" and asked[r] > agg.rows[r].rhs}
+            if agg.rows[r].kind in ("capacity", "nodes") and asked[r] > agg.rows[r].rhs}
     return Baseline(level_value(agg, 0, counts), counts, len(over))

@@ -5,7 +5,7 @@ Stages (seconds are wall time; the plan itself depends only on deterministic lim
             file and loaded as `router plan` loads it), the inventory and every workload
             validated by the pydantic models
   evaluate  Evaluator.decide for every workload (decisions cached per routing signature),
-            and the quotas compiled
+            and the quotas and spreads compiled
   model     the aggregated model (classes of identical workloads × candidate targets)
   solve     the greedy baseline, the LP bound (GLOP) whose optimum rounded down and completed
             greedily is the other candidate hint, CP-SAT level by level per component
@@ -34,6 +34,7 @@ from router.bench.baselines import first_match, greedy
 from router.bench.generator import Platform, generate
 from router.evaluate.evaluate import Decision, Evaluator
 from router.evaluate.quota import QuotaLimit, compile_quotas
+from router.evaluate.spread import SpreadLimit, compile_spreads
 from router.language import ast, load_policy
 from router.models import Inventory, Workload
 from router.plan.model import Placement
@@ -95,8 +96,9 @@ def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
     ev = Evaluator(policy, inventory, share_candidates=True)
     decisions, ns = _decide(ev, workloads)
     quotas = compile_quotas(policy, inventory)
+    spreads = compile_spreads(policy, inventory)
     t2 = time.perf_counter()
-    agg = build_aggregate(decisions, ev.targets, quotas)
+    agg = build_aggregate(decisions, ev.targets, quotas, spreads=spreads)
     t3 = time.perf_counter()
     base = greedy(agg)
     lp, lp_values = lp_solve(agg)
@@ -146,14 +148,15 @@ def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
         "decision_us_mean": round(sum(ns) / max(1, len(ns)) / 1000.0, 3),
     }
     if churn:
-        out |= _churn(platform, ev, quotas, workloads, decisions, result, options, seed)
+        out |= _churn(platform, ev, quotas, spreads, workloads, decisions, result, options,
+                      seed)
         out["peak_rss_mb"] = round(_peak_rss_mb(), 1)
     return out
 
 
 def _churn(platform: Platform, ev: Evaluator, quotas: list[QuotaLimit],
-           workloads: list[Workload], decisions: list[Decision], first: SolveResult,
-           options: SolveOptions, seed: int) -> dict[str, Any]:
+           spreads: list[SpreadLimit], workloads: list[Workload], decisions: list[Decision],
+           first: SolveResult, options: SolveOptions, seed: int) -> dict[str, Any]:
     rng = random.Random(f"churn:{platform.size}:{seed}")
     change = max(2, round(0.01 * len(workloads)))
     removed = set(rng.sample(range(len(workloads)), change // 2))
@@ -170,7 +173,7 @@ def _churn(platform: Platform, ev: Evaluator, quotas: list[QuotaLimit],
     names = {w.name for w in kept}
     previous = {n: t for n, t in previous.items() if n in names}
     started = time.perf_counter()
-    agg2: Aggregate = build_aggregate(decisions2, ev.targets, quotas, previous)
+    agg2: Aggregate = build_aggregate(decisions2, ev.targets, quotas, previous, spreads=spreads)
     hint = previous_hint(agg2) or best_hint(agg2, lp_solve(agg2)[1])
     result = solve_aggregate(agg2, SolveOptions(options.workers, options.deterministic_limit,
                                                 previous), hint=hint)

@@ -3,9 +3,9 @@
 Two workloads with the same signature get the same decision (denied, unrouted, or the same
 candidates with the same resources), so the evaluator decides once per signature and reuses
 the answer. The signature holds every field the shape check reads (shape.py) and every
-workload field or label the policy names anywhere (deny, rule, where, prefer, quota, check),
-so quota memberships are a function of it too. Names the evaluator does not know turn the
-cache off rather than risk a wrong answer.
+workload field or label the policy names anywhere (deny, rule, where, prefer, quota, check,
+spread), so quota memberships and spread groups are a function of it too. Names the evaluator
+does not know turn the cache off rather than risk a wrong answer.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def signature_of(policy: ast.Policy) -> Signature | None:
     attrs = list(_SHAPE)
     label_keys: list[str] = []
     all_labels = image = False
-    for n in _names([policy.denies, policy.rules, policy.quotas, policy.checks]):
+    for n in _names([policy.denies, policy.rules, policy.quotas, policy.checks, policy.spreads]):
         if n.scope != "workload":
             continue
         if n.field == "labels":

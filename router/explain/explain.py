@@ -22,6 +22,7 @@ from router.explain.reasons import (
     priority_name,
     reason_text,
     source_of,
+    spread_text,
     summarise,
 )
 from router.language import ast
@@ -106,12 +107,15 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
         row = state.problem.rows[r]
         used = state.used[r]
         where = f" ({source_of(row.source, rel)})" if row.source else ""
+        text = (f"{row.kind} {row.subject}{where} {row.resource}: "
+                f"{amount(row.resource, used)} of {amount(row.resource, row.rhs)} used "
+                f"(this workload {amount(row.resource, coef)})")
+        if row.kind == "spread":
+            text = f"{spread_text(row, used, rel, has='has')}, this workload included"
         rows.append({
             "kind": row.kind, "subject": row.subject, "resource": row.resource,
             "used": used, "capacity": row.rhs, "this_workload": coef, "tight": used == row.rhs,
-            "text": (f"{row.kind} {row.subject}{where} {row.resource}: "
-                     f"{amount(row.resource, used)} of {amount(row.resource, row.rhs)} used "
-                     f"(this workload {amount(row.resource, coef)})"),
+            "text": text,
         })
     best = min(state.problem.choices[i],
                key=lambda u: (state.problem.variables[u][1].rank,
@@ -134,6 +138,10 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
             takers = [(m, c) for m, c in takers if m != v]
             names = ", ".join(_who(state, m, c, row.resource) for m, c in takers[:5])
             more = f" and {len(takers) - 5} more" if len(takers) > 5 else ""
+            if row.kind == "spread":
+                names = ", ".join(state.workload_of(m).name for m, _ in takers[:5])
+                blocked.append(f"{spread_text(row, o.used, rel)}; taken by {names}{more}")
+                continue
             blocked.append(
                 f"{row.kind} {row.subject} {row.resource}: {amount(row.resource, o.used)} "
                 f"of {amount(row.resource, o.rhs)} used, needs {amount(row.resource, o.need)}"

@@ -16,6 +16,7 @@ from router.language import ast
 from router.language.names import PRIORITIES
 from router.models import TargetRef
 from router.quantity import format_memory
+from router.solve.problem import Row
 
 Relative = Callable[[str], str]
 _PRIORITY_NAMES = {v: k for k, v in PRIORITIES.items()}
@@ -88,9 +89,22 @@ def reason_text(state: PlanState, b: Blocking, key: Key, rel: Relative,
     every = "all " if len(blocked) == len(b.candidates) else ""
     on = (f"; blocks {every}{len(blocked)} candidates" if len(blocked) > 1 and only is None
           else "")
+    if row.kind == "spread":
+        return f"{spread_text(row, overs[0].used, rel)}{on}"
     return (f"{row.kind} {row.subject}{where} on {row.resource}: "
             f"{amount(row.resource, overs[0].used)} of {amount(row.resource, row.rhs)} used, "
             f"needs {amount(row.resource, need)}{on}")
+
+
+def spread_text(row: Row, used: int, rel: Relative, has: str = "already has") -> str:
+    """A spread row in words: "spread web (p.route:3): app=web already has 1 of at most 1 on
+    cluster k8s-prod"."""
+    where = f" ({source_of(row.source, rel)})" if row.source else ""
+    if len(row.detail) != 3:
+        return f"spread {row.subject}{where} {row.resource}: {used} of at most {row.rhs}"
+    group, attribute, value = row.detail
+    return (f"spread {row.subject}{where}: {group} {has} {used} of at most {row.rhs} "
+            f"on {attribute} {value}")
 
 
 def change_text(state: PlanState, b: Blocking, key: Key, v: int, rel: Relative) -> str:
@@ -108,6 +122,9 @@ def change_text(state: PlanState, b: Blocking, key: Key, v: int, rel: Relative) 
     row = state.problem.rows[overs[0].row]
     where = f" ({source_of(row.source, rel)})" if row.source else ""
     want = max(o.used + o.need for o in overs)
+    if row.kind == "spread" and len(row.detail) == 3:
+        return (f"spread {row.subject}{where} must allow {want} per {row.detail[1]}, "
+                f"it allows {row.rhs}")
     return (f"{row.kind} {row.subject}{where} must allow {amount(row.resource, want)} "
             f"{row.resource}, it allows {amount(row.resource, row.rhs)}")
 

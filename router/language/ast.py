@@ -159,7 +159,22 @@ class Check:
     span: Span
 
 
-Statement = Let | Deny | Rule | Quota | Check
+@dataclass
+class Spread:
+    """`spread name: for <workload condition> by <workload value> across <target attribute>
+    max N`: members of one group (same `by` value) placed at most N (default: an even share)
+    on targets with the same `across` value. `across` is resolved by the checker (`target`
+    alone means the target id); `max` is folded to a Literal."""
+
+    name: str
+    for_: Expr | None
+    by: Expr
+    across: Name
+    max: Expr | None
+    span: Span
+
+
+Statement = Let | Deny | Rule | Quota | Check | Spread
 
 
 @dataclass
@@ -182,4 +197,5 @@ class Policy:
     rules: list[Rule] = field(default_factory=list)
     quotas: list[Quota] = field(default_factory=list)
     checks: list[Check] = field(default_factory=list)
+    spreads: list[Spread] = field(default_factory=list)
     constants: dict[str, int | float | str | bool | list[object]] = field(default_factory=dict)

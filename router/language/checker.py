@@ -5,8 +5,9 @@ After a successful check:
 - every Name has `scope` ("workload", "target", "outcome" or "const"), `field` and, for a
   label, `key`;
 - `Policy.constants` holds the folded value of each `let`, in base units;
-- option values and arguments and quota amounts are folded into `Literal`s (a `let` name used
-  there is replaced by its value; quantities keep their unit).
+- option values and arguments, quota amounts and spread maxima are folded into `Literal`s (a
+  `let` name used there is replaced by its value; quantities keep their unit);
+- a spread's `across` is a resolved target attribute (`target` alone: field "id").
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ class _Checker:
     # -- the whole policy ------------------------------------------------------------------
     def run(self) -> None:
         p = self.policy
-        for group in ([*p.rules, *p.denies], p.quotas, p.checks, p.lets):
+        for group in ([*p.rules, *p.denies], p.quotas, p.checks, p.spreads, p.lets):
             self.duplicates(group)
         for let in p.lets:
             self.let(let)
@@ -133,6 +134,8 @@ class _Checker:
         for check in p.checks:
             self.expr(check.for_, "workload", "for")
             self.expr(check.expect, "outcome", "expect")
+        for spread in p.spreads:
+            self.spread(spread)
 
     def duplicates(self, statements: list[Any]) -> None:
         seen: dict[str, Any] = {}
@@ -442,6 +445,51 @@ class _Checker:
             limit.amount = _literal(value, limit.amount.span, kind, _text(limit.amount))
             return
         self.error(problem, limit.amount.span)
+
+    def spread(self, sp: ast.Spread) -> None:
+        self.expr(sp.for_, "workload", "for")
+        kind = self.expr(sp.by, "workload", "by")
+        if kind in ("labels", "list"):
+            hint = "group by one value, such as labels.app or team"
+            self.error(f"`by` needs one value per workload, not {_WORDS[kind]}", sp.by.span, hint)
+        self.across(sp.across)
+        if sp.max is None:
+            return
+        folded = self.constant(sp.max, "max")
+        if folded is None:
+            return
+        value, kind = folded
+        if kind != "number" or value != int(value) or value < 1:
+            self.error("`max` of a spread is a whole number >= 1", sp.max.span,
+                       "the most members of one group on one value; leave it out for an even share")
+            return
+        sp.max = _literal(int(value), sp.max.span, kind, _text(sp.max))
+
+    def across(self, n: ast.Name) -> None:
+        """`across` takes a target attribute with one value per target, or `target` (its id)."""
+        p, dotted = n.parts, ".".join(n.parts)
+        if p == ("target",):
+            n.scope, n.field = "target", "id"
+            return
+        rest = p[1:] if p[0] == "target" else p
+        if not rest or rest[0] not in TARGET_ATTRIBUTES:
+            word = rest[0] if rest else p[0]
+            if p[0] == "workload" or word in WORKLOAD_FIELDS:
+                message = f"`{dotted}` is a workload field; `across` takes a target attribute"
+                hint = "group workloads with `by`; `across` names what must differ, e.g. cluster"
+            else:
+                message = f"unknown target attribute `{dotted}`"
+                hint = did_you_mean(word, [*TARGET_ATTRIBUTES, "target"]) or (
+                    "`across` takes a target attribute: " + ", ".join(TARGET_ATTRIBUTES)
+                    + ", or target")
+            self.error(message, n.span, hint)
+            return
+        kind = self.field(n, rest, "target")
+        if kind in ("list", "labels"):
+            hint = "write labels.KEY" if kind == "labels" else "spread across cluster, name, ..."
+            message = f"`across` needs one value per target; `{dotted}` is {_WORDS[kind]}"
+            self.error(message, n.span, hint)
+            n.scope = n.field = None
 
 
 def _apply(op: str, a: Any, b: Any, ta: str | None, tb: str | None) -> Const | None:

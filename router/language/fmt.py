@@ -142,6 +142,11 @@ def _clauses(st: ast.Statement) -> list[tuple[int, str]]:
         add("on", st.on)
         for lim in st.limits:
             out.append((lim.span.line, f"limit {lim.resource} {lim.op} {format_expr(lim.amount)}"))
+    elif isinstance(st, ast.Spread):
+        add("for", st.for_)
+        add("by", st.by)
+        add("across", st.across)
+        add("max", st.max)
     else:
         add("for", st.for_)
         add("expect", st.expect)

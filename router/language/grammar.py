@@ -99,7 +99,7 @@ class RouteLexer(Lexer):
 
 _KEYWORD_WORDS = (
     "policy let deny rule quota check when because route else with where prefer lower higher "
-    "for on limit expect slurm kubernetes any or and not in true false"
+    "for on limit expect spread by across max slurm kubernetes any or and not in true false"
 )
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 _UNIT_RE = re.compile(r"[\d.]+([A-Za-z]+)")
@@ -172,7 +172,7 @@ _VALUES = {
     "NAME": "a name", "INT": "a number", "FLOAT": "a number", "QUANTITY": "a quantity",
     "STRING": "a string", "$END": "the end of the file",
 }  # fmt: skip
-_STATEMENTS = {"POLICY", "LET", "DENY", "RULE", "QUOTA", "CHECK"}
+_STATEMENTS = {"POLICY", "LET", "DENY", "RULE", "QUOTA", "CHECK", "SPREAD"}
 _BACKENDS = {"SLURM", "KUBERNETES", "ANY"}
 _EXPR_START = {"NAME", "INT", "FLOAT", "QUANTITY", "STRING", "TRUE", "FALSE", "LSQB", "LPAR"}
 _BINARY = {"OR", "AND", "EQEQ", "NE", "LT", "LE", "GT", "GE", "IN", "PLUS", "STAR", "SLASH"}
@@ -180,7 +180,7 @@ _BINARY = {"OR", "AND", "EQEQ", "NE", "LT", "LE", "GT", "GE", "IN", "PLUS", "STA
 _ORDER = [
     *("COLON", "EQ", "LPAR", "RPAR", "RSQB", "COMMA", "WHEN", "BECAUSE", "ROUTE", "ARROW"),
     *("ELSE", "WITH", "WHERE", "PREFER", "LOWER", "HIGHER", "FOR", "ON", "LIMIT", "LE", "LT"),
-    "EXPECT",
+    *("EXPECT", "BY", "ACROSS", "MAX"),
 ]
 _CHAR_HINTS = {
     "&": "write `and`",
@@ -203,10 +203,12 @@ def _name_word(stack: list[Any]) -> str:
     """What a lone expected name is, judged by the tokens just before it."""
     toks = _tokens(stack)
     prev = stack[-1].type if stack and isinstance(stack[-1], Token) else None
-    if prev in ("RULE", "DENY", "QUOTA", "CHECK"):
+    if prev in ("RULE", "DENY", "QUOTA", "CHECK", "SPREAD"):
         return f"a name for the {KEYWORDS[prev]}"
     if prev in ("LET", "POLICY"):
         return "a name for the " + ("constant" if prev == "LET" else "policy")
+    if prev == "ACROSS":
+        return "a target attribute, such as cluster"
     if prev == "LIMIT":
         return "a resource: " + _join(list(QUOTA_RESOURCES))
     for tok in reversed(toks):
@@ -260,7 +262,7 @@ def describe(accepted: set[str], stack: list[Any]) -> str:
     if ops:
         words.append("an operator")
     if stmts and not words:
-        return "a statement (`rule`, `deny`, `quota`, `check`, `let` or `policy`)"
+        return "a statement (`rule`, `deny`, `quota`, `spread`, `check`, `let` or `policy`)"
     if stmts:
         words.append("a new statement")
     elif "$END" in acc:

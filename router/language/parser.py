@@ -244,6 +244,12 @@ class _Build(Transformer[Token, Any]):
         expect = _tree(c[6])
         return ast.Check(c[1].value, _opt(c[4]), expect, _span(c[0], expect))
 
+    def spread_stmt(self, c: list[Any]) -> ast.Spread:
+        across: ast.Name = _name(c[8]) if type(c[8]) is Token else c[8]
+        most = _opt(c[10])
+        end = most if most is not None else across
+        return ast.Spread(c[1].value, _opt(c[4]), _tree(c[6]), across, most, _span(c[0], end))
+
     def limits(self, c: list[Any]) -> list[ast.Limit]:
         found: list[ast.Limit] = c[0] if len(c) == 5 else []
         kw, resource, op, run = c[-4:]
@@ -484,6 +490,8 @@ def parse_files(paths: list[str | Path] | list[str] | list[Path]) -> ast.Policy:
                 policy.rules.append(st)
             elif isinstance(st, ast.Quota):
                 policy.quotas.append(st)
+            elif isinstance(st, ast.Spread):
+                policy.spreads.append(st)
             else:
                 policy.checks.append(st)
     if errors:

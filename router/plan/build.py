@@ -11,9 +11,11 @@ from typing import Any
 from router.config import Project
 from router.evaluate.evaluate import Decision, Evaluator
 from router.evaluate.quota import QuotaLimit, compile_quotas
+from router.evaluate.spread import SpreadLimit, compile_spreads
 from router.language import ast, load_policy
 from router.models import Inventory, TargetRef, Workload, load_inventory, load_workloads
 from router.plan.model import Placement
+from router.plan.preempted import Preempted, not_preempted, preempted
 from router.solve.cpsat import SolveOptions, SolveResult
 from router.solve.problem import Problem, build_problem
 
@@ -45,6 +47,8 @@ class Plan:
     problem: Problem
     quotas: list[QuotaLimit]
     seconds: dict[str, float] = field(default_factory=dict)
+    spreads: list[SpreadLimit] = field(default_factory=list)
+    preempted: list[Preempted] | None = None  # None: planned without a previous plan
 
     @property
     def denied(self) -> list[Decision]:
@@ -98,9 +102,10 @@ def build_plan(
     evaluator = Evaluator(inputs.policy, inputs.inventory)
     decisions = [evaluator.decide(w) for w in inputs.workloads]
     quotas = compile_quotas(inputs.policy, inputs.inventory)
+    spreads = compile_spreads(inputs.policy, inputs.inventory)
     t2 = time.perf_counter()
     problem = build_problem(decisions, evaluator.targets, quotas,
-                            (options or SolveOptions()).previous)
+                            (options or SolveOptions()).previous, spreads=spreads)
     t3 = time.perf_counter()
     result = solve(problem, options)
     bound = lp_bound(problem)
@@ -128,8 +133,20 @@ def build_plan(
         for d in decisions
         if d.status == "routed" and d.workload.name not in result.assignment
     ]
+    lost = None
+    previous = (options or SolveOptions()).previous
+    if previous:
+        lost = preempted(decisions, result.assignment, previous)
+        said = {p.workload: p.reason for p in lost}
+        for u in unplaced:
+            name = u.decision.workload.name
+            if name in said:  # first: what changed since the previous plan
+                u.reasons.insert(0, said[name])
+            elif note := not_preempted(u.decision, u.reasons, result.assignment, previous,
+                                       decisions):
+                u.reasons.append(note)
     return Plan(project, inputs, decisions, placements, unplaced, result, bound, problem,
-                quotas, seconds)
+                quotas, seconds, spreads, lost)
 
 
 def unplaced_reasons(

@@ -88,11 +88,11 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "objective": s.objective,
         "seed": s.seed,
         "status": s.status,
-        # Interleaved search gives this plan whatever the number of workers, so the count
-        # used by this run is not recorded (it would make the same plan differ in bytes).
+        # Components are solved by one deterministic search each, so any number of threads
+        # gives this plan; the count used by this run would only make the bytes differ.
         "workers": "any",
     }
-    return {
+    doc: dict[str, Any] = {
         "denied": denied,
         "format_version": FORMAT_VERSION,
         "inputs": input_hashes(project, plan.inputs.files),
@@ -105,6 +105,9 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "unplaced": unplaced,
         "unrouted": unrouted,
     }
+    if plan.preempted is not None:  # planned against a previous plan
+        doc["preempted"] = [p.to_json() for p in plan.preempted]
+    return doc
 
 
 def target_usage(plan: Plan) -> list[dict[str, Any]]:

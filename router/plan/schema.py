@@ -75,6 +75,8 @@ def plan_schema() -> dict[str, Any]:
                     }
                 ),
             },
-            {"diff": {"type": "object"}},
+            {"diff": {"type": "object"},
+             "preempted": _list(_obj({"workload": _STR, "priority": _INT, "target_id": _STR,
+                                      "by": _list(_STR), "reason": _STR}))},
         ),
     }

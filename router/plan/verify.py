@@ -2,14 +2,16 @@
 
 It recomputes everything from the placements and the inputs, sharing nothing with the
 solver's model but the evaluator: every placement is on one of its workload's candidate
-targets, no target is over capacity in GPUs, CPUs, memory or nodes, and no quota is exceeded.
+targets, no target is over capacity in GPUs, CPUs, memory or nodes, no quota is exceeded, and
+no spread group has more members on one attribute value than it allows.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
+from collections.abc import Hashable
 
-from router.evaluate.evaluate import Evaluator
+from router.evaluate.evaluate import Decision, Evaluator
 from router.evaluate.quota import (
     capacity,
     capacity_resources,
@@ -17,6 +19,7 @@ from router.evaluate.quota import (
     compile_quotas,
     usage,
 )
+from router.evaluate.spread import compile_spreads, order, show
 from router.evaluate.views import workload_view
 from router.language import ast
 from router.models import Inventory, Workload
@@ -73,4 +76,31 @@ def verify_plan(
             total += usage(q.resource, p.resources, p.target)
         if total > q.amount:
             problems.append(f"quota {q.name} ({q.source}): {q.resource} {total} > {q.amount}")
+    problems += _spreads(policy, inventory, list(decisions.values()), placements)
+    return problems
+
+
+def _spreads(policy: ast.Policy, inventory: Inventory, decisions: list[Decision],
+             placements: list[Placement]) -> list[str]:
+    """Each spread group's placements per attribute value against its max (spread.py)."""
+    problems: list[str] = []
+    target_of = {p.workload.name: p.target.id for p in placements}
+    for s in compile_spreads(policy, inventory):
+        groups: dict[Hashable, list[Decision]] = {}
+        for d in decisions:
+            key = s.group(workload_view(d.workload)) if d.candidates else None
+            if key is not None:
+                groups.setdefault(key, []).append(d)
+        for key in sorted(groups, key=order):
+            members = groups[key]
+            if len(members) < 2:
+                continue
+            places = {s.values[c.target.id] for d in members for c in d.candidates}
+            most = s.limit(len(members), len(places))
+            on = Counter(s.values[target_of[d.workload.name]] for d in members
+                         if d.workload.name in target_of)
+            for value in sorted(on, key=order):
+                if on[value] > most:
+                    problems.append(f"spread {s.name} ({s.source}): {s.group_text(key)} has "
+                                    f"{on[value]} > {most} on {s.attribute} {show(value)}")
     return problems

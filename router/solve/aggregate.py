@@ -1,12 +1,13 @@
 """Identical workloads as one class with integer counts: the model the solver really solves.
 
 Two routed workloads are identical when they have the same candidates (targets, ranks,
-preference places, resources), the same priority weight, the same quota memberships and the
-same previous target. Any plan only ever needs to know how many workloads of a class go to
-each of its targets, so the class gets one integer variable y_kj ∈ [0, n_k] per candidate j
-with Σ_j y_kj ≤ n_k, and every row and level uses the class's coefficient times y_kj. This is
-exact, not a relaxation: an integer solution splits back into 0/1 placements by giving the
-members of a class (in workload-name order) to its targets (in target-id order).
+preference places, resources), the same priority weight, the same quota memberships, the
+same spread groups and the same previous target. Any plan only ever needs to know how many
+workloads of a class go to each of its targets, so the class gets one integer variable
+y_kj ∈ [0, n_k] per candidate j with Σ_j y_kj ≤ n_k, and every row and level uses the class's
+coefficient times y_kj. This is exact, not a relaxation: an integer solution splits back into
+0/1 placements by giving the members of a class (in workload-name order) to its targets (in
+target-id order).
 
 The per-workload `Problem` (problem.py) is expanded from this one, so the CP-SAT model, the
 LP bound, the greedy hint and the explanations all read the same rows.
@@ -26,6 +27,7 @@ from router.evaluate.quota import (
     per_node_gpus,
     usage,
 )
+from router.evaluate.spread import SpreadLimit, order, show
 from router.evaluate.views import workload_view
 from router.models import TargetRef
 
@@ -38,10 +40,12 @@ class Row:
 
     terms: list[tuple[int, int]]  # (coefficient, variable index)
     rhs: int
-    kind: str  # "capacity" | "nodes" | "quota"
-    subject: str  # target id or quota name
-    resource: str
-    source: str = ""  # file:line for quotas
+    kind: str  # "capacity" | "nodes" | "quota" | "spread"
+    subject: str  # target id, quota or spread name
+    resource: str  # spread rows: "app=web on cluster=k8s-prod"
+    source: str = ""  # file:line for quotas and spreads
+    # spread rows: (group, attribute, value), e.g. ("app=web", "cluster", "k8s-prod")
+    detail: tuple[str, ...] = ()
 
 
 @dataclass
@@ -61,6 +65,8 @@ class Group:
     priority_weight: int
     previous: str | None
     quotas: tuple[bool, ...]  # member of each quota limit's `for`, in order
+    spreads: tuple[Hashable, ...] = ()  # group in each spread (None: in none), in order
+    preemptible: bool = False  # planned members may give up their place to anyone (preempt.py)
 
 
 @dataclass
@@ -71,6 +77,10 @@ class Aggregate:
     choices: list[list[int]]  # per group, its variable indices
     rows: list[Row] = field(default_factory=list)
     levels: list[Level] = field(default_factory=list)
+    # With a previous plan (preempt.py): the least placed count of each class, and the hint
+    # that puts planned work back where it was.
+    floors: list[int] = field(default_factory=list)
+    start: list[int] | None = None
 
     def bound(self, v: int) -> int:
         return len(self.groups[self.variables[v][0]].members)
@@ -125,32 +135,36 @@ def build_aggregate(
     targets: list[TargetRef],
     quotas: list[QuotaLimit],
     previous: dict[str, str] | None = None,
+    spreads: list[SpreadLimit] | None = None,
 ) -> Aggregate:
     prev = previous or {}
+    spreads = spreads or []
     routed = [d for d in decisions if d.candidates]
-    # Decisions from the evaluator carry a signature that determines their candidates and
-    # every quota membership (it holds each workload field the policy reads); others are
-    # compared by content, with their memberships computed one by one.
-    memberships: dict[Hashable, tuple[bool, ...]] = {}
+    # Decisions from the evaluator carry a signature that determines their candidates, every
+    # quota membership and spread group (it holds each workload field the policy reads);
+    # others are compared by content, with their memberships computed one by one.
+    memberships: dict[Hashable, tuple[tuple[bool, ...], tuple[Hashable, ...]]] = {}
     index: dict[Hashable, int] = {}
     groups: list[Group] = []
     for i, d in enumerate(routed):
         w = d.workload
         if d.signature:
             base: Hashable = ("s", d.signature)
-            member = memberships.get(base)
-            if member is None:
-                member = _members(d, quotas)
-                memberships[base] = member
+            found = memberships.get(base)
+            if found is None:
+                found = memberships[base] = _members(d, quotas, spreads)
         else:
             base = ("c", _content_key(d))
-            member = _members(d, quotas)
-        key = (base, member, w.priority_weight, prev.get(w.name))
+            found = _members(d, quotas, spreads)
+        member, spread_groups = found
+        was = prev.get(w.name)
+        key = (base, member, spread_groups, w.priority_weight, was, was and w.preemptible)
         g = index.get(key)
         if g is None:
             index[key] = g = len(groups)
             pw = w.priority_weight
-            groups.append(Group([], d.candidates, pw * work(d), pw, prev.get(w.name), member))
+            groups.append(Group([], d.candidates, pw * work(d), pw, was, member,
+                                spread_groups, bool(was and w.preemptible)))
         groups[g].members.append(i)
     for group in groups:
         group.members.sort(key=lambda i: routed[i].workload.name)
@@ -163,15 +177,29 @@ def build_aggregate(
     agg = Aggregate(routed, groups, variables, choices)
     _capacity_rows(agg, targets)
     _quota_rows(agg, quotas)
+    _spread_rows(agg, spreads)
     _levels(agg)
+    _protect(agg)
     return agg
 
 
-def _members(d: Decision, quotas: list[QuotaLimit]) -> tuple[bool, ...]:
-    if not quotas:
-        return ()
+def _protect(agg: Aggregate) -> None:
+    from router.solve.preempt import planned_start  # it builds on this module
+
+    agg.floors = [0] * len(agg.groups)
+    found = planned_start(agg)
+    if found is not None:
+        agg.start, agg.floors = found
+
+
+def _members(d: Decision, quotas: list[QuotaLimit], spreads: list[SpreadLimit],
+             ) -> tuple[tuple[bool, ...], tuple[Hashable, ...]]:
+    """The workload's quota memberships and its group in each spread."""
+    if not quotas and not spreads:
+        return (), ()
     view = workload_view(d.workload)
-    return tuple(q.members is None or bool(q.members(view, {})) for q in quotas)
+    return (tuple(q.members is None or bool(q.members(view, {})) for q in quotas),
+            tuple(s.group(view) for s in spreads))
 
 
 def _capacity_rows(agg: Aggregate, targets: list[TargetRef]) -> None:
@@ -214,6 +242,36 @@ def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:
                         terms.append((u, v))
         if terms:
             agg.rows.append(Row(terms, q.amount, "quota", q.name, q.resource, q.source))
+
+
+def _spread_rows(agg: Aggregate, spreads: list[SpreadLimit]) -> None:
+    """Per spread, group and attribute value: Σ y ≤ max_g over the group's classes on targets
+    with that value (see router/evaluate/spread.py). Rows that cannot bind are left out."""
+    for si, s in enumerate(spreads):
+        by_group: dict[Hashable, list[int]] = {}
+        for g, group in enumerate(agg.groups):
+            if group.spreads[si] is not None:
+                by_group.setdefault(group.spreads[si], []).append(g)
+        for key in sorted(by_group, key=order):
+            gs = by_group[key]
+            size = sum(len(agg.groups[g].members) for g in gs)
+            if size < 2:
+                continue
+            at: dict[Hashable, list[int]] = {}
+            for g in gs:
+                for v in agg.choices[g]:
+                    at.setdefault(s.values[agg.candidate(v).target.id], []).append(v)
+            most = s.limit(size, len(at))
+            named = s.group_text(key)
+            for value in sorted(at, key=order):
+                vs = sorted(at[value])
+                reach = sum(len(agg.groups[g].members) for g in {agg.variables[v][0] for v in vs})
+                if reach <= most:
+                    continue
+                place = f"{s.attribute}={show(value)}"
+                agg.rows.append(Row([(1, v) for v in vs], most, "spread", s.name,
+                                    f"{named} on {place}", s.source,
+                                    (named, s.attribute, show(value))))
 
 
 def _levels(agg: Aggregate) -> None:

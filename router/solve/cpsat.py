@@ -19,6 +19,11 @@ Constraints
      where "big" shared placements need more than half a node in some resource, so no two
      of them share a node: a valid cut that keeps the aggregate model honest for large jobs
   Σ_{w ∈ q, t ∈ q} u_qwt x_wt ≤ L_q                             every quota limit q
+  Σ_{w ∈ g, t: a(t) = a} x_wt ≤ S_g                             every `spread` group g and
+                                                                value a of its attribute
+  Σ_t x_wt = 1   for protected planned w                        priority preemption: with a
+     previous plan, planned work keeps a place unless it is preemptible or a newcomer of
+     higher priority competes for its targets (preempt.py)
 
 Objective (lexicographic, each level solved to the end before the next is fixed)
 ---------
@@ -205,6 +210,8 @@ def _solve_component(
         vs = agg.choices[g]
         if len(vs) > 1:
             model.add(sum(y[v] for v in vs) <= len(agg.groups[g].members))
+        if agg.floors and agg.floors[g]:
+            model.add(sum(y[v] for v in vs) >= agg.floors[g])  # protected planned work
     for r in comp.rows:
         row = agg.rows[r]
         model.add(cp_model.LinearExpr.weighted_sum([y[v] for _, v in row.terms],

@@ -1,7 +1,7 @@
 """Independent parts of the aggregated model: connected components of the graph whose nodes
-are targets, joined by every class (all its candidate targets) and every quota row (all the
-targets it counts on). No row and no class spans two components, so each is solved on its
-own and the optimum of the whole is the sum of theirs — for every objective level.
+are targets, joined by every class (all its candidate targets) and every quota or spread row
+(all the targets it counts on). No row and no class spans two components, so each is solved
+on its own and the optimum of the whole is the sum of theirs — for every objective level.
 """
 
 from __future__ import annotations

@@ -80,19 +80,7 @@ def best_hint(agg: Aggregate, lp_values: list[float] | None) -> list[int]:
 
 
 def previous_hint(agg: Aggregate) -> list[int] | None:
-    """Every workload where the previous plan put it, completed first-fit decreasing: the
-    hint when re-planning, so the solver starts from the plan it should disturb least. None
-    if nobody has a previous target, or that plan no longer fits (the inventory shrank)."""
-    start = [0] * len(agg.variables)
-    for g, group in enumerate(agg.groups):
-        if group.previous is None:
-            continue
-        for v in agg.choices[g]:
-            if agg.candidate(v).target.id == group.previous:
-                start[v] = len(group.members)
-    if not any(start):
-        return None
-    for row in agg.rows:
-        if sum(c * start[v] for c, v in row.terms) > row.rhs:
-            return None
-    return first_fit_decreasing(agg, start)
+    """The hint when re-planning: planned work back where the previous plan put it (as far as
+    it still fits), completed first-fit decreasing; None if nobody was planned. Built with
+    the aggregate (preempt.py), as it also fixes which planned work must stay placed."""
+    return list(agg.start) if agg.start is not None else None

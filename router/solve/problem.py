@@ -9,10 +9,11 @@ which is what the solver solves; see cpsat.py for the notation and the objective
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from router.evaluate.evaluate import Candidate, Decision
 from router.evaluate.quota import QuotaLimit
+from router.evaluate.spread import SpreadLimit
 from router.models import TargetRef
 from router.solve.aggregate import (
     RESOURCES,
@@ -42,8 +43,9 @@ def build_problem(
     targets: list[TargetRef],
     quotas: list[QuotaLimit],
     previous: dict[str, str] | None = None,
+    spreads: list[SpreadLimit] | None = None,
 ) -> Problem:
-    return expand(build_aggregate(decisions, targets, quotas, previous))
+    return expand(build_aggregate(decisions, targets, quotas, previous, spreads=spreads))
 
 
 def expand(agg: Aggregate) -> Problem:
@@ -73,8 +75,7 @@ def expand(agg: Aggregate) -> Problem:
         decisions=routed,
         variables=variables,
         choices=choices,
-        rows=[Row(terms(r.terms), r.rhs, r.kind, r.subject, r.resource, r.source)
-              for r in agg.rows],
+        rows=[replace(r, terms=terms(r.terms)) for r in agg.rows],
         levels=[Level(lv.name, lv.sense, terms(lv.terms)) for lv in agg.levels],
         aggregate=agg,
     )

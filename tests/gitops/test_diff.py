@@ -93,9 +93,10 @@ def test_same_plan_is_no_change(baseline: Path, tmp_path: Path) -> None:
     assert "Plan: 0 to add, 0 to move, 0 to remove, 0 unplaced" in lines
     doc = json.loads((out / "plan.json").read_text())
     assert doc["diff"]["changes"] == [] and doc["diff"]["against"] == "file:plan.json"
-    # Apart from its diff (and the solver's stability level, which now has something to
-    # keep), plan.json is the same as without --previous.
+    # Apart from its diff, an empty `preempted` (and the solver's stability level, which now
+    # has something to keep), plan.json is the same as without --previous.
     base = json.loads(baseline.read_text())
+    assert doc.pop("preempted") == []
     del doc["diff"], doc["solver"], base["solver"]
     assert doc == base
     assert "diff" not in json.loads(baseline.read_text())

@@ -257,7 +257,7 @@ ERRORS = [
     (
         "rul x: route slurm",
         "p.route:1:1: error: expected a statement "
-        "(`rule`, `deny`, `quota`, `check`, `let` or `policy`), found `rul`\n"
+        "(`rule`, `deny`, `quota`, `spread`, `check`, `let` or `policy`), found `rul`\n"
         """\
     1 | rul x: route slurm
       | ^^^

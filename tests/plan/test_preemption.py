@@ -1,0 +1,115 @@
+"""Priority preemption when re-planning with `--previous`: planned work keeps its place
+against equal priority, yields to higher priority, and a preemptible workload yields to any
+work the objective prefers; plan.json names who was preempted and by whom."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+from click.testing import CliRunner
+
+from router.cli.main import cli
+from router.plan.schema import plan_schema
+from tests.helpers import make_project
+
+POLICY = 'policy p\nrule train: when kind == "training" route slurm\n'
+
+
+def _inventory(nodes: int = 1) -> dict[str, Any]:
+    return {"clusters": [{"name": "hpc", "backend": "slurm", "partitions": [
+        {"name": "gpu", "nodes": nodes, "gpus_per_node": 8, "gpu_type": "h100",
+         "cpus_per_node": 64, "memory_per_node": "512GiB", "max_time": "48h"}]}]}
+
+
+def _job(name: str, gpus: int, priority: str, cpus: int = 8, **extra: Any) -> dict[str, Any]:
+    return {"name": name, "kind": "training", "team": "t", "gpus": gpus, "gpu_type": "h100",
+            "cpus": cpus, "memory": "64GiB", "duration": "1h", "priority": priority,
+            "command": "python train.py", **extra}
+
+
+def _plan(root: Path, *args: str) -> tuple[int, dict[str, Any], str]:
+    r = CliRunner().invoke(cli, ["plan", str(root), "--format", "json", "--no-write", *args])
+    assert r.exit_code in (0, 3), r.output
+    doc = json.loads(r.stdout)
+    jsonschema.validate(doc, plan_schema())
+    return r.exit_code, doc, r.output
+
+
+def _previous(tmp_path: Path, workloads: list[dict[str, Any]], nodes: int = 1) -> Path:
+    root = make_project(tmp_path / "before", workloads, POLICY, _inventory(nodes))
+    r = CliRunner().invoke(cli, ["plan", str(root)])
+    assert r.exit_code == 0, r.output
+    return root / "out" / "plan.json"
+
+
+def _placed(doc: dict[str, Any]) -> set[str]:
+    return {p["workload"] for p in doc["placements"]}
+
+
+def _unplaced(doc: dict[str, Any]) -> dict[str, list[str]]:
+    return {u["workload"]: u["reasons"] for u in doc["unplaced"]}
+
+
+def test_equal_priority_does_not_preempt_planned_work(tmp_path: Path) -> None:
+    before = _previous(tmp_path, [_job("a", 4, "normal"), _job("b", 4, "normal")])
+    # c alone is worth more placed work than a and b together (8 GPUs, 32 CPUs).
+    now = [_job("a", 4, "normal"), _job("b", 4, "normal"), _job("c", 8, "normal", cpus=32)]
+    root = make_project(tmp_path / "now", now, POLICY, _inventory())
+    _, fresh, _ = _plan(root)
+    assert _placed(fresh) == {"c"}  # without a previous plan the objective takes c
+    code, doc, _ = _plan(root, "--previous", str(before))
+    assert code == 3 and _placed(doc) == {"a", "b"}
+    assert doc["preempted"] == []
+    reasons = _unplaced(doc)["c"]
+    assert any(r.startswith("not preempted for it on hpc/gpu: planned a, b") for r in reasons)
+
+
+def test_higher_priority_preempts_the_lowest_and_plan_json_says_by_whom(tmp_path: Path) -> None:
+    before = _previous(tmp_path, [_job("a", 4, "normal"), _job("b", 4, "low")])
+    now = [_job("a", 4, "normal"), _job("b", 4, "low"), _job("c", 4, "high")]
+    root = make_project(tmp_path / "now", now, POLICY, _inventory())
+    code, doc, _ = _plan(root, "--previous", str(before))
+    assert code == 3 and _placed(doc) == {"a", "c"}
+    assert doc["preempted"] == [{
+        "by": ["c"], "priority": 1, "target_id": "hpc/gpu", "workload": "b",
+        "reason": "preempted on hpc/gpu by c (priority high): priority low yields to higher "
+                  "priority"}]
+    assert _unplaced(doc)["b"][0] == doc["preempted"][0]["reason"]
+
+
+def test_a_preemptible_workload_yields_to_equal_priority(tmp_path: Path) -> None:
+    before = _previous(tmp_path, [_job("a", 4, "normal"), _job("b", 4, "normal")])
+    now = [_job("a", 4, "normal"), _job("b", 4, "normal", preemptible=True),
+           _job("c", 4, "normal", cpus=40)]
+    root = make_project(tmp_path / "now", now, POLICY, _inventory())
+    _, doc, _ = _plan(root, "--previous", str(before))
+    assert _placed(doc) == {"a", "c"}
+    (entry,) = doc["preempted"]
+    assert entry["workload"] == "b" and entry["by"] == ["c"]
+    assert entry["reason"].endswith("it is preemptible")
+    # Not preemptible: b keeps its place and c waits.
+    now[1].pop("preemptible")
+    make_project(tmp_path / "now", now, POLICY, _inventory())
+    _, doc, _ = _plan(root, "--previous", str(before))
+    assert _placed(doc) == {"a", "b"} and doc["preempted"] == []
+
+
+def test_a_shrunk_target_keeps_what_fits(tmp_path: Path) -> None:
+    planned = [_job("a", 8, "normal"), _job("b", 8, "high")]  # a whole node each
+    before = _previous(tmp_path, planned, nodes=2)
+    root = make_project(tmp_path / "now", planned, POLICY, _inventory(nodes=1))
+    code, doc, _ = _plan(root, "--previous", str(before))
+    assert code == 3 and doc["solver"]["status"] == "OPTIMAL"
+    assert _placed(doc) == {"b"}  # the higher priority keeps the one node left
+    assert doc["preempted"] == []  # nobody took a's place: the target shrank
+    assert _unplaced(doc)["a"] == ["hpc/gpu is full: gpus 8 of 8 used, needs 8; nodes 1 of 1 "
+                                   "used, needs 1"]
+
+
+def test_without_previous_there_is_no_preempted_section(tmp_path: Path) -> None:
+    root = make_project(tmp_path / "p", [_job("a", 4, "normal")], POLICY, _inventory())
+    _, doc, _ = _plan(root)
+    assert "preempted" not in doc
