@@ -22,6 +22,7 @@ Moves beyond it would be the solver stopping at its limit, not the model.
 
 from __future__ import annotations
 
+import math
 import random
 import resource
 import statistics
@@ -41,7 +42,7 @@ from router.plan.model import Placement
 from router.solve.aggregate import Aggregate, build_aggregate
 from router.solve.cpsat import SolveOptions, SolveResult, solve_aggregate
 from router.solve.greedy import best_hint, previous_hint
-from router.solve.lp import lp_solve
+from router.solve.lp import lp_level_bound, lp_solve
 
 # Deterministic seconds for level 1 (later levels a quarter) for the whole problem, shared
 # among its independent components by size: scaled with the size, never wall time.
@@ -179,11 +180,16 @@ def _churn(platform: Platform, ev: Evaluator, quotas: list[QuotaLimit],
                                                 previous), hint=hint)
     moves = sum(1 for n, t in previous.items()
                 if (c := result.assignment.get(n)) is None or c.target.id != t)
+    # A lower bound on the moves of any plan with the same placed work and rank: the best of
+    # CP-SAT's bound on the stability level and the LP of "most stays" under those two.
+    reached = {lv.name: lv.value for lv in result.levels if lv.name in ("placed_work", "rank")}
+    stays = lp_level_bound(agg2, "stability", reached)
     stay = next(lv for lv in result.levels if lv.name == "stability")
+    most = min(stay.bound, math.floor(stays + 1e-6)) if stays is not None else stay.bound
     return {
         "changed_workloads": change,
         "moves_after_1pct_change": moves,
-        "min_moves_needed": len(previous) - stay.bound,
+        "min_moves_needed": len(previous) - most,
         "churn_status": result.status,
         "churn_seconds": round(time.perf_counter() - started, 3),
     }

@@ -49,13 +49,13 @@ rounded down then completed greedily (lp.py, greedy.py); when re-planning with a
 plan, the hint is that plan completed greedily, so the search starts from the stable answer.
 
 Determinism: each component is solved by one sequential CP-SAT search (num_workers = 1, a
-fixed seed) under deterministic time limits (SolveOptions.deterministic_limit for level 1, a
-quarter of it for each later level; shared among the components by size), never wall-clock
-ones; `workers` threads solve components side by side, so the plan does not depend on their
-count. (The sequential LP-based search reaches 99.99% of the LP bound at L where CP-SAT's
-interleaved portfolio reached 99.4-99.7% in twice the time: its LNS batches starve it.) A
-level that stops at its limit keeps the value it reached (≥ its hint) and the
-status says FEASIBLE.
+fixed seed) under deterministic time limits (SolveOptions.deterministic_limit for level 1,
+three times that for stability, a quarter of it for the others; shared among the components
+by size), never wall-clock ones; `workers` threads solve components side by side, so the
+plan does not depend on their count. (The sequential LP-based search reaches 99.99% of the
+LP bound at L where CP-SAT's interleaved portfolio reached 99.4-99.7% in twice the time: its
+LNS batches starve it.) A level that stops at its limit keeps the value it reached (≥ its
+hint) and the status says FEASIBLE.
 """
 
 from __future__ import annotations
@@ -72,7 +72,10 @@ from router.solve.greedy import best_hint, previous_hint
 from router.solve.problem import Problem
 
 SEED = 0
-LOWER_LEVEL_SHARE = 0.25  # of SolveOptions.deterministic_limit, for levels 2..5
+LOWER_LEVEL_SHARE = 0.25  # of SolveOptions.deterministic_limit, for rank, preference, tie-break
+# Stability (only with a previous plan) gets three times level 1's budget: GitOps reviewers
+# read every move, and with it the level usually proves its optimum at 10k workloads.
+STABILITY_SHARE = 3.0
 DEFAULT_WORKERS = 4
 
 
@@ -236,8 +239,9 @@ def _solve_component(
         if not ts:
             out.append((0, 0, True))
             continue
-        # Placed work gets the whole budget; the later levels polish a plan already made.
-        p.max_deterministic_time = limit if li == 0 else limit * LOWER_LEVEL_SHARE
+        # Placed work and stability get the big budgets; the others polish a plan made.
+        p.max_deterministic_time = limit * (1.0 if li == 0 else STABILITY_SHARE
+                                            if level.name == "stability" else LOWER_LEVEL_SHARE)
         expr = cp_model.LinearExpr.weighted_sum([y[v] for _, v in ts], [c for c, _ in ts])
         current = sum(c * counts[v] for c, v in ts)
         biased = bool(stays) and li < stab

@@ -73,3 +73,45 @@ def _component_bound(agg: Aggregate, comp: Component, values: list[float],
     for v, var in y.items():
         values[v] = var.solution_value()
     return float(objective.Value())
+
+
+def lp_level_bound(agg: Aggregate, level: str, reached: dict[str, int]) -> float | None:
+    """The LP bound on level `level` over every plan at least as good as `reached` on the
+    levels it names (e.g. the most workloads that can stay, for plans with the same placed
+    work and rank): one GLOP model of the whole relaxation, floors included (preempt.py).
+    None if GLOP fails or the level is not in the model."""
+    from ortools.linear_solver import pywraplp
+
+    by_name = {lv.name: lv for lv in agg.levels}
+    if level not in by_name:
+        return None
+    solver = pywraplp.Solver.CreateSolver("GLOP")
+    if solver is None:
+        return None
+    y = [solver.NumVar(0.0, float(agg.bound(v)), "") for v in range(len(agg.variables))]
+    for g, vs in enumerate(agg.choices):
+        floor = agg.floors[g] if agg.floors else 0
+        ct = solver.Constraint(float(floor), float(len(agg.groups[g].members)))
+        for v in vs:
+            ct.SetCoefficient(y[v], 1.0)
+    for row in agg.rows:
+        ct = solver.Constraint(-solver.infinity(), float(row.rhs))
+        for c, v in row.terms:
+            ct.SetCoefficient(y[v], float(c))
+    for name, value in reached.items():
+        lv = by_name[name]
+        lo, hi = (float(value), solver.infinity()) if lv.sense > 0 else (
+            -solver.infinity(), float(value))
+        ct = solver.Constraint(lo, hi)
+        for c, v in lv.terms:
+            ct.SetCoefficient(y[v], float(c))
+    objective = solver.Objective()
+    for c, v in by_name[level].terms:
+        objective.SetCoefficient(y[v], float(c))
+    if by_name[level].sense > 0:
+        objective.SetMaximization()
+    else:
+        objective.SetMinimization()
+    if solver.Solve() != pywraplp.Solver.OPTIMAL:
+        return None
+    return float(objective.Value())
