@@ -15,9 +15,12 @@ from router.cli.main import EXIT_INVALID, project_options, reports_errors
 @project_options
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
               show_default=True, help="What to print.")
+@click.option("--previous", metavar="PLAN.json|git:REF",
+              help="Plan against a previous plan, as `router plan --previous` does "
+                   "(planned work is only preempted by higher priority).")
 @reports_errors
 def explain(workload: str, directory: str, policy: str | None, inventory: str | None,
-            workloads: str | None, fmt: str) -> None:
+            workloads: str | None, fmt: str, previous: str | None) -> None:
     """Explain where WORKLOAD of DIRECTORY was placed, or why it was not."""
     from router.config import load_project
     from router.errors import did_you_mean
@@ -41,11 +44,31 @@ def explain(workload: str, directory: str, policy: str | None, inventory: str | 
         # Only a routed workload needs the plan: its placement depends on everyone else's.
         from router.explain.blocking import PlanState
         from router.plan.build import build_plan
+        from router.plan.previous import load_previous
+        from router.solve.cpsat import SolveOptions
 
-        plan = build_plan(project, inputs=inputs)
+        options = SolveOptions()
+        if previous:
+            options.previous = dict(load_previous(previous, project, options).assignment)
+        plan = build_plan(project, options, inputs=inputs)
         state, status = PlanState(plan.problem, plan.solve.assignment), plan.solve.status
     doc = explain_one(workload, decision, inputs.policy, inputs.inventory, project.relative,
                       state, status)
+    if decision.candidates and doc["status"] == "unplaced":
+        # The plan's own reasons: with --previous they also say who preempted it, or which
+        # planned work it could not preempt (plan.json's `unplaced` says the same).
+        doc["reasons"] = next(u.reasons for u in plan.unplaced
+                              if u.decision.workload.name == workload)
+        disp = doc.get("displace")
+        if disp and previous and workload not in options.previous:
+            by_name = {x.name: x for x in inputs.workloads}
+            kept = [n for n in disp["workloads"] if n in options.previous
+                    and not by_name[n].preemptible
+                    and by_name[n].priority_weight >= w.priority_weight]
+            if kept:
+                disp["text"] += (f"; but {', '.join(kept)} "
+                                 f"{'is' if len(kept) == 1 else 'are'} planned work of equal or "
+                                 "higher priority, which only higher priority preempts")
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False))
     else:

@@ -113,3 +113,23 @@ def test_without_previous_there_is_no_preempted_section(tmp_path: Path) -> None:
     root = make_project(tmp_path / "p", [_job("a", 4, "normal")], POLICY, _inventory())
     _, doc, _ = _plan(root)
     assert "preempted" not in doc
+
+
+def test_explain_with_previous_says_what_plan_json_says(tmp_path: Path) -> None:
+    before = _previous(tmp_path, [_job("a", 4, "normal"), _job("b", 4, "normal")])
+    now = [_job("a", 4, "normal"), _job("b", 4, "normal"), _job("c", 8, "normal", cpus=32)]
+    root = make_project(tmp_path / "now", now, POLICY, _inventory())
+    _, doc, _ = _plan(root, "--previous", str(before))
+    r = CliRunner().invoke(cli, ["explain", "c", str(root), "--previous", str(before),
+                                 "--format", "json"])
+    assert r.exit_code == 0, r.output
+    explained = json.loads(r.stdout)
+    assert explained["reasons"] == _unplaced(doc)["c"]
+    # Displacing a and b would be worth more placed work, and explain says why it is not done.
+    assert explained["displace"]["workloads"] == ["a", "b"]
+    assert explained["displace"]["text"].endswith(
+        "but a, b are planned work of equal or higher priority, which only higher priority "
+        "preempts")
+    # Without --previous there is nothing planned: c is placed.
+    r = CliRunner().invoke(cli, ["explain", "c", str(root), "--format", "json"])
+    assert json.loads(r.stdout)["status"] == "placed"
