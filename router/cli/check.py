@@ -63,7 +63,8 @@ def check(directory: str, policy: str | None, inventory: str | None, workloads: 
     p = inputs.policy
     ok = (
         f"ok: {len(p.rules)} rules, {len(p.denies)} deny rules, {len(p.quotas)} quotas, "
-        f"{len(p.checks)} checks; {len(inputs.inventory.targets())} targets; "
+        + (f"{len(p.spreads)} spreads, " if p.spreads else "")
+        + f"{len(p.checks)} checks; {len(inputs.inventory.targets())} targets; "
         f"{len(inputs.workloads)} workloads"
     )
     raw = parse_files(policy_files(project.policy))

@@ -212,3 +212,11 @@ check serve_on_kubernetes:
     r = CliRunner().invoke(cli, ["test", str(root)])
     assert r.exit_code == 0, r.output
     assert "PROVEN" in r.output
+
+
+def test_check_counts_spreads(tmp_path: Path) -> None:
+    policy = "rule all: route any\nspread apps: by labels.app across cluster\n"
+    root = make_project(tmp_path, WEB4, policy=policy, inventory=TWO_CLUSTERS)
+    r = CliRunner().invoke(cli, ["check", str(root)])
+    assert r.exit_code == 0, r.output
+    assert r.output.startswith("ok: 1 rules, 0 deny rules, 0 quotas, 1 spreads, 0 checks;")
