@@ -13,8 +13,8 @@ questions about workloads are decided over the whole bounded workload space with
   `hpa`/`pdb`/`serving` on a rule that claims only jobs, `operator` one that claims only
   services (warning);
 - constants never used (warning); quotas that can never bind: the limit is at least the
-  capacity of the targets it is on, it is on no target, or its `for` matches no workload a rule
-  routes (warning).
+  capacity of the targets it is on (with `per`, in every part), it is on no target, or its
+  `for` matches no workload a rule routes (warning).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from router.errors import Span
 from router.evaluate.views import target_view
 from router.language import ast
 from router.language.checker import name_span
+from router.language.fmt import format_expr
 from router.language.names import OPTIONS
 from router.models import Inventory, TargetRef
 
@@ -294,33 +295,49 @@ class _Analysis:
                          name_span(let), hint="remove it, or use it where the value is repeated")
 
     def quotas(self) -> None:
-        from router.evaluate.quota import capacity, compile_quotas
+        from router.evaluate.quota import QuotaLimit, compile_quotas
 
-        s = self.space
-        routed = _or(s, self.when_lits)
-        for q, lim in ((ql.quota, ql) for ql in compile_quotas(self.policy, self.inventory)):
-            span = lim.limit.span
-            if not lim.targets:
-                self.add("warning", "quota-never-binds",
-                         f"quota `{q.name}` never binds: its `on` matches no target", span)
-                continue
-            if lim.resource != "workloads":
-                refs = [r for r in self.targets if r.id in lim.targets]
-                total = sum(capacity(r, lim.resource) for r in refs)
-                if lim.amount >= total:
-                    msg = (f"quota `{q.name}` never binds: {lim.described}, but the targets it is"
-                           f" on have {total} {lim.resource} in all")
-                    if lim.resource == "memory":
-                        msg = f"quota `{q.name}` never binds: {lim.described} is at least all " \
-                              "the memory of the targets it is on"
-                    self.add("warning", "quota-never-binds", msg, span)
-                    continue
-            if q.for_ is not None:
-                member = encode_condition(s, q.for_)
-                if not self.sat([member, routed, *self.not_denied]):
-                    msg = (f"quota `{q.name}` never binds: its `for` matches no workload that a"
-                           " rule routes")
-                    self.add("warning", "quota-never-binds", msg, q.for_.span)
+        routed = _or(self.space, self.when_lits)
+        # The workload keys of `per` are left out: every workload part of a limit has the same
+        # targets and amount, so what holds for one holds for all (and no workloads are needed).
+        parts: dict[tuple[int, int], list[QuotaLimit]] = {}
+        for ql in compile_quotas(self.policy, self.inventory, workload_keys=False):
+            parts.setdefault((id(ql.quota), id(ql.limit)), []).append(ql)
+        for q in self.policy.quotas:
+            for lim in q.limits:
+                self.quota_limit(q, lim, parts.get((id(q), id(lim)), []), routed)
+
+    def quota_limit(self, q: ast.Quota, limit: ast.Limit, parts: list[Any], routed: Any) -> None:
+        """Whether one limit of a quota can bind, over its target parts (one without `per`)."""
+        from router.evaluate.quota import capacity
+
+        span = limit.span
+        if not any(p.targets for p in parts):
+            self.add("warning", "quota-never-binds",
+                     f"quota `{q.name}` never binds: its `on` matches no target", span)
+            return
+        if limit.resource != "workloads":
+            totals = [sum(capacity(r, limit.resource) for r in self.targets if r.id in p.targets)
+                      for p in parts]
+            if all(p.amount >= total for p, total in zip(parts, totals, strict=True)):
+                lim, total = parts[0], totals[0]
+                msg = (f"quota `{q.name}` never binds: {lim.described}, but the targets it is"
+                       f" on have {total} {lim.resource} in all")
+                if lim.resource == "memory":
+                    msg = f"quota `{q.name}` never binds: {lim.described} is at least all " \
+                          "the memory of the targets it is on"
+                if len(parts) > 1:
+                    amount = f"{limit.resource} {limit.op} {format_expr(limit.amount)}"
+                    msg = (f"quota `{q.name}` never binds: in each of its {len(parts)} parts, "
+                           f"{amount} is at least what the part's targets have")
+                self.add("warning", "quota-never-binds", msg, span)
+                return
+        if q.for_ is not None:
+            member = encode_condition(self.space, q.for_)
+            if not self.sat([member, routed, *self.not_denied]):
+                msg = (f"quota `{q.name}` never binds: its `for` matches no workload that a"
+                       " rule routes")
+                self.add("warning", "quota-never-binds", msg, q.for_.span)
 
 
 def _and(space: Space, lits: list[Any]) -> Any:

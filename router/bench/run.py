@@ -34,7 +34,7 @@ from typing import Any
 from router.bench.baselines import first_match, greedy
 from router.bench.generator import Platform, generate
 from router.evaluate.evaluate import Decision, Evaluator
-from router.evaluate.quota import QuotaLimit, compile_quotas
+from router.evaluate.quota import compile_quotas
 from router.evaluate.spread import SpreadLimit, compile_spreads
 from router.language import ast, load_policy
 from router.models import Inventory, Workload
@@ -96,7 +96,7 @@ def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
     t1 = time.perf_counter()
     ev = Evaluator(policy, inventory, share_candidates=True)
     decisions, ns = _decide(ev, workloads)
-    quotas = compile_quotas(policy, inventory)
+    quotas = compile_quotas(policy, inventory, workloads=workloads)
     spreads = compile_spreads(policy, inventory)
     t2 = time.perf_counter()
     agg = build_aggregate(decisions, ev.targets, quotas, spreads=spreads)
@@ -149,13 +149,13 @@ def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
         "decision_us_mean": round(sum(ns) / max(1, len(ns)) / 1000.0, 3),
     }
     if churn:
-        out |= _churn(platform, ev, quotas, spreads, workloads, decisions, result, options,
+        out |= _churn(platform, inventory, ev, spreads, workloads, decisions, result, options,
                       seed)
         out["peak_rss_mb"] = round(_peak_rss_mb(), 1)
     return out
 
 
-def _churn(platform: Platform, ev: Evaluator, quotas: list[QuotaLimit],
+def _churn(platform: Platform, inventory: Inventory, ev: Evaluator,
            spreads: list[SpreadLimit], workloads: list[Workload], decisions: list[Decision],
            first: SolveResult, options: SolveOptions, seed: int) -> dict[str, Any]:
     rng = random.Random(f"churn:{platform.size}:{seed}")
@@ -174,6 +174,8 @@ def _churn(platform: Platform, ev: Evaluator, quotas: list[QuotaLimit],
     names = {w.name for w in kept}
     previous = {n: t for n, t in previous.items() if n in names}
     started = time.perf_counter()
+    # Recompiled: a `per team` quota gets parts for teams that only the new workloads bring.
+    quotas = compile_quotas(ev.policy, inventory, workloads=kept + added)
     agg2: Aggregate = build_aggregate(decisions2, ev.targets, quotas, previous, spreads=spreads)
     hint = previous_hint(agg2) or best_hint(agg2, lp_solve(agg2)[1])
     result = solve_aggregate(agg2, SolveOptions(options.workers, options.deterministic_limit,

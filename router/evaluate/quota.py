@@ -5,6 +5,20 @@ GPUs of placed workloads that satisfy `for`, counted on targets that satisfy `on
 is a share of the capacity of the targets the quota is `on` (all targets without `on`).
 Usage counts what a placement takes from its target: a job that takes whole nodes uses all of
 their GPUs, CPUs and memory.
+
+`per team, cluster` gives every distinct value of the keys a limit of its own (a "part"):
+- a target key (`cluster`, `backend`, `name`, `gpu_type`, `target.labels.zone`, `target` for
+  the target itself, ...) splits the targets the quota is `on` by their value; each part
+  counts on its own targets only, and a percentage is of that part's capacity;
+- a workload key (`team`, `kind`, `priority`, `workload.labels.app`, ...) splits the members
+  (the workloads that satisfy `for`) by their value; there is one part per value found among
+  the workloads given to `compile_quotas`, and a percentage is of the capacity of all the
+  targets the quota is `on`, the same for every part. Without workloads, a quota with a
+  workload key has no limits at all (no part is known);
+- with both, a part per combination of values. A missing value (a label a workload or target
+  does not have) is a value of its own, shown "none": workloads without the label share one
+  limit rather than escape it.
+The checker decides which keys are which (checker.py `per_key`).
 """
 
 from __future__ import annotations
@@ -12,10 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from router.evaluate.expr import Compiled, compile_expr, constant_value
-from router.evaluate.views import target_view
+from router.evaluate.expr import Compiled, View, compile_expr, constant_value
+from router.evaluate.spread import order, show
+from router.evaluate.views import target_view, workload_view
 from router.language import ast
-from router.models import Inventory, TargetRef
+from router.models import Inventory, TargetRef, Workload
 from router.plan.model import Resources
 from router.quantity import format_memory
 
@@ -27,12 +42,18 @@ class QuotaLimit:
     resource: str
     amount: int
     targets: frozenset[str]  # target ids the limit counts on
-    members: Compiled | None  # over the workload view
+    members: Compiled | None  # over the workload view (`for` and the part's workload keys)
     described: str  # "gpus <= 80% (76 of 96)"
+    part: str = ""  # the part's values, "team=research, cluster=hpc-east"; "" without `per`
 
     @property
     def name(self) -> str:
         return self.quota.name
+
+    @property
+    def label(self) -> str:
+        """The quota and its part, as reasons name it: "team_gpus[team=research]"."""
+        return f"{self.name}[{self.part}]" if self.part else self.name
 
     @property
     def source(self) -> str:
@@ -111,28 +132,98 @@ def _fmt(resource: str, amount: int) -> str:
     return format_memory(amount) if resource == "memory" else str(amount)
 
 
-def compile_quotas(policy: ast.Policy, inventory: Inventory) -> list[QuotaLimit]:
+def compile_quotas(
+    policy: ast.Policy,
+    inventory: Inventory,
+    workloads: list[Workload] | None = None,
+    *,
+    workload_keys: bool = True,
+) -> list[QuotaLimit]:
+    """One QuotaLimit per quota, part and limit, in policy order, parts in value order.
+
+    `workloads` are those being planned: the values of a `per` workload key are taken from
+    them (without them such quotas give no limits). With `workload_keys=False` the workload
+    keys are ignored: one limit per target part over all members, which is what every
+    workload part has in common (amount and targets), for an analysis without workloads.
+    """
     c: dict[str, Any] = policy.constants
     refs = inventory.targets()
+    views: list[View] | None = None  # built once, and only when a quota needs them
     out: list[QuotaLimit] = []
     for q in policy.quotas:
         on = compile_expr(q.on, c) if q.on is not None else None
-        covered = frozenset(
-            r.id for r in refs if on is None or on({}, target_view(r))
-        )
+        covered = [r for r in refs if on is None or on({}, target_view(r))]
         members = compile_expr(q.for_, c) if q.for_ is not None else None
-        for lim in q.limits:
-            value = constant_value(lim.amount, c)
-            percent = isinstance(lim.amount, ast.Literal) and lim.amount.unit == "percent"
-            if percent:
-                total = sum(capacity(r, lim.resource) for r in refs if r.id in covered)
-                amount = int(float(value) * total)
-                text = f"{lim.resource} {lim.op} {round(float(value) * 100)}% "
-                text += f"({_fmt(lim.resource, amount)} of {_fmt(lim.resource, total)})"
-            else:
-                amount = int(value)
-                text = f"{lim.resource} {lim.op} {_fmt(lim.resource, amount)}"
-            if lim.op == "<":
-                amount -= 1
-            out.append(QuotaLimit(q, lim, lim.resource, amount, covered, members, text))
+        keys = [k for k in q.per if k.scope == "target" or workload_keys]
+        t_keys = [(k, compile_expr(k, c)) for k in keys if k.scope == "target"]
+        w_keys = [(k, compile_expr(k, c)) for k in keys if k.scope != "target"]
+        texts = [_key_text(k) for k in keys]
+        t_parts: dict[tuple[Any, ...], list[TargetRef]] = {}
+        for r in covered:
+            view = target_view(r)
+            t_parts.setdefault(tuple(f({}, view) for _, f in t_keys), []).append(r)
+        if not t_keys:
+            t_parts = {(): covered}  # one part, even when `on` covers no target
+        w_values: list[tuple[Any, ...]] = [()]
+        if w_keys:
+            if workloads is None:
+                continue
+            if views is None:
+                views = [workload_view(w) for w in workloads]
+            w_values = list({tuple(f(v, {}) for _, f in w_keys): None for v in views
+                              if members is None or members(v, {})})
+        parts: list[tuple[tuple[Any, ...], tuple[Any, ...], list[TargetRef]]] = []
+        for t_value, part_refs in t_parts.items():
+            for w_value in w_values:
+                t_iter, w_iter = iter(t_value), iter(w_value)
+                written = tuple(next(t_iter if k.scope == "target" else w_iter) for k in keys)
+                parts.append((written, w_value, part_refs))
+        parts.sort(key=lambda p: _value_order(p[0]))  # by the values, keys in written order
+        for written, w_value, part_refs in parts:
+            ids = frozenset(r.id for r in part_refs)
+            part = ", ".join(f"{t}={show(v)}" for t, v in zip(texts, written, strict=True))
+            member = _member_of(members, [f for _, f in w_keys], w_value)
+            for lim in q.limits:
+                amount, described = _amount(lim, part_refs, c)
+                out.append(QuotaLimit(q, lim, lim.resource, amount, ids, member, described, part))
     return out
+
+
+def _amount(lim: ast.Limit, refs: list[TargetRef], c: dict[str, Any]) -> tuple[int, str]:
+    """The limit's amount over `refs` (a percentage is of their capacity), and in words."""
+    value = constant_value(lim.amount, c)
+    percent = isinstance(lim.amount, ast.Literal) and lim.amount.unit == "percent"
+    if percent:
+        total = sum(capacity(r, lim.resource) for r in refs)
+        amount = int(float(value) * total)
+        text = f"{lim.resource} {lim.op} {round(float(value) * 100)}% "
+        text += f"({_fmt(lim.resource, amount)} of {_fmt(lim.resource, total)})"
+    else:
+        amount = int(value)
+        text = f"{lim.resource} {lim.op} {_fmt(lim.resource, amount)}"
+    return (amount - 1 if lim.op == "<" else amount), text
+
+
+def _value_order(values: tuple[Any, ...]) -> tuple[tuple[bool, str, str], ...]:
+    return tuple(order(v) for v in values)
+
+
+def _key_text(key: ast.Name) -> str:
+    from router.language.fmt import format_expr  # quotes a label key with dots
+
+    return format_expr(key)
+
+
+def _member_of(members: Compiled | None, keys: list[Compiled],
+               values: tuple[Any, ...]) -> Compiled | None:
+    """`for`, and the workload keys equal to this part's values (None equals None here: the
+    workloads without a value form one part)."""
+    if not keys:
+        return members
+
+    def member(w: View, t: View) -> bool:
+        if members is not None and not members(w, t):
+            return False
+        return all(f(w, t) == v for f, v in zip(keys, values, strict=True))
+
+    return member

@@ -140,13 +140,19 @@ class Limit:
 
 @dataclass
 class Quota:
-    """`quota name: for <workload condition> on <target condition> limit ...`."""
+    """`quota name: for <workload condition> on <target condition> per <keys> limit ...`.
+
+    `per` holds the keys as written (`team`, `cluster`, `workload.labels.app`); the checker
+    resolves each to a workload field (scope "workload") or a target attribute (scope
+    "target"; `target` alone: field "id"). Empty: one limit for the whole quota.
+    """
 
     name: str
     for_: Expr | None
     on: Expr | None
     limits: list[Limit]
     span: Span
+    per: list[Name] = field(default_factory=list)
 
 
 @dataclass

@@ -7,7 +7,9 @@ After a successful check:
 - `Policy.constants` holds the folded value of each `let`, in base units;
 - option values and arguments, quota amounts and spread maxima are folded into `Literal`s (a
   `let` name used there is replaced by its value; quantities keep their unit);
-- a spread's `across` is a resolved target attribute (`target` alone: field "id").
+- a spread's `across` is a resolved target attribute (`target` alone: field "id");
+- each key of a quota's `per` is a resolved workload field or target attribute with one value
+  (see `_Checker.per_key` for how a bare name is read).
 """
 
 from __future__ import annotations
@@ -129,6 +131,7 @@ class _Checker:
         for quota in p.quotas:
             self.expr(quota.for_, "workload", "for")
             self.expr(quota.on, "target", "on")
+            self.per(quota)
             for limit in quota.limits:
                 self.limit(limit)
         for check in p.checks:
@@ -445,6 +448,63 @@ class _Checker:
             limit.amount = _literal(value, limit.amount.span, kind, _text(limit.amount))
             return
         self.error(problem, limit.amount.span)
+
+    def per(self, quota: ast.Quota) -> None:
+        seen: dict[tuple[str | None, str | None, str | None], ast.Name] = {}
+        for n in quota.per:
+            if not self.per_key(n):
+                continue
+            same = (n.scope, n.field, n.key)
+            if same in seen:
+                first = seen[same]
+                message = f"`{'.'.join(n.parts)}` is given twice in `per`"
+                if first.parts != n.parts:
+                    message += f" (as `{'.'.join(first.parts)}`)"
+                self.error(message, n.span, f"the first is at {first.span.location()}")
+            seen.setdefault(same, n)
+
+    def per_key(self, n: ast.Name) -> bool:
+        """Resolve a key of a quota's `per`; whether it resolved.
+
+        `workload.X` is a workload field and `target.X` a target attribute; `target` alone is
+        the target itself (its id). A bare name is a target attribute if targets have it
+        (`cluster`, `backend`, `name`, `gpu_type`, ...), else a workload field (`team`,
+        `kind`, `priority`, ...). A bare `labels.X` is refused: a workload and a target both
+        have labels, and `for` and `on` read the bare name the opposite ways.
+        """
+        p, dotted = n.parts, ".".join(n.parts)
+        if p == ("target",):
+            n.scope, n.field = "target", "id"
+            return True
+        kind: str | None
+        if p[0] in ("workload", "target"):
+            kind = self.field(n, p[1:], p[0])
+        elif p[0] == "labels":
+            hint = f"write `workload.{dotted}` or `target.{dotted}`"
+            self.error(f"`{dotted}` in `per` could be a workload label or a target label",
+                       n.span, hint)
+            return False
+        elif p[0] in TARGET_ATTRIBUTES:
+            kind = self.field(n, p, "target")
+        elif p[0] in WORKLOAD_FIELDS:
+            kind = self.field(n, p, "workload")
+        else:
+            hint = did_you_mean(p[0], [*TARGET_ATTRIBUTES, *WORKLOAD_FIELDS, "target"]) or (
+                "`per` takes a workload field (team, kind, ...) or a target attribute "
+                "(cluster, backend, ...)")
+            if dotted in self.consts:
+                message, hint = f"`{dotted}` is a constant; `per` takes", None
+            else:
+                message = f"unknown key `{dotted}` in `per`: it takes"
+            self.error(f"{message} a workload field or a target attribute", n.span, hint)
+            return False
+        if kind in ("list", "labels"):
+            hint = f"write `{dotted}.KEY`" if kind == "labels" else None
+            self.error(f"`per` needs one value per workload or target; `{dotted}` is "
+                       f"{_WORDS[kind]}", n.span, hint)
+            n.scope = n.field = None
+            return False
+        return kind is not None
 
     def spread(self, sp: ast.Spread) -> None:
         self.expr(sp.for_, "workload", "for")

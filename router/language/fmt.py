@@ -140,6 +140,8 @@ def _clauses(st: ast.Statement) -> list[tuple[int, str]]:
     elif isinstance(st, ast.Quota):
         add("for", st.for_)
         add("on", st.on)
+        if st.per:
+            out.append((st.per[0].span.line, "per " + ", ".join(format_expr(k) for k in st.per)))
         for lim in st.limits:
             out.append((lim.span.line, f"limit {lim.resource} {lim.op} {format_expr(lim.amount)}"))
     elif isinstance(st, ast.Spread):

@@ -19,7 +19,7 @@ from lark.lexer import Lexer, LexerState
 
 from router import quantity
 from router.errors import PolicySyntaxError, Source, Span, did_you_mean
-from router.language.ast import Literal, Route
+from router.language.ast import Literal, Name, Route
 from router.language.names import QUOTA_RESOURCES
 
 
@@ -99,7 +99,7 @@ class RouteLexer(Lexer):
 
 _KEYWORD_WORDS = (
     "policy let deny rule quota check when because route else with where prefer lower higher "
-    "for on limit expect spread by across max slurm kubernetes any or and not in true false"
+    "for on per limit expect spread by across max slurm kubernetes any or and not in true false"
 )
 _ESCAPES = {'"': '"', "\\": "\\", "n": "\n", "t": "\t"}
 _UNIT_RE = re.compile(r"[\d.]+([A-Za-z]+)")
@@ -179,8 +179,8 @@ _BINARY = {"OR", "AND", "EQEQ", "NE", "LT", "LE", "GT", "GE", "IN", "PLUS", "STA
 # Listed first, in this order, when expected: what a user would type next.
 _ORDER = [
     *("COLON", "EQ", "LPAR", "RPAR", "RSQB", "COMMA", "WHEN", "BECAUSE", "ROUTE", "ARROW"),
-    *("ELSE", "WITH", "WHERE", "PREFER", "LOWER", "HIGHER", "FOR", "ON", "LIMIT", "LE", "LT"),
-    *("EXPECT", "BY", "ACROSS", "MAX"),
+    *("ELSE", "WITH", "WHERE", "PREFER", "LOWER", "HIGHER", "FOR", "ON", "PER", "LIMIT"),
+    *("LE", "LT", "EXPECT", "BY", "ACROSS", "MAX"),
 ]
 _CHAR_HINTS = {
     "&": "write `and`",
@@ -209,6 +209,11 @@ def _name_word(stack: list[Any]) -> str:
         return "a name for the " + ("constant" if prev == "LET" else "policy")
     if prev == "ACROSS":
         return "a target attribute, such as cluster"
+    if prev == "PER" or (
+        prev == "COMMA" and len(stack) > 1 and isinstance(stack[-2], list)
+        and isinstance(stack[-2][-1], Name)
+    ):  # the keys of a quota's `per`
+        return "a workload field or target attribute, such as team or cluster"
     if prev == "LIMIT":
         return "a resource: " + _join(list(QUOTA_RESOURCES))
     for tok in reversed(toks):

@@ -237,8 +237,17 @@ class _Build(Transformer[Token, Any]):
         return ast.Rule(c[1].value, _opt(c[4]), routes, _span(c[0], routes[-1]))
 
     def quota_stmt(self, c: list[Any]) -> ast.Quota:
-        limits: list[ast.Limit] = c[7]
-        return ast.Quota(c[1].value, _opt(c[4]), _opt(c[6]), limits, _span(c[0], limits[-1]))
+        limits: list[ast.Limit] = c[9]
+        return ast.Quota(c[1].value, _opt(c[4]), _opt(c[6]), limits, _span(c[0], limits[-1]),
+                         c[8] or [])
+
+    def per_keys(self, c: list[Any]) -> list[ast.Name]:
+        key: ast.Name = _name(c[-1]) if type(c[-1]) is Token else c[-1]
+        if len(c) == 1:
+            return [key]
+        c[0].append(key)
+        found: list[ast.Name] = c[0]
+        return found
 
     def check_stmt(self, c: list[Any]) -> ast.Check:
         expect = _tree(c[6])

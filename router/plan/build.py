@@ -101,7 +101,7 @@ def build_plan(
     t1 = time.perf_counter()
     evaluator = Evaluator(inputs.policy, inputs.inventory)
     decisions = [evaluator.decide(w) for w in inputs.workloads]
-    quotas = compile_quotas(inputs.policy, inputs.inventory)
+    quotas = compile_quotas(inputs.policy, inputs.inventory, workloads=inputs.workloads)
     spreads = compile_spreads(inputs.policy, inputs.inventory)
     t2 = time.perf_counter()
     problem = build_problem(decisions, evaluator.targets, quotas,

@@ -2,8 +2,9 @@
 
 It recomputes everything from the placements and the inputs, sharing nothing with the
 solver's model but the evaluator: every placement is on one of its workload's candidate
-targets, no target is over capacity in GPUs, CPUs, memory or nodes, no quota is exceeded, and
-no spread group has more members on one attribute value than it allows.
+targets, no target is over capacity in GPUs, CPUs, memory or nodes, no quota is exceeded (each
+part of a quota with `per` on its own), and no spread group has more members on one attribute
+value than it allows.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def verify_plan(
                 problems.append(
                     f"{ref.id}: {resource} over capacity: {used[ref.id, resource]} > {cap}"
                 )
-    for q in compile_quotas(policy, inventory):
+    for q in compile_quotas(policy, inventory, workloads=workloads):
         total = 0
         for p in placements:
             if p.target.id not in q.targets:
@@ -75,7 +76,7 @@ def verify_plan(
                 continue
             total += usage(q.resource, p.resources, p.target)
         if total > q.amount:
-            problems.append(f"quota {q.name} ({q.source}): {q.resource} {total} > {q.amount}")
+            problems.append(f"quota {q.label} ({q.source}): {q.resource} {total} > {q.amount}")
     problems += _spreads(policy, inventory, list(decisions.values()), placements)
     return problems
 

@@ -241,7 +241,7 @@ def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:
                     if u:
                         terms.append((u, v))
         if terms:
-            agg.rows.append(Row(terms, q.amount, "quota", q.name, q.resource, q.source))
+            agg.rows.append(Row(terms, q.amount, "quota", q.label, q.resource, q.source))
 
 
 def _spread_rows(agg: Aggregate, spreads: list[SpreadLimit]) -> None:
