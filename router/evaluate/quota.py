@@ -24,6 +24,7 @@ The checker decides which keys are which (checker.py `per_key`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from router.evaluate.expr import Compiled, View, compile_expr, constant_value
@@ -195,7 +196,8 @@ def _amount(lim: ast.Limit, refs: list[TargetRef], c: dict[str, Any]) -> tuple[i
     percent = isinstance(lim.amount, ast.Literal) and lim.amount.unit == "percent"
     if percent:
         total = sum(capacity(r, lim.resource) for r in refs)
-        amount = int(float(value) * total)
+        # Exact: as a float, 29% of 100 GPUs is 28.999999999999996.
+        amount = int(Fraction(repr(float(value))) * total)
         text = f"{lim.resource} {lim.op} {round(float(value) * 100)}% "
         text += f"({_fmt(lim.resource, amount)} of {_fmt(lim.resource, total)})"
     else:

@@ -244,3 +244,15 @@ def test_router_test_plans_a_case_against_its_own_part(tmp_path: Path) -> None:
 """)
     r = CliRunner().invoke(cli, ["test", str(root)])
     assert r.exit_code == 0, r.output
+
+
+def test_a_percentage_is_exact(tmp_path: Path) -> None:
+    # 29% of 100 GPUs is 29, not the 28 a float product gives (0.29 * 100 < 29).
+    inventory = {"clusters": [{"name": "c", "backend": "slurm", "partitions": [
+        {"name": "gpu", "nodes": 25, "gpus_per_node": 4, "gpu_type": "h100",
+         "cpus_per_node": 32, "memory_per_node": "256GiB", "max_time": "24h"}]}]}
+    policy = RULE + "quota share: limit gpus <= 29%\nquota cpu_share: limit cpus <= 57%\n"
+    root = make_project(tmp_path, [job("a", team="t")], policy=policy, inventory=inventory)
+    i = load_inputs(load_project(root))
+    assert [(q.amount, q.described) for q in compile_quotas(i.policy, i.inventory)] == [
+        (29, "gpus <= 29% (29 of 100)"), (456, "cpus <= 57% (456 of 800)")]
