@@ -23,6 +23,7 @@ The checker decides which keys are which (checker.py `per_key`).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -50,6 +51,12 @@ class QuotaLimit:
     @property
     def name(self) -> str:
         return self.quota.name
+
+    @property
+    def share(self) -> str:
+        """For a percentage, what it is of ("75% of 12"), for reasons; "" otherwise."""
+        m = re.search(r" (\d+)% \(\S+ of (.+)\)$", self.described)
+        return f"{m[1]}% of {m[2]}" if m else ""
 
     @property
     def label(self) -> str:

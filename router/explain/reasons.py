@@ -91,9 +91,10 @@ def reason_text(state: PlanState, b: Blocking, key: Key, rel: Relative,
           else "")
     if row.kind == "spread":
         return f"{spread_text(row, overs[0].used, rel)}{on}"
+    share = f" ({row.detail[0]})" if row.kind == "quota" and row.detail else ""
     return (f"{row.kind} {row.subject}{where} on {row.resource}: "
-            f"{amount(row.resource, overs[0].used)} of {amount(row.resource, row.rhs)} used, "
-            f"needs {amount(row.resource, need)}{on}")
+            f"{amount(row.resource, overs[0].used)} of {amount(row.resource, row.rhs)}{share} "
+            f"used, needs {amount(row.resource, need)}{on}")
 
 
 def spread_text(row: Row, used: int, rel: Relative, has: str = "already has") -> str:
@@ -125,8 +126,9 @@ def change_text(state: PlanState, b: Blocking, key: Key, v: int, rel: Relative) 
     if row.kind == "spread" and len(row.detail) == 3:
         return (f"spread {row.subject}{where} must allow {want} per {row.detail[1]}, "
                 f"it allows {row.rhs}")
+    share = f" ({row.detail[0]})" if row.kind == "quota" and row.detail else ""
     return (f"{row.kind} {row.subject}{where} must allow {amount(row.resource, want)} "
-            f"{row.resource}, it allows {amount(row.resource, row.rhs)}")
+            f"{row.resource}, it allows {amount(row.resource, row.rhs)}{share}")
 
 
 def _cost(state: PlanState, b: Blocking) -> Callable[[Key, list[Overflow]], float]:

@@ -44,7 +44,8 @@ class Row:
     subject: str  # target id, quota or spread name
     resource: str  # spread rows: "app=web on cluster=k8s-prod"
     source: str = ""  # file:line for quotas and spreads
-    # spread rows: (group, attribute, value), e.g. ("app=web", "cluster", "k8s-prod")
+    # spread rows: (group, attribute, value), e.g. ("app=web", "cluster", "k8s-prod");
+    # percentage quota rows: (what it is a share of,), e.g. ("75% of 12",)
     detail: tuple[str, ...] = ()
 
 
@@ -241,7 +242,8 @@ def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:
                     if u:
                         terms.append((u, v))
         if terms:
-            agg.rows.append(Row(terms, q.amount, "quota", q.label, q.resource, q.source))
+            agg.rows.append(Row(terms, q.amount, "quota", q.label, q.resource, q.source,
+                                (q.share,) if q.share else ()))
 
 
 def _spread_rows(agg: Aggregate, spreads: list[SpreadLimit]) -> None:

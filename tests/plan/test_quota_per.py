@@ -127,6 +127,9 @@ def test_per_cluster_percentage_is_of_each_clusters_own_gpus(tmp_path: Path) -> 
         ("headroom[cluster=small]", 8, "gpus <= 50% (8 of 16)"),
     ]
     assert len(plan.unplaced) == 3
+    # Reasons say what a percentage is of.
+    reasons = [r for u in plan.unplaced for r in u.reasons]
+    assert any("on gpus: 16 of 16 (50% of 32) used, needs 8" in r for r in reasons), reasons
 
 
 def test_a_workload_key_percentage_is_of_all_the_on_targets(tmp_path: Path) -> None:
@@ -256,3 +259,5 @@ def test_a_percentage_is_exact(tmp_path: Path) -> None:
     i = load_inputs(load_project(root))
     assert [(q.amount, q.described) for q in compile_quotas(i.policy, i.inventory)] == [
         (29, "gpus <= 29% (29 of 100)"), (456, "cpus <= 57% (456 of 800)")]
+    assert [q.share for q in compile_quotas(i.policy, i.inventory)] == ["29% of 100",
+                                                                       "57% of 800"]
