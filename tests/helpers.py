@@ -74,3 +74,18 @@ def job(name: str, **fields: Any) -> dict[str, Any]:
                             "image": "ghcr.io/example/train:1.0"}
     base.update(fields)
     return base
+
+
+def plan_json_twice(root: Path, tmp_path: Path) -> bytes:
+    """plan.json of two `router plan` runs of `root`; asserts they are the same bytes."""
+    from click.testing import CliRunner
+
+    from router.cli.main import cli
+
+    outs = []
+    for run in ("one", "two"):
+        r = CliRunner().invoke(cli, ["plan", str(root), "--out", str(tmp_path / run)])
+        assert r.exit_code in (0, 3), r.output
+        outs.append((tmp_path / run / "plan.json").read_bytes())
+    assert outs[0] == outs[1]
+    return outs[0]

@@ -61,8 +61,9 @@ def _platform(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]
     return inventory, workloads
 
 
-def _best(problem: Problem) -> int:
-    """Branch and bound over every workload's choice (one candidate or none)."""
+def _best(problem: Problem, must: frozenset[int] = frozenset()) -> int:
+    """Branch and bound over every workload's choice (one candidate, or none unless its
+    index is in `must`); -1 when no choice keeps every `must` workload placed."""
     weight = dict((v, c) for c, v in problem.levels[0].terms)
     rows_of: dict[int, list[tuple[int, int]]] = {}
     for r, row in enumerate(problem.rows):
@@ -72,7 +73,7 @@ def _best(problem: Problem) -> int:
     n = len(problem.choices)
     most = [max((weight[v] for v in vs), default=0) for vs in problem.choices]
     rest = [sum(most[i:]) for i in range(n + 1)]
-    best = 0
+    best = -1
 
     def go(i: int, value: int) -> None:
         nonlocal best
@@ -88,7 +89,8 @@ def _best(problem: Problem) -> int:
                 go(i + 1, value + weight[v])
                 for r, c in rows_of.get(v, []):
                     slack[r] += c
-        go(i + 1, value)
+        if i not in must:
+            go(i + 1, value)
 
     go(0, 0)
     return best

@@ -17,7 +17,7 @@ from router.language import load_policy
 from router.models import Inventory, Workload
 from router.solve.cpsat import SolveOptions, solve
 from router.solve.problem import Problem, build_problem
-from tests.bench.test_bruteforce import POLICY, _platform
+from tests.bench.test_bruteforce import POLICY, _best, _platform
 
 
 def _protected(problem: Problem, previous: dict[str, str]) -> set[int]:
@@ -33,35 +33,6 @@ def _protected(problem: Problem, previous: dict[str, str]) -> set[int]:
                    and targets[i] & targets[j] for j in range(len(ds))):
             out.add(i)
     return out
-
-
-def _best(problem: Problem, must: set[int]) -> int:
-    """Exhaustive search over each workload's choice (a candidate, or none unless in `must`)."""
-    weight = {v: c for c, v in problem.levels[0].terms}
-    rows_of: dict[int, list[tuple[int, int]]] = {}
-    for r, row in enumerate(problem.rows):
-        for c, v in row.terms:
-            rows_of.setdefault(v, []).append((r, c))
-    slack = [row.rhs for row in problem.rows]
-    best = -1
-
-    def go(i: int, value: int) -> None:
-        nonlocal best
-        if i == len(problem.choices):
-            best = max(best, value)
-            return
-        for v in problem.choices[i]:
-            if all(slack[r] >= c for r, c in rows_of.get(v, [])):
-                for r, c in rows_of.get(v, []):
-                    slack[r] -= c
-                go(i + 1, value + weight[v])
-                for r, c in rows_of.get(v, []):
-                    slack[r] += c
-        if i not in must:
-            go(i + 1, value)
-
-    go(0, 0)
-    return best
 
 
 @pytest.fixture(scope="module")
@@ -100,7 +71,7 @@ def test_replanning_keeps_protected_work_and_is_optimal_under_the_rule(
         placed = {problem.decisions[i].workload.name for i in must}
         assert placed <= set(result.assignment), (inv_doc, docs, previous)
         assert result.status == "OPTIMAL"
-        assert result.objective == _best(problem, must), (inv_doc, docs, previous)
+        assert result.objective == _best(problem, frozenset(must)), (inv_doc, docs, previous)
         preempting += len(must) < sum(1 for d in problem.decisions
                                       if d.workload.name in previous)
         checked += 1

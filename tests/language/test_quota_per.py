@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from router.errors import PolicySyntaxError, RouterError
-from router.language import ast, load_policy, parse_text
-from router.language.fmt import format_policy_file
+from router.errors import PolicySyntaxError
+from router.language import ast, parse_text
+from tests.language.policy_text import check, error_text, fmt
 
 QUOTAS = """\
 quota team_gpus:
@@ -21,23 +21,6 @@ quota cluster_headroom:
   per cluster, workload.labels."app.kubernetes.io/name", target
   limit gpus <= 80%
 """
-
-
-def fmt(text: str) -> str:
-    return format_policy_file(parse_text(text, "p.route"), text)
-
-
-def check(tmp_path: Path, text: str) -> ast.Policy:
-    (tmp_path / "p.route").write_text(text)
-    return load_policy(tmp_path / "p.route")
-
-
-def error_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> str:
-    monkeypatch.chdir(tmp_path)
-    Path("p.route").write_text(text)
-    with pytest.raises(RouterError) as info:
-        load_policy("p.route")
-    return info.value.format()
 
 
 def test_parse_per_keys() -> None:
