@@ -46,7 +46,8 @@ level starts from the greedy first-fit-decreasing plan as a complete hint, and e
 level from the previous level's solution; a level never ends worse than its hint, so the plan
 is never below the greedy baseline. The first hint is the better of greedy and the LP optimum
 rounded down then completed greedily (lp.py, greedy.py); when re-planning with a previous
-plan, the hint is that plan completed greedily, so the search starts from the stable answer.
+plan, the hint puts planned work back where it was as far as it fits, then completes it
+greedily (preempt.py), so the search starts from the stable answer.
 
 Determinism: each component is solved by one sequential CP-SAT search (num_workers = 1, a
 fixed seed) under deterministic time limits (SolveOptions.deterministic_limit for level 1,
