@@ -136,7 +136,7 @@ def build_plan(
     lost = None
     previous = (options or SolveOptions()).previous
     if previous:
-        lost = preempted(decisions, result.assignment, previous)
+        lost = preempted(decisions, result.assignment, previous, _plan_state(problem, result))
         said = {p.workload: p.reason for p in lost}
         for u in unplaced:
             name = u.decision.workload.name

@@ -2,9 +2,10 @@
 
 A workload the previous plan placed that is still routed but unplaced now was preempted
 (router/solve/preempt.py says when the solver may do that) when others took its place:
-workloads placed now on its previous target that were not there before and have a higher
-priority (any priority when it is preemptible). Without such takers it left for another
-reason (a quota, a target that shrank), which the minimal reasons of `router explain` say.
+workloads placed now on its previous target that were not there before, have a higher
+priority (any priority when it is preemptible) and count in a row (capacity, quota, spread)
+that keeps it off that target now. Without such takers it left for another reason (a quota
+of its own, a target that shrank or no longer fits it), which the minimal reasons say.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from router.evaluate.evaluate import Candidate, Decision
+from router.explain.blocking import PlanState, overflows_at
 from router.explain.reasons import priority_name
 
 
@@ -28,8 +30,23 @@ class Preempted:
                 "target_id": self.target_id, "workload": self.workload}
 
 
+def _in_the_way(state: PlanState, name: str, was: str) -> set[str] | None:
+    """Workloads counted in the rows that keep `name` off target `was` now; None when it is
+    no longer a candidate there (it grew, the target shrank or left the inventory)."""
+    i = state.index.get(name)
+    v = next((v for v in state.problem.choices[i]
+              if state.problem.variables[v][1].target.id == was), None) if i is not None else None
+    if v is None:
+        return None
+    rows = {o.row for os in overflows_at(state, v).values() for o in os}
+    return {state.workload_of(u).name for r in rows for u, _ in state.members[r]}
+
+
 def preempted(decisions: list[Decision], assignment: dict[str, Candidate],
-              previous: dict[str, str]) -> list[Preempted]:
+              previous: dict[str, str], state: PlanState | None = None) -> list[Preempted]:
+    """Who lost its place to whom. With the plan's `state`, only workloads in a row that
+    keeps it off its previous target count as takers (a newcomer in the free room beside a
+    workload a quota of its own keeps out preempted nothing)."""
     by_name = {d.workload.name: d for d in decisions}
     out = []
     for name in sorted(previous):
@@ -42,6 +59,9 @@ def preempted(decisions: list[Decision], assignment: dict[str, Candidate],
              if c.target.id == was and previous.get(n) != was
              and (w.preemptible or by_name[n].workload.priority_weight > w.priority_weight)),
             key=lambda x: (-x.priority, x.name))
+        if state is not None:
+            blockers = _in_the_way(state, name, was) or set()
+            takers = [x for x in takers if x.name in blockers]
         if not takers:  # it left for another reason (a quota, a smaller target): explain says
             continue
         shown = ", ".join(f"{x.name} (priority {priority_name(x.priority)})" for x in takers[:3])

@@ -17,10 +17,10 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, NoReturn
 
 from router.config import Project, load_project
-from router.errors import LoadError, PlanError, RouterError
+from router.errors import LoadError, PlanError, RouterError, Source
 from router.solve.cpsat import SolveOptions
 
 GIT_PREFIX = "git:"
@@ -48,10 +48,12 @@ def load_previous(spec: str, project: Project, options: SolveOptions | None = No
 
 def previous_from_file(path: Path) -> Previous:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # an editor's byte order mark is fine
     except OSError as e:
         raise LoadError(f"cannot read the previous plan: {e.strerror}", path=str(path),
                         hint="give a plan.json written by `router plan`, or git:REF") from None
+    except UnicodeDecodeError:
+        raise LoadError("not a plan.json: the file is not UTF-8 text", path=str(path)) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
@@ -61,8 +63,75 @@ def previous_from_file(path: Path) -> Previous:
     if doc.get("format_version") != "1":
         raise LoadError(f"plan.json format_version {doc.get('format_version')!r} is not "
                         "supported (expected \"1\")", path=str(path))
+    _check_entries(doc, Source(str(path), text))
     # Only the name: the same plan diffed from another folder gives the same bytes.
     return Previous(f"file:{path.name}", doc)
+
+
+# What the diff and the solver read of each section's entries (a hand-edited plan.json may
+# say anything): field -> the JSON types it may have.
+_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
+    "placements": {"workload": (str,), "target_id": (str,), "rule": (str, type(None)),
+                   "rule_source": (str, type(None))},
+    "denied": {"workload": (str,), "rule": (str, type(None)), "rule_source": (str, type(None)),
+               "message": (str, type(None))},
+    "unplaced": {"workload": (str,), "rule": (str, type(None)), "reasons": (list,)},
+    "unrouted": {"workload": (str,), "reasons": (list,)},
+}
+_REQUIRED = {"workload", "target_id"}
+
+
+def _check_entries(doc: dict[str, Any], source: Source) -> None:
+    """LoadError at the entry's line when a section is not a list of entries of the right
+    types, or a workload appears twice (router never writes either)."""
+    from router.models.yamlsource import compose, locate, span
+
+    def fail(where: tuple[Any, ...], message: str) -> NoReturn:
+        try:  # JSON is YAML: its nodes know their lines
+            roots = compose(source)
+        except RouterError:
+            roots = []
+        if not roots:
+            raise LoadError(message, path=source.path)
+        raise LoadError(message, span(source, locate(roots[0], where)[1]))
+
+    seen: dict[str, str] = {}
+    for section, fields in _FIELDS.items():
+        entries = doc.get(section, [])
+        if not isinstance(entries, list):
+            fail((section,), f"{section}: expected a list, got {_json_type(entries)}")
+        for n, entry in enumerate(entries):
+            at = f"{section}[{n}]"
+            if not isinstance(entry, dict):
+                fail((section, n), f"{at}: expected an object, got {_json_type(entry)}")
+            for name, types in fields.items():
+                if name not in entry:
+                    if name in _REQUIRED:
+                        fail((section, n), f'{at}: missing required field "{name}"')
+                    continue
+                value = entry[name]
+                strings = not isinstance(value, list) or all(isinstance(r, str) for r in value)
+                if not isinstance(value, types) or not strings:
+                    want = "a list of strings" if name == "reasons" else "a string"
+                    fail((section, n, name),
+                         f"{at}.{name}: expected {want}, got {_json_type(value)}")
+            name = entry["workload"]
+            if name in seen:
+                fail((section, n, "workload"), f"{at}: workload {name!r} is already in the "
+                     f"previous plan at {seen[name]}; a plan names each workload once")
+            seen[name] = at
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, str):
+        return f"the string {value!r}"[:80]
+    return "a list" if isinstance(value, list) else "an object"
 
 
 def _git(cwd: Path, *args: str, data: bytes | None = None) -> bytes:
