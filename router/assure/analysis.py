@@ -340,6 +340,21 @@ class _Analysis:
                 self.add("warning", "quota-never-binds", msg, q.for_.span)
 
 
+    def spreads(self) -> None:
+        """A spread `across` an attribute no target has puts every target in one value,
+        "none": a group then gets `max` places in all, which is rarely what was meant."""
+        from router.evaluate.spread import compile_spreads
+
+        for s in compile_spreads(self.policy, self.inventory):
+            if s.values and all(v is None for v in s.values.values()):
+                self.add("warning", "spread-one-value",
+                         f"spread `{s.name}`: no target has `{s.attribute}`, so all targets "
+                         "count as one value and a group gets "
+                         + (f"at most {s.most} placed in all" if s.most is not None
+                            else "no limit from it"),
+                         s.spread.across.span)
+
+
 def _and(space: Space, lits: list[Any]) -> Any:
     b = space.model.new_bool_var("and")
     space.model.add_bool_and(lits).only_enforce_if(b)
@@ -399,5 +414,6 @@ def analyze(
     a.routes()
     a.unused_constants(raw)
     a.quotas()
+    a.spreads()
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(a.findings, key=lambda f: (f.path, f.line, f.column, order[f.severity]))

@@ -107,8 +107,9 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
         row = state.problem.rows[r]
         used = state.used[r]
         where = f" ({source_of(row.source, rel)})" if row.source else ""
+        share = f" ({row.detail[0]})" if row.kind == "quota" and row.detail else ""
         text = (f"{row.kind} {row.subject}{where} {row.resource}: "
-                f"{amount(row.resource, used)} of {amount(row.resource, row.rhs)} used "
+                f"{amount(row.resource, used)} of {amount(row.resource, row.rhs)}{share} used "
                 f"(this workload {amount(row.resource, coef)})")
         if row.kind == "spread":
             text = f"{spread_text(row, used, rel, has='has')}, this workload included"

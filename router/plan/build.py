@@ -136,13 +136,14 @@ def build_plan(
     lost = None
     previous = (options or SolveOptions()).previous
     if previous:
-        lost = preempted(decisions, result.assignment, previous, _plan_state(problem, result))
+        state = _plan_state(problem, result)
+        lost = preempted(decisions, result.assignment, previous, state)
         said = {p.workload: p.reason for p in lost}
         for u in unplaced:
             name = u.decision.workload.name
             if name in said:  # first: what changed since the previous plan
                 u.reasons.insert(0, said[name])
-            elif note := not_preempted(u.decision, u.reasons, result.assignment, previous,
+            elif note := not_preempted(u.decision, state, result.assignment, previous,
                                        decisions):
                 u.reasons.append(note)
     return Plan(project, inputs, decisions, placements, unplaced, result, bound, problem,

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from router.evaluate.evaluate import Candidate, Decision
-from router.explain.blocking import PlanState, overflows_at
+from router.explain.blocking import PlanState, displacement, overflows_at
 from router.explain.reasons import priority_name
 
 
@@ -73,24 +73,30 @@ def preempted(decisions: list[Decision], assignment: dict[str, Candidate],
     return out
 
 
-def not_preempted(d: Decision, reasons: list[str], assignment: dict[str, Candidate],
+def not_preempted(d: Decision, state: PlanState, assignment: dict[str, Candidate],
                   previous: dict[str, str], decisions: list[Decision]) -> str | None:
-    """For a workload the previous plan did not place and that is unplaced now: the planned
-    work it could not preempt (equal or higher priority) on the full targets its reasons
-    name ("hpc/gpu is full: …"); None when planned work is not what keeps it out."""
+    """For a workload the previous plan did not place and that is unplaced now, when only
+    protection keeps it out: on some candidate, the least placed work whose removal would
+    make room is worth less than it (so without protection the objective would take it) and
+    holds planned work of equal or higher priority. None otherwise."""
     w = d.workload
-    if w.name in previous:
+    i = state.index.get(w.name)
+    if w.name in previous or i is None:
         return None
-    targets = {c.target.id for c in d.candidates
-               if any(r.startswith(c.target.id + " ") for r in reasons)}
     by_name = {x.workload.name: x.workload for x in decisions}
-    kept = sorted(n for n, c in assignment.items()
-                  if c.target.id in targets and n in previous
-                  and not by_name[n].preemptible
-                  and by_name[n].priority_weight >= w.priority_weight)
+    kept: set[str] = set()
+    for v in state.problem.choices[i]:
+        over = overflows_at(state, v)
+        found = displacement(state, v, over) if over else None
+        if found is None or found[1] >= state.weight.get(v, 0):
+            continue
+        kept |= {n for u in found[0] if (n := state.workload_of(u).name) in previous
+                 and not by_name[n].preemptible
+                 and by_name[n].priority_weight >= w.priority_weight}
     if not kept:
         return None
-    where = ", ".join(sorted({assignment[n].target.id for n in kept}))
-    more = f" and {len(kept) - 3} more" if len(kept) > 3 else ""
-    return (f"not preempted for it on {where}: planned {', '.join(kept[:3])}{more} "
+    names = sorted(kept)
+    where = ", ".join(sorted({assignment[n].target.id for n in names}))
+    more = f" and {len(names) - 3} more" if len(names) > 3 else ""
+    return (f"not preempted for it on {where}: planned {', '.join(names[:3])}{more} "
             f"(priority {priority_name(w.priority)} or higher; only higher priority preempts)")

@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, NoReturn
 
 from router.config import Project, load_project
-from router.errors import LoadError, PlanError, RouterError, Source
+from router.errors import LoadError, PlanError, RouterError, Source, Span
 from router.solve.cpsat import SolveOptions
 
 GIT_PREFIX = "git:"
@@ -57,7 +57,9 @@ def previous_from_file(path: Path) -> Previous:
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
-        raise LoadError(f"not a plan.json: {e.msg}", path=str(path), line=e.lineno) from None
+        # Line, column and a caret: a minified plan.json is all one line.
+        raise LoadError(f"not a plan.json: {e.msg}",
+                        Span(Source(str(path), text), e.lineno, e.colno)) from None
     if not isinstance(doc, dict) or "placements" not in doc:
         raise LoadError("not a plan.json: no placements", path=str(path))
     if doc.get("format_version") != "1":

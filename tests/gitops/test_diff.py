@@ -160,7 +160,8 @@ def test_bad_previous_and_detailed_exitcode_without_previous(tmp_path: Path) -> 
     bad = tmp_path / "plan.json"
     bad.write_text("{not json")
     r = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--no-write", "--previous", str(bad)])
-    assert r.exit_code == 1 and "plan.json:1: error: not a plan.json" in r.output
+    assert r.exit_code == 1 and "plan.json:1:2: error: not a plan.json" in r.output
+    assert "    1 | {not json\n      |  ^" in r.output
     r = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--no-write", "--previous",
                                  str(tmp_path / "missing.json")])
     assert r.exit_code == 1 and "cannot read the previous plan" in r.output

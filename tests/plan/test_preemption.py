@@ -133,3 +133,15 @@ def test_explain_with_previous_says_what_plan_json_says(tmp_path: Path) -> None:
     # Without --previous there is nothing planned: c is placed.
     r = CliRunner().invoke(cli, ["explain", "c", str(root), "--format", "json"])
     assert json.loads(r.stdout)["status"] == "placed"
+
+
+def test_no_preemption_note_when_the_objective_would_not_take_it_anyway(
+        tmp_path: Path) -> None:
+    before = _previous(tmp_path, [_job("a", 4, "normal"), _job("b", 4, "normal")])
+    # c (8 GPUs, 8 CPUs) is worth less placed work than a and b: protection is not why it
+    # waits, so its reasons do not say so.
+    now = [_job("a", 4, "normal"), _job("b", 4, "normal"), _job("c", 8, "normal")]
+    root = make_project(tmp_path / "now", now, POLICY, _inventory())
+    _, doc, _ = _plan(root, "--previous", str(before))
+    assert _placed(doc) == {"a", "b"}
+    assert not any("not preempted" in r for r in _unplaced(doc)["c"])

@@ -104,7 +104,7 @@ def test_previous_plan_encodings(tmp_path: Path) -> None:
     broken = tmp_path / "broken.json"
     broken.write_text('{\n  "placements": [,]\n}\n')
     r = CliRunner().invoke(cli, ["plan", str(root), "--no-write", "--previous", str(broken)])
-    assert r.exit_code == 1 and "broken.json:2: error: not a plan.json" in r.output
+    assert r.exit_code == 1 and "broken.json:2:18: error: not a plan.json" in r.output
 
 
 def test_planned_work_a_quota_keeps_out_was_not_preempted(tmp_path: Path) -> None:

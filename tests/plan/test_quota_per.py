@@ -130,6 +130,11 @@ def test_per_cluster_percentage_is_of_each_clusters_own_gpus(tmp_path: Path) -> 
     # Reasons say what a percentage is of.
     reasons = [r for u in plan.unplaced for r in u.reasons]
     assert any("on gpus: 16 of 16 (50% of 32) used, needs 8" in r for r in reasons), reasons
+    placed = next(p.workload.name for p in plan.placements if p.target.cluster == "small")
+    r = CliRunner().invoke(cli, ["explain", placed, str(tmp_path / "per"), "--format", "json"])
+    texts = [row["text"] for row in json.loads(r.stdout)["placement"]["rows"]]
+    assert any(t.startswith("quota headroom[cluster=small] (") and
+               t.endswith(" gpus: 8 of 8 (50% of 16) used (this workload 8)") for t in texts), texts
 
 
 def test_a_workload_key_percentage_is_of_all_the_on_targets(tmp_path: Path) -> None:

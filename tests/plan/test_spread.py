@@ -215,3 +215,13 @@ def test_check_counts_spreads(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["check", str(root)])
     assert r.exit_code == 0, r.output
     assert r.output.startswith("ok: 1 rules, 0 deny rules, 0 quotas, 1 spreads, 0 checks;")
+
+
+def test_check_warns_about_a_spread_across_an_attribute_no_target_has(tmp_path: Path) -> None:
+    policy = "rule all: route any\nspread apps: by labels.app across labels.rack max 1\n"
+    root = make_project(tmp_path, WEB4, policy=policy, inventory=TWO_CLUSTERS)
+    r = CliRunner().invoke(cli, ["check", str(root)])
+    assert r.exit_code == 0, r.output
+    assert ("warning: spread `apps`: no target has `labels.rack`, so all targets count as one "
+            "value and a group gets at most 1 placed in all") in r.output
+    assert "policy.route:2:35" in r.output
