@@ -41,7 +41,7 @@ How it is solved (see aggregate.py, decompose.py, greedy.py)
 Identical workloads form a class k of n_k members with one integer count y_kt = Σ_{w∈k} x_wt
 per candidate target: the same rows and levels with the class's coefficients, exact for
 integer solutions. The model splits into independent components (connected parts of the
-class–target graph joined by quota rows), solved one after the other. Each component's first
+class–target graph joined by quota and spread rows), solved apart. Each component's first
 level starts from the greedy first-fit-decreasing plan as a complete hint, and each later
 level from the previous level's solution; a level never ends worse than its hint, so the plan
 is never below the greedy baseline. The first hint is the better of greedy and the LP optimum
