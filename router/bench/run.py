@@ -44,10 +44,6 @@ from router.solve.cpsat import SolveOptions, SolveResult, solve_aggregate
 from router.solve.greedy import best_hint, previous_hint
 from router.solve.lp import lp_level_bound, lp_solve
 
-# Deterministic seconds for level 1 (later levels a quarter) for the whole problem, shared
-# among its independent components by size: scaled with the size, never wall time.
-LIMITS = {"S": 1.0, "M": 1.0, "L": 1.6, "XL": 10.0, "adversarial": 1.0}
-
 
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
@@ -89,7 +85,8 @@ def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
         emit: bool = True) -> dict[str, Any]:
     from router.emit import assign_artifacts, emit_all
 
-    options = SolveOptions(workers=workers, deterministic_limit=LIMITS[size])
+    # The budget `router plan` uses too: by the model's size (cpsat.auto_limit).
+    options = SolveOptions(workers=workers)
     platform = generate(size, seed)
     t0 = time.perf_counter()
     policy, inventory, workloads = _parse(platform)
@@ -130,7 +127,7 @@ def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
         "levels": {lv.name: {"status": lv.status, "value": lv.value, "bound": lv.bound}
                    for lv in result.levels},
         "workers": result.workers,
-        "deterministic_limit_per_level": options.deterministic_limit,
+        "deterministic_limit_level_1": result.deterministic_limit,
         "deterministic_time": round(result.deterministic_time, 3),
         "seconds": {k: round(v, 3) for k, v in {
             "parse": t1 - t0, "evaluate": t2 - t1, "model": t3 - t2, "solve": t4 - t3,

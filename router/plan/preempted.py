@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from router.evaluate.evaluate import Candidate, Decision
-from router.explain.blocking import PlanState, displacement, overflows_at
+from router.explain.blocking import Key, Overflow, PlanState, overflows_at
 from router.explain.reasons import priority_name
 
 
@@ -73,12 +73,34 @@ def preempted(decisions: list[Decision], assignment: dict[str, Candidate],
     return out
 
 
+def _cheap_displacement(state: PlanState, over: dict[Key, list[Overflow]],
+                        ) -> tuple[list[int], int] | None:
+    """Placed work whose removal makes room, lightest first: an upper bound on the least
+    (blocking.displacement finds that with CP-SAT, too slow for every unplaced workload of a
+    large plan). None when removing everything in the way is not enough."""
+    short = {o.row: o.used + o.need - o.rhs for os in over.values() for o in os}
+    occupants = sorted({m for r in short for m, _ in state.members[r]},
+                       key=lambda m: (state.weight.get(m, 1), m))
+    chosen: list[int] = []
+    for m in occupants:
+        if all(left <= 0 for left in short.values()):
+            break
+        frees = [(r, c) for r, c in state.rows_of.get(m, []) if short.get(r, 0) > 0]
+        if frees:
+            chosen.append(m)
+            for r, c in frees:
+                short[r] -= c
+    if any(left > 0 for left in short.values()):
+        return None
+    return chosen, sum(state.weight.get(m, 1) for m in chosen)
+
+
 def not_preempted(d: Decision, state: PlanState, assignment: dict[str, Candidate],
                   previous: dict[str, str], decisions: list[Decision]) -> str | None:
-    """For a workload the previous plan did not place and that is unplaced now, when only
-    protection keeps it out: on some candidate, the least placed work whose removal would
-    make room is worth less than it (so without protection the objective would take it) and
-    holds planned work of equal or higher priority. None otherwise."""
+    """For a workload the previous plan did not place and that is unplaced now, when
+    protection keeps it out: on some candidate, placed work whose removal would make room
+    (lightest first) is worth less than it, so without protection the objective would take
+    it, and holds planned work of equal or higher priority. None otherwise."""
     w = d.workload
     i = state.index.get(w.name)
     if w.name in previous or i is None:
@@ -87,7 +109,7 @@ def not_preempted(d: Decision, state: PlanState, assignment: dict[str, Candidate
     kept: set[str] = set()
     for v in state.problem.choices[i]:
         over = overflows_at(state, v)
-        found = displacement(state, v, over) if over else None
+        found = _cheap_displacement(state, over) if over else None
         if found is None or found[1] >= state.weight.get(v, 0):
             continue
         kept |= {n for u in found[0] if (n := state.workload_of(u).name) in previous

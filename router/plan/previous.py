@@ -210,8 +210,7 @@ def previous_from_git(ref: str, project: Project,
                               out=base / ".router-previous-out")
         solve_options = SolveOptions(
             workers=options.workers if options else SolveOptions().workers,
-            deterministic_limit=(options.deterministic_limit if options
-                                 else SolveOptions().deterministic_limit),
+            deterministic_limit=options.deterministic_limit if options else None,
         )
         try:
             plan = build_plan(at_ref, solve_options)
