@@ -7,7 +7,7 @@ from pathlib import Path
 from router.config import load_project
 from router.plan.build import Plan, build_plan
 from router.plan.verify import verify_plan
-from router.solve.cpsat import SolveOptions
+from router.solve.cpsat import SolveOptions, auto_limit
 from tests.helpers import INVENTORY, job, make_project
 
 
@@ -109,3 +109,8 @@ def test_same_plan_whatever_the_worker_count(tmp_path: Path) -> None:
     plans = [where(plan_of(root, workers=w)) for w in (1, 2, 8)]
     assert plans[0] == plans[1] == plans[2]
     assert len(plans[0]) >= 10
+
+
+def test_the_solver_budget_grows_with_the_model_and_is_capped() -> None:
+    assert [auto_limit(n) for n in (0, 6000, 10_138, 56_840, 10**6)] == [
+        1.0, 1.0, 10_138 / 6000, 56_840 / 6000, 10.0]
