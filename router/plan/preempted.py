@@ -48,6 +48,10 @@ def preempted(decisions: list[Decision], assignment: dict[str, Candidate],
     keeps it off its previous target count as takers (a newcomer in the free room beside a
     workload a quota of its own keeps out preempted nothing)."""
     by_name = {d.workload.name: d for d in decisions}
+    arrived: dict[str, list[str]] = {}  # target id -> workloads placed there that were not
+    for n, c in sorted(assignment.items()):
+        if previous.get(n) != c.target.id:
+            arrived.setdefault(c.target.id, []).append(n)
     out = []
     for name in sorted(previous):
         d = by_name.get(name)
@@ -55,9 +59,8 @@ def preempted(decisions: list[Decision], assignment: dict[str, Candidate],
             continue
         w, was = d.workload, previous[name]
         takers = sorted(
-            (by_name[n].workload for n, c in assignment.items()
-             if c.target.id == was and previous.get(n) != was
-             and (w.preemptible or by_name[n].workload.priority_weight > w.priority_weight)),
+            (by_name[n].workload for n in arrived.get(was, [])
+             if w.preemptible or by_name[n].workload.priority_weight > w.priority_weight),
             key=lambda x: (-x.priority, x.name))
         if state is not None:
             blockers = _in_the_way(state, name, was) or set()
