@@ -2,9 +2,9 @@
 
 A workload the previous plan placed that is still routed but unplaced now was preempted
 (router/solve/preempt.py says when the solver may do that) when others took its place:
-workloads placed now on its previous target that were not there before, have a higher
-priority (any priority when it is preemptible) and count in a row (capacity, quota, spread)
-that keeps it off that target now. Without such takers it left for another reason (a quota
+workloads that were not where they are before, have a higher priority (any priority when it
+is preemptible) and count in a row that keeps it off its previous target now (that target's
+capacity, or a quota or spread they share). Without such takers it left for another reason (a quota
 of its own, a target that shrank or no longer fits it), which the minimal reasons say.
 """
 
@@ -46,25 +46,27 @@ def preempted(decisions: list[Decision], assignment: dict[str, Candidate],
               previous: dict[str, str], state: PlanState | None = None) -> list[Preempted]:
     """Who lost its place to whom. With the plan's `state`, only workloads in a row that
     keeps it off its previous target count as takers (a newcomer in the free room beside a
-    workload a quota of its own keeps out preempted nothing)."""
+    workload that a quota of its own keeps out preempted nothing)."""
     by_name = {d.workload.name: d for d in decisions}
     arrived: dict[str, list[str]] = {}  # target id -> workloads placed there that were not
     for n, c in sorted(assignment.items()):
         if previous.get(n) != c.target.id:
             arrived.setdefault(c.target.id, []).append(n)
+    moved = {n for ns in arrived.values() for n in ns}
     out = []
     for name in sorted(previous):
         d = by_name.get(name)
         if d is None or d.status != "routed" or name in assignment:
             continue
         w, was = d.workload, previous[name]
+        # With the plan's rows: whoever arrived in a row that keeps it out (the target's
+        # capacity, or a quota or spread it shares); without: whoever arrived on its target.
+        pool = (sorted((_in_the_way(state, name, was) or set()) & moved) if state is not None
+                else arrived.get(was, []))
         takers = sorted(
-            (by_name[n].workload for n in arrived.get(was, [])
+            (by_name[n].workload for n in pool
              if w.preemptible or by_name[n].workload.priority_weight > w.priority_weight),
             key=lambda x: (-x.priority, x.name))
-        if state is not None:
-            blockers = _in_the_way(state, name, was) or set()
-            takers = [x for x in takers if x.name in blockers]
         if not takers:  # it left for another reason (a quota, a smaller target): explain says
             continue
         shown = ", ".join(f"{x.name} (priority {priority_name(x.priority)})" for x in takers[:3])

@@ -6,8 +6,9 @@ unless
 
   * it is `preemptible: true`: any work the objective prefers may take its place; or
   * a workload of strictly higher priority that the previous plan did not place competes
-    for one of its candidate targets: then it may be preempted. Equal or lower priority
-    waits, as with Kubernetes PriorityClasses and Slurm's QOS preemption.
+    with it, for one of its candidate targets or for a quota or spread both count in: then
+    it may be preempted. Equal or lower priority waits, as with Kubernetes PriorityClasses,
+    Slurm's QOS preemption and Kueue's preemption within a quota.
 
 Protection is a floor on a planned class's placed count (Σ_j y_kj ≥ f_k). A floor must be
 satisfiable, and an inventory that shrank or a workload that grew may not leave room for all
@@ -24,20 +25,28 @@ from router.solve.greedy import first_fit_decreasing, rows_of
 
 
 def protected(agg: Aggregate) -> list[bool]:
-    """Per class: planned, not preemptible, and no newcomer of higher priority competes."""
-    newcomer_priority: dict[str, int] = {}  # target id -> highest priority waiting for it
+    """Per class: planned, not preemptible, and no newcomer of higher priority competes with
+    it: for one of its targets, or for a quota or spread row it counts in (a team's quota
+    is contended like a target)."""
+    touches = rows_of(agg)
+    waiting_on_target: dict[str, int] = {}  # target id -> highest newcomer priority
+    waiting_on_row: dict[int, int] = {}  # row -> highest newcomer priority
     for g, group in enumerate(agg.groups):
         if group.previous is not None:
             continue
         for v in agg.choices[g]:
             t = agg.candidate(v).target.id
-            newcomer_priority[t] = max(newcomer_priority.get(t, 0), group.priority_weight)
+            waiting_on_target[t] = max(waiting_on_target.get(t, 0), group.priority_weight)
+            for r, _ in touches[v]:
+                waiting_on_row[r] = max(waiting_on_row.get(r, 0), group.priority_weight)
     out = []
     for g, group in enumerate(agg.groups):
+        p = group.priority_weight
         out.append(
             group.previous is not None
             and not group.preemptible
-            and all(newcomer_priority.get(agg.candidate(v).target.id, 0) <= group.priority_weight
+            and all(waiting_on_target.get(agg.candidate(v).target.id, 0) <= p
+                    and all(waiting_on_row.get(r, 0) <= p for r, _ in touches[v])
                     for v in agg.choices[g])
         )
     return out

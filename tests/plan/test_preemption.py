@@ -145,3 +145,27 @@ def test_no_preemption_note_when_the_objective_would_not_take_it_anyway(
     _, doc, _ = _plan(root, "--previous", str(before))
     assert _placed(doc) == {"a", "b"}
     assert not any("not preempted" in r for r in _unplaced(doc)["c"])
+
+
+def test_higher_priority_preempts_through_a_shared_quota(tmp_path: Path) -> None:
+    # a (low) and c (high) never share a target, only the team's quota of 8 GPUs.
+    inventory = _inventory()
+    inventory["clusters"][0]["partitions"].append(
+        {"name": "a100", "nodes": 1, "gpus_per_node": 8, "gpu_type": "a100",
+         "cpus_per_node": 64, "memory_per_node": "512GiB", "max_time": "48h"})
+    policy = POLICY + "quota team: limit gpus <= 8\n"
+    a = _job("a", 8, "low")
+    root = make_project(tmp_path / "before", [a], policy, inventory)
+    assert CliRunner().invoke(cli, ["plan", str(root)]).exit_code == 0
+    before = root / "out" / "plan.json"
+    now = [a, _job("c", 8, "high", cpus=32, gpu_type="a100")]
+    root = make_project(tmp_path / "now", now, policy, inventory)
+    code, doc, _ = _plan(root, "--previous", str(before))
+    assert code == 3 and _placed(doc) == {"c"}
+    (entry,) = doc["preempted"]
+    assert (entry["workload"], entry["target_id"], entry["by"]) == ("a", "hpc/gpu", ["c"])
+    # At equal priority the planned job keeps the quota, though c is worth more placed work.
+    now[1]["priority"] = "low"
+    make_project(tmp_path / "now", now, policy, inventory)
+    _, doc, _ = _plan(root, "--previous", str(before))
+    assert _placed(doc) == {"a"} and doc["preempted"] == []
