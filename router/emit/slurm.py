@@ -13,6 +13,8 @@ Decisions (the defaults a reader would otherwise have to guess):
   Slurm 22.05 steps do not inherit it from the job (they would get one CPU).
 * GPUs are `--gpus-per-node=<type>:<n>`, typed with the partition's GPU type, so Slurm cannot
   pick another model; `scontrol show job` reads it back as `TresPerNode=gres:gpu:<type>:<n>`.
+  A partition with `gpu_type: any` (untyped GRES, `gpu:8`) gets `--gpus-per-node=<n>`, untyped:
+  a typed request would match none of its GPUs.
 * `--mem` is per node, in MiB ("M"). `--time` is the `time` option, else the workload duration.
 * `--qos` / `--account` come from the options, else from the partition's own qos/account.
 * Preemptible workloads get `--requeue` (being restarted is what preemptible promises they
@@ -124,6 +126,8 @@ def _directives(p: Placement, part: Partition) -> list[str]:
     out.append("--ntasks-per-node=1")
     if r.gpus_per_node:
         gpu_type = r.gpu_type if r.gpu_type not in (None, "", "any") else part.gpu_type
+        if part.untyped_gpus:  # a typed request matches none of an untyped partition's GPUs
+            gpu_type = None
         gpus = f"{gpu_type}:{r.gpus_per_node}" if gpu_type else r.gpus_per_node
         out.append(opt("gpus-per-node", gpus))
     if r.cpus_per_node:

@@ -4,6 +4,12 @@ A job states totals (GPUs, CPUs, memory across its nodes); when it does not say 
 nodes, the target decides: 64 GPUs on 8-GPU nodes is 8 nodes of 8, 12 GPUs is 2 nodes of 6.
 A service states one replica; each replica must fit one node. The answer is either the
 `Resources` the placement would take, or the reason it cannot fit, in words.
+
+A target with `gpu_type: any` has GPUs of no stated type: a workload asking for a model (h100)
+never fits there, since nothing says the GPUs are that model; one asking for `any` fits by
+count. Its placements carry no GPU type (the Slurm script asks for untyped GPUs). A policy
+reads the target's gpu_type as "any", the inventory's word: `where gpu_type == "h100"` excludes
+it, and `gpu_type == workload.gpu_type` holds there exactly for workloads asking for any.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
     if ref.backend == "slurm" and not (w.command or w.image):
         return "a Slurm job needs a command or an image; the workload has neither"
     capacity_nodes = getattr(t, "max_nodes", None) or t.nodes
-    gpu_type = t.gpu_type if w.gpus else None
+    gpu_type = t.gpu_type if w.gpus and not t.untyped_gpus else None
     mig = options.get("mig") if ref.backend == "kubernetes" else None
     if w.gpus:
         if mig:
@@ -48,6 +54,8 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
                 )
         elif t.gpus_per_node == 0:
             return "has no GPUs"
+        if w.gpu_type != "any" and t.untyped_gpus:
+            return f"has GPUs of no stated type, the workload asks for {w.gpu_type}"
         if w.gpu_type not in ("any", t.gpu_type):
             return f"has {t.gpu_type} GPUs, the workload asks for {w.gpu_type}"
     per_node_gpus = (getattr(t, "mig", {}) or {}).get(mig, 0) if mig else t.gpus_per_node

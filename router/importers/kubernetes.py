@@ -50,8 +50,10 @@ Decisions:
   → a100, "Tesla-T4" → t4, "NVIDIA-A10G" → a10g, "NVIDIA-L40S" → l40s, "nvidia-tesla-a100" →
   a100). Memory size and form factor are dropped: a100 40GB and 80GB are both "a100", which is
   what workloads ask for. Anything else becomes a slug of the product without the vendor words
-  ("NVIDIA-RTX-A6000" → rtx-a6000); GPUs without any product label get type "nvidia" and a
-  comment.
+  ("NVIDIA-RTX-A6000" → rtx-a6000). GPUs without any product label (the plain `nvidia.com/gpu`
+  resource, no GPU feature discovery) get `gpu_type: any`, GPUs of no stated type (only
+  workloads asking for any GPU type go there), and a comment; so does a label that names no
+  model ("NVIDIA"), without the comment.
 * Not in a node list, so not imported: the autoscaler's ceiling (max_nodes), costs, namespaces.
   The header says to add them.
 """
@@ -159,7 +161,7 @@ def gpu_type_of(product: str) -> str:
         if w in GPU_MODELS:
             return w
     slug = re.sub(r"[^a-z0-9.]+", "-", "-".join(words)).strip("-.")[:63].strip("-.")
-    return slug or "nvidia"
+    return slug or "any"  # a label that names no model: GPUs of no stated type
 
 
 @dataclass(frozen=True, order=True)
@@ -173,7 +175,8 @@ class Shape:
     mig: tuple[tuple[str, int], ...]
 
     def describe(self) -> str:
-        gpus = f"{self.gpus} {self.gpu_type} GPUs" if self.gpus else "no GPUs"
+        kind = "untyped" if self.gpu_type == "any" else self.gpu_type
+        gpus = f"{self.gpus} {kind} GPUs" if self.gpus else "no GPUs"
         mig = "".join(f", {n} × mig {p}" for p, n in self.mig)
         return f"{gpus}{mig}, {self.cpus} CPUs, {format_memory(self.memory)}"
 
@@ -230,9 +233,10 @@ def _node(raw: dict[str, Any]) -> Node:
                 notes.append(f"MIG single strategy ({product}): each nvidia.com/gpu is one MIG "
                              "slice, imported as a GPU")
         else:
-            gpu_type = "nvidia"
-            notes.append(f"GPUs without a product label ({GPU_PRODUCT}): gpu_type "
-                         '"nvidia"; run GPU feature discovery or set gpu_type here')
+            gpu_type = "any"
+            notes.append(f"GPUs without a product label ({GPU_PRODUCT}): gpu_type any, so only "
+                         "workloads asking for any GPU type go here; run GPU feature discovery "
+                         "or set gpu_type here")
     if mig and not gpus:
         count = labels.get(GPU_COUNT, "")
         gpus = int(count) if count.isdigit() and int(count) > 0 else 1

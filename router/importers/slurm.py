@@ -21,9 +21,11 @@ Decisions:
   the command line repeats it as a warning. (To use all of a mixed partition, split it in
   slurm.conf, or edit the file: it is a starting point.)
 * GPUs come from the `gpu` GRES. A node with several GPU types uses whole GPUs before MIG
-  slices (a type like "1g.10gb" or "a100_3g.40gb"), then the most GPUs, then the type's name.
-  Slurm matches GRES types case-sensitively and router's scripts always ask for a type, so
-  untyped GPUs ("gpu:8") and types that are not lowercase slugs ("A100") cannot be requested
+  slices (a type like "1g.10gb" or "a100_3g.40gb"), then the most GPUs, then the type's name,
+  and typed GPUs before untyped ones. Untyped GPUs ("gpu:8", gres.conf without Type=) become
+  `gpu_type: any`, GPUs of no stated type: router's scripts ask for them untyped
+  (`--gpus-per-node=8`) and only workloads with gpu_type any go there. Slurm matches GRES
+  types case-sensitively, so a type that is not a lowercase slug ("A100") cannot be requested
   by router: such nodes count as having no GPUs, with a comment saying so.
 * `nodes` counts every node of the partition whatever its state (down, drained): an inventory
   is installed capacity; planning against the moment's availability would churn plans.
@@ -62,7 +64,7 @@ class Gres:
 
 @dataclass(frozen=True)
 class Shape:
-    """A node as router sees it. gpu_type None: no GPUs router can ask for."""
+    """A node as router sees it. gpu_type None: no GPUs router can ask for; "any": untyped."""
 
     gpu_type: str | None
     gpus: int
@@ -73,10 +75,17 @@ class Shape:
     def key(self) -> tuple[str, int, int, int, tuple[str, ...]]:
         return (self.gpu_type or "", self.gpus, self.cpus, self.memory, self.features)
 
+    def gpus_text(self) -> str:
+        return f"{_type_text(self.gpu_type)} GPUs" if self.gpu_type else "no GPUs"
+
     def describe(self) -> str:
-        gpus = f"{self.gpus} {self.gpu_type} GPUs" if self.gpu_type else "no GPUs"
+        gpus = f"{self.gpus} {self.gpus_text()}" if self.gpu_type else "no GPUs"
         feats = ",".join(self.features) or "none"
         return f"{gpus}, {self.cpus} CPUs, {format_memory(self.memory)}, features {feats}"
+
+
+def _type_text(gpu_type: str | None) -> str:
+    return "untyped" if gpu_type == "any" else str(gpu_type)
 
 
 # ---- parsing --------------------------------------------------------------------------------
@@ -196,15 +205,17 @@ def _gpu_of(gres_text: str) -> tuple[str | None, int, str | None]:
     ranked = sorted(per_type.items(), key=lambda kv: (
         kv[0] is None, bool(kv[0] and MIG.search(kv[0])), -kv[1], kv[0] or ""))
     kind, count = ranked[0]
-    if kind is None:
-        return None, 0, (f"GPUs without a type (GRES {gres_text}) are left out: router's "
-                         "scripts ask for a GPU type; add Type= to gres.conf")
-    if not GPU_TYPE.fullmatch(kind):
+    note = None
+    if kind is None:  # untyped: scripts ask for them without a type
+        kind = "any"
+        note = (f"GPUs without a type (GRES {gres_text}): gpu_type any, so only workloads "
+                "asking for any GPU type go here; Type= in gres.conf would name the model")
+    elif not GPU_TYPE.fullmatch(kind):
         return None, 0, (f'GPU type "{kind}" (GRES {gres_text}) is left out: router needs a '
                          "lowercase type name and Slurm matches types case-sensitively")
-    note = None
     if len(per_type) > 1:
-        note = f"nodes with several GPU types (GRES {gres_text}) are used as {count} × {kind}"
+        note = (f"nodes with several GPU types (GRES {gres_text}) are used as {count} × "
+                + _type_text(kind))
     return kind, count, note
 
 
@@ -251,14 +262,14 @@ def _shape_notes(partition: str, nodes: list[Node], kept: list[Node], shape: Sha
         f"Heterogeneous partition {partition}: {len(shapes)} node shapes. router models a "
         f"partition as identical nodes, so this target has the {len(kept)} "
         + ("node" if len(kept) == 1 else "nodes")
-        + (f" with {shape.gpu_type} GPUs" if shape.gpu_type else "")
+        + (f" with {shape.gpus_text()}" if shape.gpu_type else "")
         + " and the smallest of their shapes (any job placed here fits every one of them):"
     ]
     for s, count in sorted(shapes.items(), key=lambda kv: (-kv[1], kv[0].key())):
         example = min(n.name for n in nodes if n.shape == s)
         left_out = ""
         if example not in kept_names:
-            left_out = f" (left out: {s.gpu_type} GPUs)" if s.gpu_type else " (left out: no GPUs)"
+            left_out = f" (left out: {s.gpus_text()})"
         lines.append(f"  {count} × {s.describe()}, e.g. {example}{left_out}")
     return lines
 

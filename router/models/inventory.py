@@ -1,8 +1,9 @@
 """The inventory: clusters and their targets — Slurm partitions and Kubernetes node pools.
 
-Per-node quantities are in base units: memory in MiB, max_time in seconds. A target does not
-know its cluster; `Inventory.targets()` pairs them as `TargetRef`s with a stable id
-"cluster/target".
+Per-node quantities are in base units: memory in MiB, max_time in seconds. `gpu_type: any`
+states GPUs of no stated type (untyped Slurm GRES `gpu:8`, a Kubernetes pool without a GPU
+product label): only workloads with gpu_type `any` fit there. A target does not know its
+cluster; `Inventory.targets()` pairs them as `TargetRef`s with a stable id "cluster/target".
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ MIG_PROFILE = re.compile(r"[0-9][a-z0-9.+-]*")
 FEATURE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
-def _cross(field: str, message: str) -> PydanticCustomError:
-    """An error about several fields, located at `field` by the loader (ctx["field"])."""
-    return PydanticCustomError("router_cross", message, {"field": field})
+def _cross(field: str, message: str, hint: str | None = None) -> PydanticCustomError:
+    """An error about several fields, located at `field` by the loader (ctx["field"]), with
+    an optional hint the loader prints under it (ctx["hint"])."""
+    ctx = {"field": field} | ({"hint": hint} if hint else {})
+    return PydanticCustomError("router_cross", message, ctx)
 
 
 Feature = Annotated[
@@ -65,7 +68,11 @@ class Target(Frozen):
     name: DnsLabel
     nodes: Count
     gpus_per_node: Count = 0
-    gpu_type: Slug | None = Field(None, description="required when gpus_per_node > 0")
+    gpu_type: Slug | None = Field(
+        None,
+        description="a GPU model such as h100, or any for GPUs of no stated type; required"
+        " when gpus_per_node > 0",
+    )
     cpus_per_node: PositiveCount
     memory_per_node: Memory = Field(description='MiB; input "2TiB" or a number of MiB')
     max_time: Duration | None = Field(None, description='seconds; input "72h"')
@@ -80,8 +87,15 @@ class Target(Frozen):
             raise _cross(
                 "gpus_per_node",
                 f"gpus_per_node is {self.gpus_per_node}: a target with GPUs must state gpu_type",
+                hint="give the GPU model (gpu_type: h100), or gpu_type: any for GPUs of no"
+                " stated type (untyped Slurm GRES gpu:8, no GPU product label)",
             )
         return self
+
+    @property
+    def untyped_gpus(self) -> bool:
+        """GPUs of no stated type (`gpu_type: any`): only workloads asking for any fit."""
+        return self.gpus_per_node > 0 and self.gpu_type == "any"
 
     @property
     def capacity_nodes(self) -> int:

@@ -85,6 +85,7 @@ def _convert(error: Any, root: Node, source: Source, model: type[BaseModel]) -> 
         key, node = locate(root, loc)
     elif kind == "router_cross":  # about several fields: the message names them
         message = error["msg"]
+        hint = ctx.get("hint")
         key, node = locate(root, (*loc, ctx.get("field", "")))
     else:
         message = _message(kind, error["msg"], value, ctx)

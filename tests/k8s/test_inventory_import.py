@@ -294,3 +294,34 @@ def test_plan_against_the_imported_inventory(tmp_path: Path) -> None:
     sft = next(p for p in plan.placements if p.workload.name == "sft").resources
     assert (sft.nodes, sft.gpus_per_node) == (2, 4)  # the pool's minimum: 4 GPUs per node
     check_plan(plan, tmp_path / "out")  # validates, builds, and compares with the pools
+
+
+def test_gpus_without_a_product_label_are_untyped_and_plan_as_such(tmp_path: Path) -> None:
+    plain = [node(f"p{i}", {"agentpool": "plain", "team": "ml"},
+                  {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": "4"},
+                  taints=[TAINT]) for i in range(2)]
+    cpu = node("c1", {"agentpool": "cpu"}, {"cpu": "16", "memory": "64Gi"})
+    data = {"items": [*plain, cpu]}
+    text = import_nodes(data, cluster="onprem")
+    assert "GPUs without a product label (nvidia.com/gpu.product): gpu_type any" in text
+    pool = pools(Inventory.model_validate(yaml.safe_load(text)))["plain"]
+    assert (pool.nodes, pool.gpus_per_node, pool.gpu_type) == (2, 4, "any")
+    assert pool.labels == {"agentpool": "plain", "team": "ml"}  # no product label to select on
+    assert gpu_type_of("NVIDIA") == "any"  # a product label naming no model
+
+    wl = {"kind": "training", "image": "ghcr.io/acme/t:1", "cpus": 16, "memory": "64GiB",
+          "duration": "1h", "command": ["t"]}
+    workloads = [{"name": "any-gpu", **wl, "gpus": 8},
+                 {"name": "h100-job", **wl, "gpus": 4, "gpu_type": "h100"}]
+    policy = "rule gpu: when gpus > 0 route kubernetes\n"
+    root = make_project(tmp_path / "p", workloads, policy, {"clusters": [
+        yaml.safe_load(text)["clusters"][0]]})
+    plan = plan_of(root)
+    (placed,) = plan.placements
+    assert (placed.workload.name, placed.target.id) == ("any-gpu", "onprem/plain")
+    assert (placed.resources.nodes, placed.resources.gpus_per_node) == (2, 4)
+    (unplaced,) = plan.unplaced
+    assert unplaced.decision.workload.name == "h100-job"
+    assert any("has GPUs of no stated type, the workload asks for h100" in r
+               for r in unplaced.reasons)
+    check_plan(plan, tmp_path / "out")  # validates, and the selector selects exactly the pool

@@ -377,6 +377,7 @@ def test_inventory_error_path_and_line() -> None:
         "inventory.yaml:7:24: error: clusters[0].partitions[0]: gpus_per_node is 8:"
         " a target with GPUs must state gpu_type"
     )
+    assert "gpu_type: any for GPUs of no stated type" in err.format()
 
 
 def test_inventory_literal_and_unknown() -> None:

@@ -38,6 +38,9 @@ Facts verified on Debian 12 / Slurm 22.05.8 with this harness (tests in test_har
   keeps finished jobs visible for ten minutes.
 * Typed GPUs read back as: `--gres=gpu:h100:8` and `--gpus-per-node=h100:8` ->
   `TresPerNode=gres:gpu:h100:8`; `--gpus=h100:16` -> `TresPerJob=gres:gpu:h100:16`.
+  Untyped GPUs (gres.conf `Name=gpu File=...` without Type=, node `Gres=gpu:4`): sinfo shows
+  `gres: "gpu:4"`; `--gpus-per-node=4` and `--gres=gpu:4` read back as `TresPerNode=gres:gpu:4`,
+  while a typed request there (`--gpus-per-node=h100:4`) is rejected like a missing type.
 * `--exclusive` reads back as `OverSubscribe=NO`; without it `OverSubscribe=OK`.
 * `srun --mpi=list` offers pmix (pmix_v4), none, cray_shasta, pmi2. `srun --mpi=pmix` needs
   libpmix-dev (the plugin dlopen()s the unversioned libpmix.so), which .ci/slurm-setup.sh installs.
@@ -114,6 +117,11 @@ class PartitionSpec:
     features: list[str] = field(default_factory=list)
     default: bool = False
 
+    @property
+    def router_gpu_type(self) -> str | None:
+        """The inventory's gpu_type for this partition: untyped GPUs are `any`."""
+        return self.gpu_type or ("any" if self.gpus_per_node else None)
+
     def node_prefix(self) -> str:
         # Node names are hostnames: lower-case letters, digits and '-'.
         return re.sub(r"[^a-z0-9-]+", "-", self.name.lower()).strip("-") or "p"
@@ -131,9 +139,11 @@ class PartitionSpec:
 
 #: The session cluster's layout (tests/slurm/conftest.py): partitions large enough that held
 #: 8- and 16-node jobs fit their node definitions; only gpu-h100-n1 has a running slurmd.
+#: gpu-plain has untyped GPUs (gres.conf `Name=gpu File=...` without Type=, `Gres=gpu:4`).
 ROUTERTEST_PARTITIONS: tuple[PartitionSpec, ...] = (
     PartitionSpec("gpu-h100", 16, 8, "h100", 96, 2 * 1024 * 1024, 72 * 60, ["ib", "lustre"]),
     PartitionSpec("gpu-a100", 8, 8, "a100", 64, 1024 * 1024, 48 * 60, ["ib"]),
+    PartitionSpec("gpu-plain", 2, 4, None, 32, 256 * 1024, 24 * 60),
     PartitionSpec("cpu", 4, 0, None, 64, 256 * 1024, 24 * 60, ["avx512"], default=True),
 )
 

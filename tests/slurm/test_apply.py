@@ -35,7 +35,8 @@ def routertest(extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     parts = [
         {"name": s.name, "nodes": s.nodes, "cpus_per_node": s.cpus_per_node,
          "memory_per_node": s.memory_mb, "features": s.features, "default": s.default}
-        | ({"gpus_per_node": s.gpus_per_node, "gpu_type": s.gpu_type} if s.gpus_per_node else {})
+        | ({"gpus_per_node": s.gpus_per_node, "gpu_type": s.router_gpu_type}
+           if s.gpus_per_node else {})
         | ({"max_time": f"{s.max_time_minutes}min"} if s.max_time_minutes else {})
         for s in ROUTERTEST_PARTITIONS
     ]

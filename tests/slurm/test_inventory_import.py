@@ -44,7 +44,7 @@ def saved() -> str:
 def assert_matches(part: Partition, spec: PartitionSpec) -> None:
     assert part.nodes == spec.nodes
     assert part.gpus_per_node == spec.gpus_per_node
-    assert part.gpu_type == spec.gpu_type
+    assert part.gpu_type == spec.router_gpu_type
     assert part.cpus_per_node == spec.cpus_per_node
     assert part.memory_per_node == spec.memory_mb  # Slurm's MB are MiB
     expected = spec.max_time_minutes * 60 if spec.max_time_minutes is not None else None
@@ -82,7 +82,8 @@ def test_parse_gres(text: str, expected: list[tuple[str, str | None, int]]) -> N
         ("gpu:a100:4,gpu:a10:2", 4, "a100"),  # the most GPUs
         ("gpu:1g.10gb:7,gpu:a100:1", 1, "a100"),  # whole GPUs before MIG slices
         ("gpu:1g.10gb:7(S:0-1)", 7, "1g.10gb"),  # MIG slices only: Slurm requests them so
-        ("gpu:4", None, None),  # untyped: router cannot ask for them
+        ("gpu:4", 4, "any"),  # untyped: GPUs of no stated type, asked for untyped
+        ("gpu:a100:4,gpu:2", 4, "a100"),  # typed before untyped
         ("gpu:A100:4", None, None),  # Slurm types are case-sensitive; router's are lowercase
         ("mps:100", None, None),
     ],
@@ -121,7 +122,7 @@ def test_saved_json_imports_the_harness_layout_and_the_hand_made_partitions(
     inv = load_inventory(path)
     cluster = inv.cluster("saved")
     parts = {p.name: p for p in cluster.partitions}
-    assert sorted(parts) == ["cpu", "debug", "gpu-a100", "gpu-h100", "mig", "mixed"]
+    assert sorted(parts) == ["cpu", "debug", "gpu-a100", "gpu-h100", "gpu-plain", "mig", "mixed"]
     for spec in ROUTERTEST_PARTITIONS:
         assert_matches(parts[spec.name], spec)
     # mixed: the 4 h100 nodes (most nodes), their smallest shape; a100 and GPU-less left out.
@@ -143,6 +144,9 @@ def test_saved_json_imports_the_harness_layout_and_the_hand_made_partitions(
     assert (parts["mig"].gpus_per_node, parts["mig"].gpu_type) == (7, "1g.10gb")
     assert parts["mig"].max_time is None
     assert '# Partition "Legacy_GPU" left out: a target name must be a DNS-1123 label' in text
+    # gpu-plain: untyped GRES (gpu:4) are GPUs of no stated type, with a comment saying so.
+    plain = text[text.index("- name: gpu-a100"):text.index("- name: gpu-plain")]
+    assert "# GPUs without a type (GRES gpu:4): gpu_type any, so only workloads" in plain
 
 
 def test_saved_json_without_partition_text_says_what_is_unknown() -> None:
@@ -165,7 +169,7 @@ def test_cli_from_json(tmp_path: Path) -> None:
     written = runner.invoke(cli, [*args, "-o", str(out)])
     assert written.exit_code == 0, written.output
     assert out.read_text() == saved()
-    assert written.stdout == f"Wrote {out}: 6 partitions, 35 nodes\n"
+    assert written.stdout == f"Wrote {out}: 7 partitions, 37 nodes\n"
     assert [p.name for p in tmp_path.joinpath("sub").iterdir()] == ["inventory.yaml"]
 
 

@@ -16,11 +16,12 @@ from typing import Any
 import pytest
 
 from router.emit.slurm import SlurmEmitter
+from router.evaluate.shape import shape
 from router.models import Partition, TargetRef, Workload
 from router.plan.model import Placement, Resources
 from router.quantity import slurm_time
 
-from .harness import ROUTERTEST_PARTITIONS, SlurmCluster
+from .harness import ROUTERTEST_PARTITIONS, SlurmCluster, SlurmError
 
 pytestmark = pytest.mark.slurm
 
@@ -29,7 +30,7 @@ PARTITIONS = {
         name=spec.name,
         nodes=spec.nodes,
         gpus_per_node=spec.gpus_per_node,
-        gpu_type=spec.gpu_type,
+        gpu_type=spec.router_gpu_type,
         cpus_per_node=spec.cpus_per_node,
         memory_per_node=spec.memory_mb,
         max_time=spec.max_time_minutes * 60 if spec.max_time_minutes else None,
@@ -226,3 +227,29 @@ def test_hostile_argv_survives_a_real_srun(slurm_cluster: SlurmCluster, tmp_path
     got = json.loads((tmp_path / f"argv-{job_id}.out").read_text())
     assert got == [args, "line one\n#SBATCH --partition=evil\nline 'three'"]
     assert not pwned.exists()
+
+
+def test_untyped_partition_gets_untyped_gpus(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    """gpu-plain's GPUs have no type: the plan's shape check and the emitter ask for untyped
+    GPUs, which Slurm accepts; the same job asking for a type there is rejected by Slurm, which
+    is why the shape check refuses typed workloads on such a partition."""
+    part = PARTITIONS["gpu-plain"]
+    assert part.gpu_type == "any"
+    ref = TargetRef("routertest", "slurm", part, "routertest/gpu-plain")
+    w = Workload(name="plain", command=["true"], gpus=8, cpus=32, memory="64GiB",
+                 duration="1h")
+    resources = shape(w, ref, {})
+    assert isinstance(resources, Resources) and resources.gpu_type is None
+    p = Placement(w, ref, "live", "tests/slurm/test_sbatch_live.py:1", 0, {}, resources)
+    assert "#SBATCH --gpus-per-node=4\n" in write(p, tmp_path).read_text()
+    job = submit(slurm_cluster, p, tmp_path)
+    assert job["Partition"] == "gpu-plain" and job["JobState"] == "PENDING"
+    assert job["NumNodes"].split("-")[0] == "2"
+    assert job["TresPerNode"] == "gres:gpu:4"
+    assert shape(w.model_copy(update={"gpu_type": "h100"}), ref, {}) == (
+        "has GPUs of no stated type, the workload asks for h100")
+    typed = PARTITIONS["gpu-plain"].model_copy(update={"gpu_type": "h100"})
+    wrong = place("gpu-plain", target=typed, name="typed", nodes=2, gpus=4, exclusive=True)
+    assert "#SBATCH --gpus-per-node=h100:4\n" in write(wrong, tmp_path).read_text()
+    with pytest.raises(SlurmError, match="Requested node configuration is not available"):
+        slurm_cluster.sbatch(write(wrong, tmp_path))
