@@ -60,7 +60,8 @@ def _target(draw: st.DrawFn, name: str, backend: str) -> dict[str, Any]:
         "memory_per_node": f"{draw(st.sampled_from((64, 256, 1024)))}GiB",
     }
     if gpus:
-        t |= {"gpus_per_node": gpus, "gpu_type": draw(st.sampled_from(GPU_TYPES)),
+        # "any": untyped GPUs (only workloads asking for any GPU type fit there)
+        t |= {"gpus_per_node": gpus, "gpu_type": draw(st.sampled_from((*GPU_TYPES, "any"))),
               "cost_per_gpu_hour": draw(st.sampled_from((1.0, 2.5)))}  # fmt: skip
     if backend == "slurm":
         t["max_time"] = f"{draw(st.sampled_from((24, 48, 72)))}h"
