@@ -197,7 +197,7 @@ class _Analysis:
             gpu_var, gpu_types = s.strings["gpu_type"]
             ok_type = [i for i, v in enumerate(gpu_types) if v in ("any", t.gpu_type)]
             ok = [reify(s, gpu_var - i, "==") for i in ok_type]
-            parts.append(_or(s, [reify(s, g, "=="), *ok]))
+            parts.append(s.any_of([reify(s, g, "=="), *ok]))
         time_opt = opts.get("time")
         if t.max_time is not None:
             if time_opt is not None and isinstance(time_opt.value, ast.Literal):
@@ -212,11 +212,11 @@ class _Analysis:
             reify(s, ints["cpus"] - t.cpus_per_node * cap, "<="),
             reify(s, ints["memory"] - t.memory_per_node * cap, "<="),
             reify(s, ints["nodes"] - cap, "<="),
-            _or(s, [s.nodes_given.Not(), reify(s, ints["nodes"] - 1, "=="),
+            s.any_of([s.nodes_given.Not(), reify(s, ints["nodes"] - 1, "=="),
                     reify(s, ints["gpus_per_node"] - per_gpu, "<=")]),
         ]  # fmt: skip
-        parts.append(_or(s, [_and(s, [svc, *service_fits]), _and(s, [svc.Not(), *job_fits])]))
-        return _and(s, parts)
+        parts.append(s.any_of([s.all_of([svc, *service_fits]), s.all_of([svc.Not(), *job_fits])]))
+        return s.all_of(parts)
 
     def routes(self) -> None:
         for i, rule in enumerate(self.policy.rules):
@@ -230,7 +230,7 @@ class _Analysis:
                     dead.append((route, f"the inventory has no {route.backend} target"))
                     continue
                 self.ignored_options(rule, route, refs, reach)
-                if self.sat([*reach, _or(self.space, [self.fits(route, r) for r in refs])]):
+                if self.sat([*reach, self.space.any_of([self.fits(route, r) for r in refs])]):
                     continue
                 wheres = [r for r in refs if self.sat([*reach, self.fits(route, r, True)])]
                 if not wheres:
@@ -297,7 +297,7 @@ class _Analysis:
     def quotas(self) -> None:
         from router.evaluate.quota import QuotaLimit, compile_quotas
 
-        routed = _or(self.space, self.when_lits)
+        routed = self.space.any_of(self.when_lits)
         # The workload keys of `per` are left out: every workload part of a limit has the same
         # targets and amount, so what holds for one holds for all (and no workloads are needed).
         parts: dict[tuple[int, int], list[QuotaLimit]] = {}
@@ -353,22 +353,6 @@ class _Analysis:
                          + (f"at most {s.most} placed in all" if s.most is not None
                             else "no limit from it"),
                          s.spread.across.span)
-
-
-def _and(space: Space, lits: list[Any]) -> Any:
-    b = space.model.new_bool_var("and")
-    space.model.add_bool_and(lits).only_enforce_if(b)
-    space.model.add_bool_or([x.Not() for x in lits]).only_enforce_if(b.Not())
-    return b
-
-
-def _or(space: Space, lits: list[Any]) -> Any:
-    if not lits:
-        return space.const(False)
-    b = space.model.new_bool_var("or")
-    space.model.add_bool_or(lits).only_enforce_if(b)
-    space.model.add_bool_and([x.Not() for x in lits]).only_enforce_if(b.Not())
-    return b
 
 
 def _walk(e: Any) -> list[Any]:

@@ -83,6 +83,30 @@ class Space:
     def const(self, value: bool) -> Any:
         return self.true() if value else self.true().Not()
 
+    def all_of(self, lits: list[Any]) -> Any:
+        """A literal equal to the conjunction of `lits` (None entries left out; none: true)."""
+        lits = [x for x in lits if x is not None]
+        if not lits:
+            return self.true()
+        if len(lits) == 1:
+            return lits[0]
+        b = self.model.new_bool_var("and")
+        self.model.add_bool_and(lits).only_enforce_if(b)
+        self.model.add_bool_or([x.Not() for x in lits]).only_enforce_if(b.Not())
+        return b
+
+    def any_of(self, lits: list[Any]) -> Any:
+        """A literal equal to the disjunction of `lits` (none: false)."""
+        lits = [x for x in lits if x is not None]
+        if not lits:
+            return self.const(False)
+        if len(lits) == 1:
+            return lits[0]
+        b = self.model.new_bool_var("or")
+        self.model.add_bool_or(lits).only_enforce_if(b)
+        self.model.add_bool_and([x.Not() for x in lits]).only_enforce_if(b.Not())
+        return b
+
 
 def _walk(e: ast.Expr | None) -> list[ast.Expr]:
     if e is None:
@@ -304,19 +328,11 @@ def encode_condition(
     view whose attributes are then constants). None means no condition: always true."""
     if expr is None:
         return space.true()
-    m = space.model
     if isinstance(expr, ast.Unary) and expr.op == "not":
         return encode_condition(space, expr.operand, target).Not()
     if isinstance(expr, ast.Binary) and expr.op in ("and", "or"):
         parts = [encode_condition(space, s, target) for s in (expr.left, expr.right)]
-        b = m.new_bool_var(expr.op)
-        if expr.op == "and":
-            m.add_bool_and(parts).only_enforce_if(b)
-            m.add_bool_or([p.Not() for p in parts]).only_enforce_if(b.Not())
-        else:
-            m.add_bool_or(parts).only_enforce_if(b)
-            m.add_bool_and([p.Not() for p in parts]).only_enforce_if(b.Not())
-        return b
+        return space.all_of(parts) if expr.op == "and" else space.any_of(parts)
     if isinstance(expr, ast.Binary) and expr.op in ("in", "not in"):
         b = _membership(space, expr, target)
         return b if expr.op == "in" else b.Not()
@@ -419,10 +435,10 @@ def _membership(space: Space, e: ast.Binary, target: dict[str, Any] | None) -> A
     if a[0] == "num" and isinstance(coll, list):
         nums = [x for x in coll if isinstance(x, (int, float)) and not isinstance(x, bool)]
         lits = [_comparison_const(space, a[1], x) for x in nums]
-        return _or(space, lits)
+        return space.any_of(lits)
     if a[0] == "bool" and isinstance(coll, list):
         bools = {x for x in coll if isinstance(x, bool)}
-        return _or(space, [_eq(space, space.ints[a[1]], int(x)) for x in bools])
+        return space.any_of([_eq(space, space.ints[a[1]], int(x)) for x in bools])
     return _free(space, e)
 
 
@@ -432,18 +448,7 @@ def _comparison_const(space: Space, form: Num, value: int | float) -> Any:
 
 
 def _any_of(space: Space, var: Any, indexes: list[int]) -> Any:
-    return _or(space, [_eq(space, var, i) for i in indexes])
-
-
-def _or(space: Space, lits: list[Any]) -> Any:
-    if not lits:
-        return space.const(False)
-    if len(lits) == 1:
-        return lits[0]
-    b = space.model.new_bool_var("or")
-    space.model.add_bool_or(lits).only_enforce_if(b)
-    space.model.add_bool_and([x.Not() for x in lits]).only_enforce_if(b.Not())
-    return b
+    return space.any_of([_eq(space, var, i) for i in indexes])
 
 
 # -- witnesses -------------------------------------------------------------------------------

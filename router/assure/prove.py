@@ -204,14 +204,14 @@ def _prove(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckResult
     bad: list[Any] = []  # literals: the workload has a breaking outcome
     earlier: list[Any] = []
     for deny in policy.denies:
-        hit = _and(space, [encode_condition(space, deny.when), *(x.Not() for x in earlier)])
+        hit = space.all_of([encode_condition(space, deny.when), *(x.Not() for x in earlier)])
         earlier.append(encode_condition(space, deny.when))
         if breaks(_view(denied=True, rule=deny.name)):
             bad.append(hit)
     for crule in ev.rules:
         rule = crule.rule
         when = encode_condition(space, rule.when)
-        claim = _and(space, [when, *(x.Not() for x in earlier)])
+        claim = space.all_of([when, *(x.Not() for x in earlier)])
         earlier.append(when)
         reach: list[tuple[Any, dict[str, Any], Any]] = []  # (literal, view, fits)
         admitted: dict[str, list[Any]] = {}
@@ -221,15 +221,15 @@ def _prove(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckResult
                     continue
                 where = encode_condition(space, route.route.where, target=tv)
                 before = admitted.setdefault(ref.id, [])
-                lit = _and(space, [where, *(x.Not() for x in before)])
+                lit = space.all_of([where, *(x.Not() for x in before)])
                 before.append(where)
                 opts = _option_view(route.options, ref.backend)
                 view = _view(routed=True, rule=rule.name, backend=ref.backend,
                              cluster=ref.cluster, target=ref.id, **opts)  # fmt: skip
                 fits = shapes.fits(ref, tv, route.options) if uses_placed else None
-                reach.append((lit, view, _and(space, [where, fits]) if fits is not None else None))
-        placed = _or(space, [f for _, _, f in reach if f is not None]) if uses_placed else None
-        none = _or(space, [lit for lit, _, _ in reach]).Not()
+                reach.append((lit, view, space.all_of([where, fits]) if fits is not None else None))
+        placed = space.any_of([f for _, _, f in reach if f is not None]) if uses_placed else None
+        none = space.any_of([lit for lit, _, _ in reach]).Not()
         scenarios = [(lit, view) for lit, view, _ in reach]
         for route in crule.routes:
             b = None if route.route.backend == "any" else route.route.backend
@@ -240,11 +240,11 @@ def _prove(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckResult
                 parts = [claim, lit]
                 if placed is not None:
                     parts.append(placed if p else placed.Not())
-                bad.append(_and(space, parts))
+                bad.append(space.all_of(parts))
     if breaks(_view()):
-        bad.append(_and(space, [x.Not() for x in earlier]))
+        bad.append(space.all_of([x.Not() for x in earlier]))
     for_ = encode_condition(space, check.for_)
-    cex = minimal_witness(space, [for_, _or(space, bad)]) if bad else None
+    cex = minimal_witness(space, [for_, space.any_of(bad)]) if bad else None
     approx = bool(space.approximate)
     if cex is None:
         note = "proven by CP-SAT" + (" (some conditions over-approximated)" if approx else "")
@@ -263,22 +263,6 @@ def _prove(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckResult
 
 def _shown(view: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in view.items() if v is not None and v is not False} or {"routed": False}
-
-
-def _and(space: Any, lits: list[Any]) -> Any:
-    lits = [x for x in lits if x is not None]
-    if not lits:
-        return space.true()
-    if len(lits) == 1:
-        return lits[0]
-    b = space.model.new_bool_var("and")
-    space.model.add_bool_and(lits).only_enforce_if(b)
-    space.model.add_bool_or([x.Not() for x in lits]).only_enforce_if(b.Not())
-    return b
-
-
-def _or(space: Any, lits: list[Any]) -> Any:
-    return _and(space, [x.Not() for x in lits]).Not() if lits else space.true().Not()
 
 
 # -- enumeration fallback ----------------------------------------------------------------------

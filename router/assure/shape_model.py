@@ -26,9 +26,9 @@ class ShapeModel:
         m, ints = space.model, space.ints
         g, n, gpn = ints["gpus"], ints["nodes"], ints["gpus_per_node"]
         self.gmax = NUMBERS["gpus"][1]
-        self.mode_b = self._and([space.nodes_given, self._ge(n, 2)])
-        self.mode_c = self._and([space.nodes_given.Not(), self._ne(gpn - g)])
-        self.mode_a = self._and([self.mode_b.Not(), self.mode_c.Not()])
+        self.mode_b = space.all_of([space.nodes_given, self._ge(n, 2)])
+        self.mode_c = space.all_of([space.nodes_given.Not(), self._ne(gpn - g)])
+        self.mode_a = space.all_of([self.mode_b.Not(), self.mode_c.Not()])
         self.k = m.new_int_var(0, self.gmax, "gpus_over_gpn")
         m.add_multiplication_equality(g, [gpn, self.k])
         self.has_gpus = self._ge(g, 1)
@@ -55,14 +55,8 @@ class ShapeModel:
         self.space.model.add(lin == 0).only_enforce_if(b.Not())
         return b
 
-    def _and(self, lits: list[Any]) -> Any:
-        b = self.space.model.new_bool_var("and")
-        self.space.model.add_bool_and(lits).only_enforce_if(b)
-        self.space.model.add_bool_or([x.Not() for x in lits]).only_enforce_if(b.Not())
-        return b
-
     def _implies(self, cond: Any, lit: Any) -> Any:
-        return self._and([cond, lit.Not()]).Not()
+        return self.space.all_of([cond, lit.Not()]).Not()
 
     def _spread_nodes(self, per_node: int) -> Any:
         """nodes = _spread(gpus, per_node)[0], as an element constraint."""
@@ -106,24 +100,24 @@ class ShapeModel:
         cpn, mpn = t.cpus_per_node, t.memory_per_node
         service = ints["service"]
         svc = [self._le(g, per), self._le(cpus, cpn), self._le(mem, mpn)]
-        conds.append(self._implies(service, self._and(svc)))
+        conds.append(self._implies(service, s.all_of(svc)))
         job = service.Not()
         # neither written: spread GPUs (or, with no GPUs, as many nodes as CPUs/memory need)
         spread = self._spread_nodes(per) if per > 0 else s.model.new_constant(1)
-        a_gpu = self._and([self._ge(spread * cpn - cpus, 0), self._ge(spread * mpn - mem, 0),
-                           self._le(spread, cap)])  # fmt: skip
-        a_cpu = self._and([self._le(cpus, cap * cpn), self._le(mem, cap * mpn)])
-        conds.append(self._implies(self._and([job, self.mode_a, self.has_gpus]), a_gpu))
-        conds.append(self._implies(self._and([job, self.mode_a, self.has_gpus.Not()]), a_cpu))
+        a_gpu = s.all_of([self._ge(spread * cpn - cpus, 0), self._ge(spread * mpn - mem, 0),
+                          self._le(spread, cap)])  # fmt: skip
+        a_cpu = s.all_of([self._le(cpus, cap * cpn), self._le(mem, cap * mpn)])
+        conds.append(self._implies(s.all_of([job, self.mode_a, self.has_gpus]), a_gpu))
+        conds.append(self._implies(s.all_of([job, self.mode_a, self.has_gpus.Not()]), a_cpu))
         n = ints["nodes"]
-        b_ok = self._and([self._ge(n * per - g, 0), self._ge(n * cpn - cpus, 0),
-                          self._ge(n * mpn - mem, 0), self._le(n, cap)])  # fmt: skip
-        conds.append(self._implies(self._and([job, self.mode_b]), b_ok))
+        b_ok = s.all_of([self._ge(n * per - g, 0), self._ge(n * cpn - cpus, 0),
+                         self._ge(n * mpn - mem, 0), self._le(n, cap)])  # fmt: skip
+        conds.append(self._implies(s.all_of([job, self.mode_b]), b_ok))
         k = self.k
-        c_ok = self._and([self._le(ints["gpus_per_node"], per), self._ge(k * cpn - cpus, 0),
-                          self._ge(k * mpn - mem, 0), self._le(k, cap)])  # fmt: skip
-        conds.append(self._implies(self._and([job, self.mode_c]), c_ok))
-        return self._and(conds)
+        c_ok = s.all_of([self._le(ints["gpus_per_node"], per), self._ge(k * cpn - cpus, 0),
+                         self._ge(k * mpn - mem, 0), self._le(k, cap)])  # fmt: skip
+        conds.append(self._implies(s.all_of([job, self.mode_c]), c_ok))
+        return s.all_of(conds)
 
     def _or_eq(self, var: Any, indexes: list[int]) -> Any:
         if not indexes:
@@ -134,7 +128,7 @@ class ShapeModel:
             self.space.model.add(var == i).only_enforce_if(b)
             self.space.model.add(var != i).only_enforce_if(b.Not())
             lits.append(b)
-        return self._and([x.Not() for x in lits]).Not()
+        return self.space.any_of(lits)
 
     def document(self, w: dict[str, Any], name: str) -> dict[str, Any]:
         """The witness as workload YAML; the image is left to the runnable defaults unless the
