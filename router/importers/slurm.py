@@ -50,6 +50,8 @@ DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 GPU_TYPE = re.compile(r"[a-z0-9][a-z0-9._-]{0,62}")  # the inventory's gpu_type (a slug)
 FEATURE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
 MIG = re.compile(r"(?:^|[_-])\d+g\.\d+gb$")
+# A key of `scontrol show ... -o`: CamelCase, may hold '/', ':' or '_' (e.g. "Socks/Node",
+# "NtasksPerN:B:S:C", "MCS_label"). A space followed by anything else continues the value.
 _KEY = re.compile(r"^([A-Z][A-Za-z0-9_:/]*)=(.*)$", re.S)
 _CLOCK = re.compile(r"(?:(\d+)-)?(\d+):(\d+):(\d+)")
 UNLIMITED = frozenset({"UNLIMITED", "INFINITE", "NONE"})

@@ -100,11 +100,6 @@ TERMINAL_STATES = frozenset(
     }
 )
 
-# A key of `scontrol show job -o`: CamelCase, may hold '/', ':' or '_' (e.g. "Socks/Node",
-# "NtasksPerN:B:S:C", "MCS_label"). A space followed by anything else continues the value.
-_KEY = re.compile(r"^([A-Z][A-Za-z0-9_:/]*)=(.*)$", re.S)
-
-
 @dataclass
 class PartitionSpec:
     name: str
@@ -161,22 +156,12 @@ def missing_binaries() -> list[str]:
 
 
 def parse_scontrol_line(line: str) -> dict[str, str]:
-    """Parse one `scontrol show ... -o` line into key=value pairs.
+    """Parse one `scontrol show ... -o` line into key=value pairs (router's own parser, which
+    the inventory importer uses: values may hold '=' and spaces; padding is stripped)."""
+    from router.importers.slurm import parse_scontrol_lines
 
-    Values may contain '=' (TRES=cpu=2,mem=1G) and spaces (Comment=, JobName=, Reason=):
-    a space-separated token that does not start with a `Key=` continues the previous value.
-    """
-    result: dict[str, str] = {}
-    key: str | None = None
-    for token in line.strip().split(" "):
-        m = _KEY.match(token)
-        if m:
-            key = m.group(1)
-            result[key] = m.group(2)
-        elif key is not None:
-            result[key] += " " + token
-    # Slurm pads some values (e.g. "Comment=x  StdErr=") with an extra space.
-    return {k: v.rstrip(" ") for k, v in result.items()}
+    records = parse_scontrol_lines(line)
+    return records[0] if records else {}
 
 
 def _free_port() -> int:
