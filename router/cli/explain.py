@@ -54,17 +54,18 @@ def explain(workload: str, directory: str, policy: str | None, inventory: str | 
         state, status = PlanState(plan.problem, plan.solve.assignment), plan.solve.status
     doc = explain_one(workload, decision, inputs.policy, inputs.inventory, project.relative,
                       state, status)
-    if decision.candidates and doc["status"] == "unplaced":
-        # The plan's own reasons: with --previous they also say who preempted it, or which
-        # planned work it could not preempt (plan.json's `unplaced` says the same).
+    if previous and decision.candidates and doc["status"] == "unplaced":
+        from router.plan.preempted import holds_its_place
+
+        # The plan's own reasons, which also say who preempted it, or which planned work it
+        # could not preempt (plan.json's `unplaced` says the same).
         doc["reasons"] = next(u.reasons for u in plan.unplaced
                               if u.decision.workload.name == workload)
         disp = doc.get("displace")
-        if disp and previous and workload not in options.previous:
+        if disp and workload not in options.previous:
             by_name = {x.name: x for x in inputs.workloads}
-            kept = [n for n in disp["workloads"] if n in options.previous
-                    and not by_name[n].preemptible
-                    and by_name[n].priority_weight >= w.priority_weight]
+            kept = [n for n in disp["workloads"]
+                    if n in options.previous and holds_its_place(by_name[n], w)]
             if kept:
                 disp["text"] += (f"; but {', '.join(kept)} "
                                  f"{'is' if len(kept) == 1 else 'are'} planned work of equal or "

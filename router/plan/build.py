@@ -139,12 +139,12 @@ def build_plan(
         state = _plan_state(problem, result)
         lost = preempted(decisions, result.assignment, previous, state)
         said = {p.workload: p.reason for p in lost}
+        named = {d.workload.name: d.workload for d in decisions}
         for u in unplaced:
             name = u.decision.workload.name
             if name in said:  # first: what changed since the previous plan
                 u.reasons.insert(0, said[name])
-            elif note := not_preempted(u.decision, state, result.assignment, previous,
-                                       decisions):
+            elif note := not_preempted(u.decision, state, result.assignment, previous, named):
                 u.reasons.append(note)
     return Plan(project, inputs, decisions, placements, unplaced, result, bound, problem,
                 quotas, seconds, spreads, lost)

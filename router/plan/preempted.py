@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from router.evaluate.evaluate import Candidate, Decision
 from router.explain.blocking import Key, Overflow, PlanState, overflows_at
 from router.explain.reasons import priority_name
+from router.models import Workload
 
 
 @dataclass
@@ -100,8 +101,14 @@ def _cheap_displacement(state: PlanState, over: dict[Key, list[Overflow]],
     return chosen, sum(state.weight.get(m, 1) for m in chosen)
 
 
+def holds_its_place(planned: Workload, newcomer: Workload) -> bool:
+    """Whether planned work keeps its place against `newcomer`: only higher priority preempts,
+    and a preemptible workload yields to anyone."""
+    return not planned.preemptible and planned.priority_weight >= newcomer.priority_weight
+
+
 def not_preempted(d: Decision, state: PlanState, assignment: dict[str, Candidate],
-                  previous: dict[str, str], decisions: list[Decision]) -> str | None:
+                  previous: dict[str, str], workloads: dict[str, Workload]) -> str | None:
     """For a workload the previous plan did not place and that is unplaced now, when
     protection keeps it out: on some candidate, placed work whose removal would make room
     (lightest first) is worth less than it, so without protection the objective would take
@@ -110,7 +117,6 @@ def not_preempted(d: Decision, state: PlanState, assignment: dict[str, Candidate
     i = state.index.get(w.name)
     if w.name in previous or i is None:
         return None
-    by_name = {x.workload.name: x.workload for x in decisions}
     kept: set[str] = set()
     for v in state.problem.choices[i]:
         over = overflows_at(state, v)
@@ -118,8 +124,7 @@ def not_preempted(d: Decision, state: PlanState, assignment: dict[str, Candidate
         if found is None or found[1] >= state.weight.get(v, 0):
             continue
         kept |= {n for u in found[0] if (n := state.workload_of(u).name) in previous
-                 and not by_name[n].preemptible
-                 and by_name[n].priority_weight >= w.priority_weight}
+                 and holds_its_place(workloads[n], w)}
     if not kept:
         return None
     names = sorted(kept)

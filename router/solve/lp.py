@@ -9,6 +9,8 @@ optimum bounds every plan. Independent parts are solved apart and their optima a
 
 from __future__ import annotations
 
+from typing import Any
+
 from router.solve.aggregate import Aggregate
 from router.solve.decompose import Component, components
 from router.solve.problem import Problem
@@ -40,6 +42,30 @@ def lp_solve(agg: Aggregate, start: list[int] | None = None,
     return total, values
 
 
+def _relaxation(solver: Any, agg: Aggregate, groups: list[int], rows: list[int],
+                fixed: list[int], floors: bool = False) -> dict[int, Any]:
+    """The LP variables of `groups` (counts on top of `fixed`) and the constraints: each
+    class's members (and, with `floors`, its floor: preempt.py), and the given rows."""
+    y: dict[int, Any] = {}
+    for g in groups:
+        vs = agg.choices[g]
+        left = len(agg.groups[g].members) - sum(fixed[v] for v in vs)
+        for v in vs:
+            y[v] = solver.NumVar(0.0, float(left), "")
+        low = float(agg.floors[g]) if floors and agg.floors else 0.0
+        if len(vs) > 1 or low:
+            ct = solver.Constraint(low, float(left))
+            for v in vs:
+                ct.SetCoefficient(y[v], 1.0)
+    for r in rows:
+        row = agg.rows[r]
+        used = sum(c * fixed[v] for c, v in row.terms)
+        ct = solver.Constraint(-solver.infinity(), float(row.rhs - used))
+        for c, v in row.terms:
+            ct.SetCoefficient(y[v], float(c))
+    return y
+
+
 def _component_bound(agg: Aggregate, comp: Component, values: list[float],
                      fixed: list[int]) -> float | None:
     from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
@@ -47,22 +73,7 @@ def _component_bound(agg: Aggregate, comp: Component, values: list[float],
     solver = pywraplp.Solver.CreateSolver("GLOP")
     if solver is None:
         return None
-    left = {g: len(agg.groups[g].members) - sum(fixed[v] for v in agg.choices[g])
-            for g in comp.groups}
-    y = {v: solver.NumVar(0.0, float(left[g]), "") for g in comp.groups
-         for v in agg.choices[g]}
-    for g in comp.groups:
-        vs = agg.choices[g]
-        if len(vs) > 1:
-            ct = solver.Constraint(0.0, float(left[g]))
-            for v in vs:
-                ct.SetCoefficient(y[v], 1.0)
-    for r in comp.rows:
-        row = agg.rows[r]
-        used = sum(c * fixed[v] for c, v in row.terms)
-        ct = solver.Constraint(-solver.infinity(), float(row.rhs - used))
-        for c, v in row.terms:
-            ct.SetCoefficient(y[v], float(c))
+    y = _relaxation(solver, agg, comp.groups, comp.rows, fixed)
     objective = solver.Objective()
     for g in comp.groups:  # level 1's coefficient of a variable is its class's weight
         for v in agg.choices[g]:
@@ -88,16 +99,8 @@ def lp_level_bound(agg: Aggregate, level: str, reached: dict[str, int]) -> float
     solver = pywraplp.Solver.CreateSolver("GLOP")
     if solver is None:
         return None
-    y = [solver.NumVar(0.0, float(agg.bound(v)), "") for v in range(len(agg.variables))]
-    for g, vs in enumerate(agg.choices):
-        floor = agg.floors[g] if agg.floors else 0
-        ct = solver.Constraint(float(floor), float(len(agg.groups[g].members)))
-        for v in vs:
-            ct.SetCoefficient(y[v], 1.0)
-    for row in agg.rows:
-        ct = solver.Constraint(-solver.infinity(), float(row.rhs))
-        for c, v in row.terms:
-            ct.SetCoefficient(y[v], float(c))
+    y = _relaxation(solver, agg, list(range(len(agg.groups))), list(range(len(agg.rows))),
+                    [0] * len(agg.variables), floors=True)
     for name, value in reached.items():
         lv = by_name[name]
         lo, hi = (float(value), solver.infinity()) if lv.sense > 0 else (

@@ -24,11 +24,10 @@ from router.solve.aggregate import Aggregate
 from router.solve.greedy import first_fit_decreasing, rows_of
 
 
-def protected(agg: Aggregate) -> list[bool]:
+def protected(agg: Aggregate, touches: list[list[tuple[int, int]]]) -> list[bool]:
     """Per class: planned, not preemptible, and no newcomer of higher priority competes with
     it: for one of its targets, or for a quota or spread row it counts in (a team's quota
-    is contended like a target)."""
-    touches = rows_of(agg)
+    is contended like a target). `touches`: the rows of each variable (greedy.rows_of)."""
     waiting_on_target: dict[str, int] = {}  # target id -> highest newcomer priority
     waiting_on_row: dict[int, int] = {}  # row -> highest newcomer priority
     for g, group in enumerate(agg.groups):
@@ -57,8 +56,8 @@ def planned_start(agg: Aggregate) -> tuple[list[int], list[int]] | None:
     planned = [g for g, group in enumerate(agg.groups) if group.previous is not None]
     if not planned:
         return None
-    safe = protected(agg)
     touches = rows_of(agg)
+    safe = protected(agg, touches)
     start = [0] * len(agg.variables)
     slack = [row.rhs for row in agg.rows]
     order = sorted(planned, key=lambda g: (not safe[g], -agg.groups[g].weight, g))
