@@ -23,7 +23,7 @@ Constraints
                                                                 value a of its attribute
   Σ_t x_wt = 1   for protected planned w                        priority preemption: with a
      previous plan, planned work keeps a place unless it is preemptible or a newcomer of
-     higher priority competes for its targets or limits (preempt.py)
+     higher priority competes for its targets (preempt.py)
 
 Objective (lexicographic, each level solved to the end before the next is fixed)
 ---------

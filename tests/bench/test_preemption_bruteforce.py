@@ -2,7 +2,7 @@
 workloads, the plan keeps every protected planned workload placed and its placed work equals
 the best any assignment reaches under the same rule, computed here from the rule's words:
 planned work stays unless it is preemptible or a newcomer of higher priority wants one of
-its targets or shares a limit with it."""
+its targets."""
 
 from __future__ import annotations
 
@@ -21,14 +21,9 @@ from tests.bench.test_bruteforce import POLICY, _best, _platform
 
 
 def _protected(problem: Problem, previous: dict[str, str]) -> set[int]:
-    """Planned, not preemptible, and no newcomer of higher priority shares a target or a row
-    (a capacity, quota or spread limit) with it."""
+    """Planned, not preemptible, and no newcomer of higher priority shares a target."""
     ds = problem.decisions
     targets = [{c.target.id for c in d.candidates} for d in ds]
-    rows: list[set[int]] = [set() for _ in ds]
-    for r, row in enumerate(problem.rows):
-        for _, v in row.terms:
-            rows[problem.variables[v][0]].add(r)
     out = set()
     for i, d in enumerate(ds):
         w = d.workload
@@ -36,7 +31,7 @@ def _protected(problem: Problem, previous: dict[str, str]) -> set[int]:
             continue
         if not any(ds[j].workload.name not in previous
                    and ds[j].workload.priority_weight > w.priority_weight
-                   and (targets[i] & targets[j] or rows[i] & rows[j]) for j in range(len(ds))):
+                   and targets[i] & targets[j] for j in range(len(ds))):
             out.add(i)
     return out
 

@@ -147,8 +147,8 @@ def test_no_preemption_note_when_the_objective_would_not_take_it_anyway(
     assert not any("not preempted" in r for r in _unplaced(doc)["c"])
 
 
-def test_higher_priority_preempts_through_a_shared_quota(tmp_path: Path) -> None:
-    # a (low) and c (high) never share a target, only the team's quota of 8 GPUs.
+def test_a_shared_quota_alone_does_not_open_planned_work(tmp_path: Path) -> None:
+    # a (low) and c (high) never share a target, only the team's quota of 8 GPUs: a keeps it.
     inventory = _inventory()
     inventory["clusters"][0]["partitions"].append(
         {"name": "a100", "nodes": 1, "gpus_per_node": 8, "gpu_type": "a100",
@@ -157,15 +157,10 @@ def test_higher_priority_preempts_through_a_shared_quota(tmp_path: Path) -> None
     a = _job("a", 8, "low")
     root = make_project(tmp_path / "before", [a], policy, inventory)
     assert CliRunner().invoke(cli, ["plan", str(root)]).exit_code == 0
-    before = root / "out" / "plan.json"
-    now = [a, _job("c", 8, "high", cpus=32, gpu_type="a100")]
-    root = make_project(tmp_path / "now", now, policy, inventory)
-    code, doc, _ = _plan(root, "--previous", str(before))
-    assert code == 3 and _placed(doc) == {"c"}
-    (entry,) = doc["preempted"]
-    assert (entry["workload"], entry["target_id"], entry["by"]) == ("a", "hpc/gpu", ["c"])
-    # At equal priority the planned job keeps the quota, though c is worth more placed work.
-    now[1]["priority"] = "low"
-    make_project(tmp_path / "now", now, policy, inventory)
-    _, doc, _ = _plan(root, "--previous", str(before))
+    root = make_project(tmp_path / "now", [a, _job("c", 8, "high", gpu_type="a100")], policy,
+                        inventory)
+    _, fresh, _ = _plan(root)
+    assert _placed(fresh) == {"c"}  # without a previous plan the higher priority wins
+    _, doc, _ = _plan(root, "--previous", str(tmp_path / "before" / "out" / "plan.json"))
     assert _placed(doc) == {"a"} and doc["preempted"] == []
+    assert any(r.startswith("quota team (") for r in _unplaced(doc)["c"])
