@@ -92,8 +92,9 @@ def build_plan(
     options: SolveOptions | None = None,
     inputs: Inputs | None = None,
 ) -> Plan:
-    from router.solve.cpsat import solve
-    from router.solve.lp import lp_bound
+    from router.solve.cpsat import solve_aggregate
+    from router.solve.greedy import best_hint, previous_hint
+    from router.solve.lp import lp_solve
 
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -107,8 +108,11 @@ def build_plan(
     problem = build_problem(decisions, evaluator.targets, quotas,
                             (options or SolveOptions()).previous, spreads=spreads)
     t3 = time.perf_counter()
-    result = solve(problem, options)
-    bound = lp_bound(problem)
+    agg = problem.aggregate
+    assert agg is not None
+    # One LP: the bound reported, and (without a previous plan) the rounded first hint.
+    bound, lp_values = lp_solve(agg)
+    result = solve_aggregate(agg, options, hint=previous_hint(agg) or best_hint(agg, lp_values))
     t4 = time.perf_counter()
     seconds.update(parse=t1 - t0, evaluate=t2 - t1, model=t3 - t2, solve=t4 - t3)
 

@@ -13,15 +13,6 @@ from typing import Any
 
 from router.solve.aggregate import Aggregate
 from router.solve.decompose import Component, components
-from router.solve.problem import Problem
-
-
-def lp_bound(problem: Problem | Aggregate) -> float | None:
-    """max Σ weight·y over the relaxation of the same rows; None if GLOP fails."""
-    agg = problem.aggregate if isinstance(problem, Problem) else problem
-    if agg is None:
-        raise ValueError("the problem has no aggregated form")
-    return lp_solve(agg)[0]
 
 
 def lp_solve(agg: Aggregate, start: list[int] | None = None,
