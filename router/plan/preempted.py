@@ -31,6 +31,12 @@ class Preempted:
                 "target_id": self.target_id, "workload": self.workload}
 
 
+def holds_its_place(planned: Workload, newcomer: Workload) -> bool:
+    """Whether planned work keeps its place against `newcomer`: only higher priority preempts,
+    and a preemptible workload yields to anyone."""
+    return not planned.preemptible and planned.priority_weight >= newcomer.priority_weight
+
+
 def _in_the_way(state: PlanState, name: str, was: str) -> set[str] | None:
     """Workloads counted in the rows that keep `name` off target `was` now; None when it is
     no longer a candidate there (it grew, the target shrank or left the inventory)."""
@@ -44,30 +50,23 @@ def _in_the_way(state: PlanState, name: str, was: str) -> set[str] | None:
 
 
 def preempted(decisions: list[Decision], assignment: dict[str, Candidate],
-              previous: dict[str, str], state: PlanState | None = None) -> list[Preempted]:
-    """Who lost its place to whom. With the plan's `state`, only workloads in a row that
-    keeps it off its previous target count as takers (a newcomer in the free room beside a
-    workload that a quota of its own keeps out preempted nothing)."""
+              previous: dict[str, str], state: PlanState) -> list[Preempted]:
+    """Who lost its place to whom: only workloads in a row that keeps it off its previous
+    target count as takers (a newcomer in the free room beside a workload that a quota of its
+    own keeps out preempted nothing)."""
     by_name = {d.workload.name: d for d in decisions}
-    arrived: dict[str, list[str]] = {}  # target id -> workloads placed there that were not
-    for n, c in sorted(assignment.items()):
-        if previous.get(n) != c.target.id:
-            arrived.setdefault(c.target.id, []).append(n)
-    moved = {n for ns in arrived.values() for n in ns}
+    moved = {n for n, c in assignment.items() if previous.get(n) != c.target.id}
     out = []
     for name in sorted(previous):
         d = by_name.get(name)
         if d is None or d.status != "routed" or name in assignment:
             continue
         w, was = d.workload, previous[name]
-        # With the plan's rows: whoever arrived in a row that keeps it out (the target's
-        # capacity, or a quota or spread it shares); without: whoever arrived on its target.
-        pool = (sorted((_in_the_way(state, name, was) or set()) & moved) if state is not None
-                else arrived.get(was, []))
-        takers = sorted(
-            (by_name[n].workload for n in pool
-             if w.preemptible or by_name[n].workload.priority_weight > w.priority_weight),
-            key=lambda x: (-x.priority, x.name))
+        # Whoever arrived (new, or from elsewhere) in a row that keeps it out now.
+        pool = (_in_the_way(state, name, was) or set()) & moved
+        takers = sorted((by_name[n].workload for n in pool
+                         if not holds_its_place(w, by_name[n].workload)),
+                        key=lambda x: (-x.priority, x.name))
         if not takers:  # it left for another reason (a quota, a smaller target): explain says
             continue
         shown = ", ".join(f"{x.name} (priority {priority_name(x.priority)})" for x in takers[:3])
@@ -99,12 +98,6 @@ def _cheap_displacement(state: PlanState, over: dict[Key, list[Overflow]],
     if any(left > 0 for left in short.values()):
         return None
     return chosen, sum(state.weight.get(m, 1) for m in chosen)
-
-
-def holds_its_place(planned: Workload, newcomer: Workload) -> bool:
-    """Whether planned work keeps its place against `newcomer`: only higher priority preempts,
-    and a preemptible workload yields to anyone."""
-    return not planned.preemptible and planned.priority_weight >= newcomer.priority_weight
 
 
 def not_preempted(d: Decision, state: PlanState, assignment: dict[str, Candidate],
