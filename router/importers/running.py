@@ -69,8 +69,9 @@ def render_running(imported: ImportedRunning) -> str:
     items = sorted(imported.items, key=lambda i: (i["cluster"], i["node"], i["job"]))
     out.append("running:" if items else "running: []")
     for item in items:
-        text: str = yaml.safe_dump(item, default_flow_style=True, sort_keys=False,
-                                   width=10_000, allow_unicode=True)
+        text: str = yaml.safe_dump(
+            item, default_flow_style=True, sort_keys=False, width=10_000, allow_unicode=True
+        )
         out.append(f"  - {text.strip()}")
     return "\n".join(out) + "\n"
 
@@ -147,42 +148,58 @@ def _job_nodes(job: dict[str, Any], where: str) -> list[tuple[str, int, int]]:
     """(node name, CPUs, memory MiB) of each node the job holds."""
     res = job.get("job_resources")
     if not isinstance(res, dict):
-        raise LoadError(f"{where}: a running job without job_resources; expected the nodes "
-                        "it holds (is this `squeue --json` output?)")
+        raise LoadError(
+            f"{where}: a running job without job_resources; expected the nodes "
+            "it holds (is this `squeue --json` output?)"
+        )
     cpus = _number(job.get("cpus")) or 0
     nodes = res.get("nodes")
     if isinstance(nodes, dict):  # 24.05 on
         alloc = nodes.get("allocation") or []
-        return [(str(a["name"]), _number(a.get("cpus", {}).get("count")) or 0,
-                 _number(a.get("memory", {}).get("allocated")) or 0) for a in alloc]
+        return [
+            (
+                str(a["name"]),
+                _number(a.get("cpus", {}).get("count")) or 0,
+                _number(a.get("memory", {}).get("allocated")) or 0,
+            )
+            for a in alloc
+        ]
     allocated = res.get("allocated_nodes")
     if isinstance(allocated, dict):  # 21.08: indexed into the hostlist
         names = expand_hostlist(str(nodes or job.get("nodes") or ""))
         out = []
         for key in sorted(allocated, key=int):
             a = allocated[key]
-            out.append((names[int(key)], _number(a.get("cpus")) or 0,
-                        _number(a.get("memory")) or 0))
+            out.append(
+                (names[int(key)], _number(a.get("cpus")) or 0, _number(a.get("memory")) or 0)
+            )
         return out
     if isinstance(allocated, list):  # 22.05 to 23.11
         rows = []
         for a in allocated:
             used = _number(a.get("cpus_used")) or 0
-            rows.append((str(a["nodename"]), used or _allocated_cores(a.get("sockets")),
-                         _number(a.get("memory_allocated")) or 0))
+            rows.append(
+                (
+                    str(a["nodename"]),
+                    used or _allocated_cores(a.get("sockets")),
+                    _number(a.get("memory_allocated")) or 0,
+                )
+            )
         counted = sum(c for _, c, _ in rows)
         if cpus and counted and counted != cpus and cpus % counted == 0:
             rows = [(n, c * (cpus // counted), m) for n, c, m in rows]  # threads per core
         elif len(rows) == 1 and cpus:
             rows = [(rows[0][0], cpus, rows[0][2])]
         return rows
-    raise LoadError(f"{where}: job_resources has no allocated nodes; expected `allocated_nodes`"
-                    " (Slurm 21.08-23.11) or `nodes.allocation` (24.05 and later)")
+    raise LoadError(
+        f"{where}: job_resources has no allocated nodes; expected `allocated_nodes`"
+        " (Slurm 21.08-23.11) or `nodes.allocation` (24.05 and later)"
+    )
 
 
 def _gres(text: str) -> tuple[int, dict[str, int]]:
     """(whole GPUs, {MIG profile: slices}) in one node's GRES text."""
-    gpus, slices = 0, {}
+    gpus, slices = 0, dict[str, int]()
     for m in GRES.finditer(text.removeprefix("gres:").replace("gres/", "")):
         name, kind, count = m.group(1), m.group(2), int(m.group(3))
         if name != "gpu":
@@ -207,12 +224,15 @@ def _gpus_per_node(job: dict[str, Any], count: int) -> list[tuple[int, dict[str,
     return [(total // count + (1 if i < total % count else 0), {}) for i in range(count)]
 
 
-def running_from_squeue(data: Any, *, cluster: str | None = None,
-                        source: str = "`squeue --json`") -> ImportedRunning:
+def running_from_squeue(
+    data: Any, *, cluster: str | None = None, source: str = "`squeue --json`"
+) -> ImportedRunning:
     """The running-work items of `squeue --json` output (see the module docstring)."""
     if not isinstance(data, dict) or not isinstance(data.get("jobs"), list):
-        raise LoadError(f"{source}: expected `squeue --json` output, a JSON object with a "
-                        "\"jobs\" list", hint="save it with: squeue --json > squeue.json")
+        raise LoadError(
+            f'{source}: expected `squeue --json` output, a JSON object with a "jobs" list',
+            hint="save it with: squeue --json > squeue.json",
+        )
     items: list[dict[str, Any]] = []
     skipped = 0
     for i, job in enumerate(data["jobs"]):
@@ -230,7 +250,8 @@ def running_from_squeue(data: Any, *, cluster: str | None = None,
             raise LoadError(f"{where}: job_resources is not as Slurm writes it ({e})") from None
         whole = _whole(job)
         for (node, cpus, memory), (gpus, slices) in zip(
-                nodes, _gpus_per_node(job, len(nodes)), strict=True):
+            nodes, _gpus_per_node(job, len(nodes)), strict=True
+        ):
             item: dict[str, Any] = {"cluster": name, "node": node}
             if whole:
                 item["whole"] = True
@@ -242,8 +263,10 @@ def running_from_squeue(data: Any, *, cluster: str | None = None,
                 item |= {"cpus": cpus, "memory": format_memory(memory)}
             items.append(item | {"job": jid})
     version = _release(data)
-    head = [f"Running work from {source}" + (f" (Slurm {version})" if version else "") + ".",
-            f"{len(items)} job nodes of running jobs; {skipped} jobs not running left out."]
+    head = [
+        f"Running work from {source}" + (f" (Slurm {version})" if version else "") + ".",
+        f"{len(items)} job nodes of running jobs; {skipped} jobs not running left out.",
+    ]
     return ImportedRunning(items, head)
 
 
@@ -259,8 +282,10 @@ def _cluster_of(data: dict[str, Any], job: dict[str, Any], where: str) -> str:
     slurm = meta.get("slurm") or {}
     name = job.get("cluster") or (slurm.get("cluster") if isinstance(slurm, dict) else None)
     if not name:
-        raise LoadError(f"{where}: no cluster name in the data",
-                        hint="name the inventory's cluster with --cluster NAME")
+        raise LoadError(
+            f"{where}: no cluster name in the data",
+            hint="name the inventory's cluster with --cluster NAME",
+        )
     return str(name)
 
 
@@ -300,23 +325,31 @@ def pod_requests(pod: dict[str, Any], where: str) -> dict[str, Decimal]:
             sidecars = _add(sidecars, req)
         else:
             during = _add(req, sidecars)
-            init_peak = {k: max(init_peak.get(k, Decimal(0)), during.get(k, Decimal(0)))
-                         for k in init_peak.keys() | during.keys()}
+            init_peak = {
+                k: max(init_peak.get(k, Decimal(0)), during.get(k, Decimal(0)))
+                for k in init_peak.keys() | during.keys()
+            }
     total = _add(total, sidecars)
-    total = {k: max(total.get(k, Decimal(0)), init_peak.get(k, Decimal(0)))
-             for k in total.keys() | init_peak.keys()}
-    overhead = {k: _quantity(v, f"{where}: overhead {k}")
-                for k, v in (spec.get("overhead") or {}).items()}
+    total = {
+        k: max(total.get(k, Decimal(0)), init_peak.get(k, Decimal(0)))
+        for k in total.keys() | init_peak.keys()
+    }
+    overhead = {
+        k: _quantity(v, f"{where}: overhead {k}") for k, v in (spec.get("overhead") or {}).items()
+    }
     return _add(total, overhead)
 
 
-def running_from_pods(data: Any, *, cluster: str = "kubernetes",
-                      source: str = "`kubectl get pods -A -o json`") -> ImportedRunning:
+def running_from_pods(
+    data: Any, *, cluster: str = "kubernetes", source: str = "`kubectl get pods -A -o json`"
+) -> ImportedRunning:
     """The running-work items of a pod list (see the module docstring)."""
     if not isinstance(data, dict) or not isinstance(data.get("items"), list):
-        raise LoadError(f"{source}: expected `kubectl get pods -o json` output, a JSON object "
-                        "with an \"items\" list of pods",
-                        hint="save it with: kubectl get pods -A -o json > pods.json")
+        raise LoadError(
+            f"{source}: expected `kubectl get pods -o json` output, a JSON object "
+            'with an "items" list of pods',
+            hint="save it with: kubectl get pods -A -o json > pods.json",
+        )
     per_node: dict[str, list[tuple[str, dict[str, Decimal]]]] = {}
     skipped = 0
     for i, pod in enumerate(data["items"]):
@@ -330,7 +363,8 @@ def running_from_pods(data: Any, *, cluster: str = "kubernetes",
             skipped += 1
             continue
         per_node.setdefault(str(node), []).append(
-            (name, pod_requests(pod, f"{source}: items[{i}] ({name})")))
+            (name, pod_requests(pod, f"{source}: items[{i}] ({name})"))
+        )
     items: list[dict[str, Any]] = []
     for node, pods in sorted(per_node.items()):
         cpu_total = mem_total = Decimal(0)
@@ -344,14 +378,22 @@ def running_from_pods(data: Any, *, cluster: str = "kubernetes",
             gpus = math.ceil(req.get(GPU, Decimal(0)))
             if gpus:
                 item["gpus"] = gpus
-            mig = {k.removeprefix(MIG_RESOURCE): math.ceil(v) for k, v in sorted(req.items())
-                   if k.startswith(MIG_RESOURCE) and v}
+            mig = {
+                k.removeprefix(MIG_RESOURCE): math.ceil(v)
+                for k, v in sorted(req.items())
+                if k.startswith(MIG_RESOURCE) and v
+            }
             if mig:
                 item["mig"] = mig
-            item |= {"cpus": cpus_now - cpus_before,
-                     "memory": format_memory(mem_now - mem_before), "job": name}
+            item |= {
+                "cpus": cpus_now - cpus_before,
+                "memory": format_memory(mem_now - mem_before),
+                "job": name,
+            }
             cpus_before, mem_before = cpus_now, mem_now
             items.append(item)
-    head = [f"Running work from {source}.",
-            f"{len(items)} pods bound to nodes; {skipped} pods unscheduled or ended left out."]
+    head = [
+        f"Running work from {source}.",
+        f"{len(items)} pods bound to nodes; {skipped} pods unscheduled or ended left out.",
+    ]
     return ImportedRunning(items, head)

@@ -18,9 +18,16 @@ from tests.helpers import make_project
 
 
 def svc(replicas: Any = None, **fields: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {"name": "chat", "kind": "inference", "gpus": 1, "gpu_type": "l4",
-                           "cpus": 4, "memory": "16GiB", "image": "ghcr.io/acme/chat:1.0",
-                           "team": "web"}
+    out: dict[str, Any] = {
+        "name": "chat",
+        "kind": "inference",
+        "gpus": 1,
+        "gpu_type": "l4",
+        "cpus": 4,
+        "memory": "16GiB",
+        "image": "ghcr.io/acme/chat:1.0",
+        "team": "web",
+    }
     if replicas is not None:
         out["replicas"] = replicas
     return out | fields
@@ -50,9 +57,11 @@ def test_without_hpa_the_workload_decides() -> None:
 def test_an_empty_range_is_a_reason() -> None:
     w = Workload.model_validate(svc({"min": 3, "max": 12}))
     reason = replica_range(w, {"hpa": {"min": 15, "max": 20}})
-    assert reason == ("replicas 3-12 and the rule's hpa(min = 15, max = 20) leave no replica "
-                      "count: min 15 > max 12 (hpa clamps the workload's replicas, never "
-                      "widens them)")
+    assert reason == (
+        "replicas 3-12 and the rule's hpa(min = 15, max = 20) leave no replica "
+        "count: min 15 > max 12 (hpa clamps the workload's replicas, never "
+        "widens them)"
+    )
 
 
 POLICY = """
@@ -63,13 +72,29 @@ quota web_gpus:
   limit gpus <= 3
 """
 
-INVENTORY = {"clusters": [{"name": "k8s", "backend": "kubernetes", "node_pools": [
-    {"name": "l4", "nodes": 4, "gpus_per_node": 4, "gpu_type": "l4", "cpus_per_node": 48,
-     "memory_per_node": "192GiB"}]}]}
+INVENTORY = {
+    "clusters": [
+        {
+            "name": "k8s",
+            "backend": "kubernetes",
+            "node_pools": [
+                {
+                    "name": "l4",
+                    "nodes": 4,
+                    "gpus_per_node": 4,
+                    "gpu_type": "l4",
+                    "cpus_per_node": 48,
+                    "memory_per_node": "192GiB",
+                }
+            ],
+        }
+    ]
+}
 
 
-def plan(tmp_path: Path, workloads: list[dict[str, Any]], policy: str = POLICY) -> tuple[
-        int, str, dict[str, Any], Path]:
+def plan(
+    tmp_path: Path, workloads: list[dict[str, Any]], policy: str = POLICY
+) -> tuple[int, str, dict[str, Any], Path]:
     root = make_project(tmp_path / "p", workloads, policy, INVENTORY)
     out = tmp_path / "out"
     r = CliRunner().invoke(cli, ["plan", str(root), "--out", str(out), "--format", "text"])
@@ -91,8 +116,9 @@ def test_table_plan_quota_and_manifests_agree(tmp_path: Path) -> None:
 
 def test_hpa_min_above_quota_keeps_it_out(tmp_path: Path) -> None:
     # hpa(min = 2) raises replicas {min: 1, ...} to 2; the quota (3 GPUs) counts 2 per service.
-    code, text, doc, _ = plan(tmp_path, [svc({"min": 1, "max": 4}, name="a"),
-                                         svc({"min": 1, "max": 4}, name="b")])
+    code, text, doc, _ = plan(
+        tmp_path, [svc({"min": 1, "max": 4}, name="a"), svc({"min": 1, "max": 4}, name="b")]
+    )
     assert code == 3, text
     assert [p["resources"]["replicas"]["min"] for p in doc["placements"]] == [2]
     (u,) = doc["unplaced"]
