@@ -16,6 +16,7 @@ import click
 
 from router.cli.inventory import _parse_json, _read_json, _run, inventory, reports_errors
 from router.errors import LoadError
+from router.importers.running import ImportedRunning
 from router.output import write_file_atomic
 
 
@@ -83,14 +84,15 @@ def _input(from_file: str | None, command: list[str]) -> tuple[Any, str]:
     return _parse_json(_run(command), what), what
 
 
-def _keep_known(imported: Any, path: Path) -> None:
+def _keep_known(imported: ImportedRunning, path: Path) -> None:
     """Drop items on nodes the inventory does not name; say how many and where."""
     from router.models import load_inventory
 
     inv = load_inventory(path)
     names = {(s.cluster, n) for s in inv.node_sets() for n in s.spec.node_names}
     clusters = {c.name for c in inv.clusters}
-    kept, dropped = [], []
+    kept: list[dict[str, Any]] = []
+    dropped: list[dict[str, Any]] = []
     for item in imported.items:
         (kept if (item["cluster"], item["node"]) in names else dropped).append(item)
     if dropped:
