@@ -202,8 +202,8 @@ def test_pod_requests_follow_the_scheduler() -> None:
     # cpu: max(0.5 + 0.25 sidecar, 4 init) + 0.1 overhead; memory: the request, not the limit
     assert (req["cpu"], req["memory"], req["nvidia.com/gpu"]) == (
         Decimal("4.1"),
-        1024**3 + 256 * 1024**2,
-        2,
+        Decimal(1024**3 + 256 * 1024**2),
+        Decimal(2),
     )
 
 
