@@ -245,15 +245,19 @@ def first_fit(
     for w in sorted(work, key=lambda w: (order(w, problem), w.name)):
         reach = problem.reach.get(w.target, ())
         units: list[list[int]] = []
+        start = 0  # units of one work: nodes before the last unit's first one stay too full
         for _ in range(w.units):
             chosen: list[int] = []
-            for i in reach:
+            for k in range(start, len(reach)):
+                i = reach[k]
                 if taken[i] or (w.whole and (used[i] or not problem.nodes[i].idle)):
                     continue
                 if gpus[i] < w.gpus or cpus[i] < w.cpus or memory[i] < w.memory:
                     continue
                 if any(slices[i].get(p, 0) < n for p, n in w.slices):
                     continue
+                if not chosen:
+                    start = k
                 chosen.append(i)
                 if len(chosen) == w.tasks:
                     break

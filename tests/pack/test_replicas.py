@@ -132,3 +132,38 @@ def test_empty_range_is_unplaced_with_the_reason(tmp_path: Path) -> None:
     (u,) = doc["unplaced"]
     assert any("leave no replica count: min 15 > max 12" in r for r in u["reasons"]), u
     assert "leave no replica count" in text
+
+
+def test_scale_out_to_max_is_reported_not_blocking(tmp_path: Path) -> None:
+    # 4 nodes x 4 L4: min 2 replicas fit, max 40 one-GPU replicas need 10 nodes, 6 more.
+    code, text, doc, _ = plan(
+        tmp_path,
+        [svc({"min": 2, "max": 40})],
+        POLICY.replace("limit gpus <= 3", "limit gpus <= 64"),
+    )
+    assert code == 0, text
+    assert doc["placements"][0]["resources"]["replicas"] == {"min": 2, "max": 20}  # hpa max 20
+    # hpa(max = 20) bounds the workload's 40: 20 one-GPU replicas on 4-GPU nodes, 5 nodes.
+    assert doc["scale_out"] == [
+        {
+            "more_nodes": 1,
+            "replicas_max": 20,
+            "replicas_min": 2,
+            "services": 1,
+            "target_id": "k8s/l4",
+        }
+    ]
+    assert (
+        "scale-out to max: k8s/l4 needs 1 more node (1 service at 20 replicas, planned at 2)"
+        in text
+    )
+    r = CliRunner().invoke(
+        cli, ["plan", str(tmp_path / "p"), "--out", str(tmp_path / "o2"), "--format", "markdown"]
+    )
+    assert "- scale-out to max: k8s/l4 needs 1 more node" in r.output
+
+
+def test_no_scale_out_field_without_scaling_services(tmp_path: Path) -> None:
+    code, text, doc, _ = plan(tmp_path, [svc({"min": 3, "max": 3})])
+    assert code == 0, text
+    assert "scale_out" not in doc and "scale-out" not in text
