@@ -14,9 +14,10 @@ How it decides, cheapest first:
   1. bounds: totals per resource, and per work the nodes that can hold one of its tasks;
      a violated bound proves that nothing packs (with the reason in words);
   2. first fit decreasing, in a few orders: a packing found is a proof that it packs;
-  3. CP-SAT with per-node variables: y[c, n] = tasks of class c (identical works merged) on
+  3. on identical nodes, CP-SAT over node patterns (router/plan/patterns.py); else
+     CP-SAT with per-node variables: y[c, n] = tasks of class c (identical works merged) on
      node n, 0 <= y[c, n] <= units of c (so that a unit's tasks can be dealt to distinct
-     nodes, see `_deal`), Σ_n y[c, n] = units_c × tasks_c, every node within its GPUs, each
+     nodes, see `deal`), Σ_n y[c, n] = units_c × tasks_c, every node within its GPUs, each
      MIG profile's slices, CPUs and memory; a node holding a whole task holds nothing else.
      Identical nodes (same free capacity, same works reaching them) are ordered by a load
      key, which removes their permutations from the search.
@@ -36,7 +37,7 @@ from router.quantity import format_memory
 if TYPE_CHECKING:
     from ortools.sat.python import cp_model
 
-DEFAULT_LIMIT = 10.0  # deterministic seconds of CP-SAT per component
+DEFAULT_LIMIT = 5.0  # deterministic seconds of CP-SAT per component
 
 
 @dataclass(frozen=True)
@@ -282,6 +283,14 @@ def first_fit(
 def _exact(problem: Problem, work: list[Work], limit: float) -> Verdict:
     from ortools.sat.python import cp_model  # here: its import alone costs ~0.75 s
 
+    from router.plan.patterns import pattern_check
+
+    by_pattern = pattern_check(problem, work, limit)  # identical nodes: node patterns
+    if by_pattern is not None:
+        if by_pattern.packs is False:
+            by_pattern.reason = _exact_reason(problem, work)
+        return by_pattern
+
     classes: dict[tuple[object, ...], list[Work]] = {}
     for w in work:
         classes.setdefault(w.shape, []).append(w)
@@ -334,7 +343,7 @@ def _exact(problem: Problem, work: list[Work], limit: float) -> Verdict:
     counts = {k: int(solver.value(v)) for k, v in y.items()}
     assignment: dict[str, list[list[int]]] = {}
     for c, s in enumerate(shapes):
-        for w, dealt in zip(classes[s], _deal(counts, c, classes[s]), strict=True):
+        for w, dealt in zip(classes[s], deal(counts, c, classes[s]), strict=True):
             assignment.setdefault(w.name, []).extend(dealt)
     return Verdict(problem.id, True, "exact", assignment=assignment)
 
@@ -370,7 +379,7 @@ def _order_identical(
             m.add(a >= b)
 
 
-def _deal(counts: dict[tuple[int, int], int], c: int, works: list[Work]) -> list[list[list[int]]]:
+def deal(counts: dict[tuple[int, int], int], c: int, works: list[Work]) -> list[list[list[int]]]:
     """Split class c's per-node task counts into units of `tasks` distinct nodes each.
 
     Tasks listed node by node, task t goes to unit t mod U (U units in all): a node holds at

@@ -8,6 +8,7 @@ import random
 import pytest
 
 from router.plan.packing import Node, Problem, Work, check, check_assignment, first_fit
+from router.plan.patterns import pattern_check
 
 GiB = 1024
 
@@ -226,3 +227,67 @@ def test_verdicts_match_brute_force(seed: int) -> None:
             )
     p = problem(nodes, work)
     assert valid(p) == _brute(p)
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_node_patterns_match_brute_force_on_identical_nodes(seed: int) -> None:
+    rng = random.Random(7000 + seed)
+    node = Node(
+        rng.choice([0, 2, 4]),
+        rng.choice([8, 12]),
+        rng.choice([16, 32]),
+        slices=(("1g", rng.choice([0, 4])),),
+    )
+    nodes = [node] * rng.randint(2, 3)
+    work: list[Work] = []
+    for k in range(rng.randint(2, 4)):
+        kind = rng.choice(["svc", "job", "whole", "mig"])
+        if kind == "svc":
+            work.append(
+                replicas(
+                    f"s{k}",
+                    rng.randint(1, 3),
+                    rng.randint(0, 2),
+                    rng.randint(1, 6),
+                    rng.randint(2, 12),
+                )
+            )
+        elif kind == "mig":
+            work.append(
+                replicas(
+                    f"m{k}",
+                    rng.randint(1, 3),
+                    0,
+                    rng.randint(1, 4),
+                    rng.randint(2, 8),
+                    slices=(("1g", rng.randint(1, 2)),),
+                )
+            )
+        else:
+            work.append(
+                job(
+                    f"j{k}",
+                    rng.randint(1, 2),
+                    rng.randint(0, 2),
+                    rng.randint(1, 8),
+                    rng.randint(2, 16),
+                    whole=kind == "whole",
+                )
+            )
+    p = problem(nodes, work)
+    v = pattern_check(p, [w for w in work if w.units and w.tasks], 5.0)
+    assert v is not None and v.packs is not None
+    assert v.packs == _brute(p)
+    if v.packs:
+        assert check_assignment(p, v.assignment) == []
+
+
+def test_lp_of_node_patterns_proves_a_tight_mix_infeasible() -> None:
+    # Totals fit (33 of 40 CPUs), but a node holds one 7-CPU task or two 4-CPU ones, never
+    # both: 3 + 1.5 nodes even fractionally, of the 4.
+    nodes = [Node(0, 10, 10)] * 4
+    work = [replicas("a", 3, 0, 7, 2), replicas("b", 3, 0, 4, 2)]
+    p = problem(nodes, work)
+    v = check(p)
+    assert v.packs is False and v.how == "exact"
+    assert "fit the totals but no assignment" in v.reason
