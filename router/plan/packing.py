@@ -281,15 +281,25 @@ def first_fit(
 
 
 def _exact(problem: Problem, work: list[Work], limit: float) -> Verdict:
-    from ortools.sat.python import cp_model  # here: its import alone costs ~0.75 s
-
     from router.plan.patterns import pattern_check
 
-    by_pattern = pattern_check(problem, work, limit)  # identical nodes: node patterns
-    if by_pattern is not None:
-        if by_pattern.packs is False:
-            by_pattern.reason = _exact_reason(problem, work)
-        return by_pattern
+    # Identical nodes: the LP of node patterns may prove it impossible at once; the per-node
+    # search is better at finding packings, and node patterns at what it leaves undecided.
+    proof = pattern_check(problem, work, limit, search=False)
+    if proof is not None:
+        proof.reason = _exact_reason(problem, work)
+        return proof
+    verdict = _per_node(problem, work, limit)
+    if verdict.packs is None:
+        by_pattern = pattern_check(problem, work, limit)
+        if by_pattern is not None and by_pattern.packs is not None:
+            by_pattern.reason = "" if by_pattern.packs else _exact_reason(problem, work)
+            return by_pattern
+    return verdict
+
+
+def _per_node(problem: Problem, work: list[Work], limit: float) -> Verdict:
+    from ortools.sat.python import cp_model  # here: its import alone costs ~0.75 s
 
     classes: dict[tuple[object, ...], list[Work]] = {}
     for w in work:

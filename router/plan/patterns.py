@@ -110,8 +110,10 @@ def _lp_needs_more(patterns: list[dict[int, int]], types: list[_Type], count: in
     return bool(status == pywraplp.Solver.OPTIMAL and objective.Value() > count + 1e-6)
 
 
-def pattern_check(problem: Problem, work: list[Work], limit: float) -> Verdict | None:
-    """The verdict by node patterns, or None when they do not apply or are too many."""
+def pattern_check(problem: Problem, work: list[Work], limit: float,
+                  search: bool = True) -> Verdict | None:
+    """The verdict by node patterns, or None when they do not apply or are too many (or,
+    with search=False, when the LP relaxation alone does not rule a packing out)."""
     from ortools.sat.python import cp_model  # here: its import alone costs ~0.75 s
 
     if not applies(problem, work):
@@ -143,6 +145,8 @@ def pattern_check(problem: Problem, work: list[Work], limit: float) -> Verdict |
         ]
     if _lp_needs_more(patterns, types, count):
         return Verdict(problem.id, False, "exact", "")
+    if not search:
+        return None
     m = cp_model.CpModel()
     z = [m.new_int_var(0, count, f"z{i}") for i in range(len(patterns))]
     m.add(sum(z) <= count)
