@@ -263,18 +263,45 @@ def _more_nodes(inventory: Inventory, comp: Component, target: str, work: list[W
         )
         return check(problem, SCALE_OUT_LIMIT).packs is True
 
-    if packs(0):
-        return 0
-    high = 1
+    # No fewer than the totals need (each resource: what the work asks beyond the nodes' free
+    # amount, in fresh nodes); from there up in growing steps, then halving back.
+    fail = _total_bound(base.nodes, work, fresh) - 1  # every count up to `fail` fails
+    if fail >= SCALE_OUT_CAP:
+        return SCALE_OUT_CAP
+    step = 1
+    high = fail + 1
     while not packs(high):
+        fail, step = high, step * 2
+        high = fail + step
         if high >= SCALE_OUT_CAP:
-            return high
-        high *= 2
-    low = high // 2  # does not pack (or is 0, checked above)
-    while high - low > 1:
-        mid = (low + high) // 2
+            return SCALE_OUT_CAP
+    while high - fail > 1:
+        mid = (fail + high) // 2
         if packs(mid):
             high = mid
         else:
-            low = mid
+            fail = mid
     return high
+
+
+def _total_bound(nodes: list[Node], work: list[Work], fresh: Node) -> int:
+    """The fewest fresh nodes by totals alone (a lower bound on any packing's need)."""
+
+    def vec(n: Node) -> tuple[int, ...]:
+        return (n.gpus, n.cpus, n.memory, *(k for _, k in n.slices))
+
+    profiles = [p for p, _ in fresh.slices]
+    need = [0] * (3 + len(profiles))
+    for w in work:
+        sl = dict(w.slices)
+        for d, v in enumerate((w.gpus, w.cpus, w.memory, *(sl.get(p, 0) for p in profiles))):
+            need[d] += v * w.units * w.tasks
+    have = [sum(vec(n)[d] for n in nodes) for d in range(len(need))]
+    most = 0
+    for d, cap in enumerate(vec(fresh)):
+        short = need[d] - have[d]
+        if short > 0:
+            if not cap:
+                return SCALE_OUT_CAP
+            most = max(most, -(-short // cap))
+    return most
