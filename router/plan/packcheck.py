@@ -236,7 +236,7 @@ def scale_out(
                     "target_id": t,
                 }
             )
-    return out
+    return sorted(out, key=lambda r: str(r["target_id"]))
 
 
 def _more_nodes(inventory: Inventory, comp: Component, target: str, work: list[Work]) -> int:
