@@ -31,6 +31,7 @@ from router.models.fields import (
     SlurmName,
     pattern,
 )
+from router.models.run import AbsPath, Mount, SetupLine
 
 MIG_PROFILE = re.compile(r"[0-9][a-z0-9.+-]*")
 FEATURE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -109,6 +110,25 @@ class Partition(Target):
     qos: SlurmName | None = None
     account: SlurmName | None = None
     default: Flag = False
+    # How jobs run here (issue 13): shared filesystems containers see, setup lines (modules).
+    mounts: list[Mount] = Field(default_factory=list, description='"SRC[:DST[:ro|rw]]"')
+    setup: list[SetupLine] = Field(default_factory=list, description="shell lines, in order")
+
+
+PriorityName = Literal["low", "normal", "high", "critical"]
+
+
+class SlurmSettings(Frozen):
+    """How a Slurm cluster's jobs are written: where logs go (an absolute folder that exists
+    on the compute nodes), setup lines and container mounts for every partition, and the
+    QOS / nice value for each priority (a workload's number maps to the highest name at or
+    below it)."""
+
+    log_dir: AbsPath | None = None
+    setup: list[SetupLine] = Field(default_factory=list)
+    mounts: list[Mount] = Field(default_factory=list)
+    qos_by_priority: dict[PriorityName, SlurmName] = Field(default_factory=dict)
+    nice_by_priority: dict[PriorityName, Count] = Field(default_factory=dict)
 
 
 class NodePool(Target):
@@ -153,9 +173,12 @@ class Cluster(Frozen):
     partitions: list[Partition] = Field(default_factory=list)
     node_pools: list[NodePool] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
+    slurm: SlurmSettings | None = None
 
     @model_validator(mode="after")
     def _targets_match_backend(self) -> Cluster:
+        if self.slurm is not None and self.backend != "slurm":
+            raise _cross("slurm", "slurm: settings are for a slurm cluster")
         if self.backend == "slurm":
             if self.node_pools:
                 raise _cross("node_pools", "a slurm cluster has partitions, not node_pools")
@@ -187,6 +210,7 @@ class TargetRef:
     backend: str
     target: Partition | NodePool
     id: str
+    slurm: SlurmSettings | None = None  # the cluster's, for the Slurm emitter
 
 
 class Inventory(Frozen):
@@ -205,7 +229,7 @@ class Inventory(Frozen):
 
     def model_post_init(self, context: Any, /) -> None:
         refs = [
-            TargetRef(c.name, c.backend, t, f"{c.name}/{t.name}")
+            TargetRef(c.name, c.backend, t, f"{c.name}/{t.name}", c.slurm)
             for c in self.clusters
             for t in c.targets
         ]

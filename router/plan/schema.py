@@ -28,7 +28,7 @@ def plan_schema() -> dict[str, Any]:
             "cpus_per_node": _INT, "memory_mib": _INT, "memory_per_node_mib": _INT,
             "time_seconds": _INT, "exclusive": {"type": "boolean"}, "whole_nodes": _INT,
         },
-        {"gpu_type": _STR, "mig": _STR,
+        {"gpu_type": _STR, "mig": _STR, "array_parallel": _INT,
          "replicas": _obj({"min": _INT, "max": _INT})},
     )
     placement = _obj(
