@@ -21,7 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from router.errors import did_you_mean
+from router.errors import Span, did_you_mean
 from router.language.names import PRIORITIES
 from router.models.fields import (
     Count,
@@ -255,6 +255,7 @@ class Workload(Frozen):
     )
 
     _source: tuple[str, int] | None = PrivateAttr(default=None)
+    _after_spans: tuple[Span, ...] = PrivateAttr(default=())  # of each `after` entry
 
     @model_validator(mode="before")
     @classmethod
@@ -304,6 +305,11 @@ class Workload(Frozen):
     def source(self) -> tuple[str, int] | None:
         """(file, line) where the workload was written, set by the loader."""
         return self._source
+
+    @property
+    def after_spans(self) -> tuple[Span, ...]:
+        """Where each `after` entry was written, set by the loader."""
+        return self._after_spans
 
     @property
     def is_service(self) -> bool:

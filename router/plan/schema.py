@@ -38,7 +38,9 @@ def plan_schema() -> dict[str, Any]:
             "cluster": _STR, "target": _STR, "target_id": _STR, "rule": _STR,
             "rule_source": {"type": "string", "pattern": r"^.+:\d+$"}, "rank": _INT,
             "options": {"type": "object"}, "resources": resources, "artifacts": _list(_STR),
-        }
+        },
+        {"after": _list(_obj({"workload": _STR, "supported": {"type": "boolean"}},
+                             {"backend": _STR, "cluster": _STR}))},
     )
     nullable = {"type": ["string", "null"]}
     reasons = _obj({"workload": _STR, "reasons": _list(_STR)}, {"rule": nullable, "fix": nullable})
