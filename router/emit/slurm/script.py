@@ -61,7 +61,7 @@ from router.plan.model import Placement
 from router.quantity import slurm_time
 
 from .launch import launch, nodes_of, task_shape
-from .shell import comment, directive, quote, words
+from .shell import Raw, comment, directive, quote, words
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _PATH_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -134,12 +134,13 @@ def render(p: Placement) -> str:
     for key, value in sorted(w.env.items()):
         if not _ENV_KEY.fullmatch(key) or key in _READONLY:
             raise PlanError(f"workload {w.name}: env name {key!r} cannot be set in a shell")
-        lines.append(f"export {key}={quote(value)}")
+        lines += [*_literal_dollar([value]), f"export {key}={quote(value)}"]
     for where, setup in setup_of(p):
         if setup:
             lines.append(f"# setup ({where}), each line run as written")
             lines += [f"eval {quote(line)}" for line in setup]
     lines += run.before
+    lines += _literal_dollar(run.argv)
     if w.checkpoint:
         signal = w.checkpoint.signal
         lines += [
@@ -159,6 +160,14 @@ def render(p: Placement) -> str:
     else:
         lines.append(words(run.argv))
     return "\n".join(lines) + "\n"
+
+
+def _literal_dollar(values: list[str]) -> list[str]:
+    """shellcheck's SC2016 ("expressions don't expand in single quotes") is the point here:
+    a `$` in a quoted word is for the program (bash -c on the node), not for this shell."""
+    if any(not isinstance(v, Raw) and ("$" in v or "`" in v) for v in values):
+        return ["# shellcheck disable=SC2016  # a $ in quotes is for the program, not here"]
+    return []
 
 
 def priority_name(priority: int) -> str | None:
