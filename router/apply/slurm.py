@@ -100,7 +100,8 @@ class ApplyResult:
             if o.action == "failed":
                 failed[o.workload] = {**base, "error": o.error}
                 continue
-            entry = {**base, "action": o.action, "job_id": o.job_id, "plan_sha256": o.plan_sha256}
+            entry: dict[str, Any] = {**base, "action": o.action, "job_id": o.job_id,
+                                     "plan_sha256": o.plan_sha256}
             if o.previous_job is not None:
                 entry |= {"previous_job_id": o.previous_job, "previous_cancelled": o.cancelled}
             if o.after_jobs:

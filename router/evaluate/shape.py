@@ -40,6 +40,8 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
     t = ref.target
     if ref.backend == "kubernetes" and not w.image:
         return "a Kubernetes pod needs an image; the workload has none"
+    if ref.backend == "kubernetes" and w.image and w.image.startswith("/"):
+        return f"a Kubernetes pod needs a registry image, not the file {w.image}"
     if ref.backend == "slurm" and not (w.command or w.image):
         return "a Slurm job needs a command or an image; the workload has neither"
     capacity_nodes = getattr(t, "max_nodes", None) or t.nodes

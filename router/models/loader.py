@@ -16,8 +16,8 @@ from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from router.errors import ErrorGroup, LoadError, RouterError, Source, did_you_mean
-from router.models.fields import show
 from router.models.dependencies import dependency_errors
+from router.models.fields import show
 from router.models.inventory import Inventory
 from router.models.workload import Workload
 from router.models.yamlsource import Builder, compose, locate, paused_gc, read_source, span

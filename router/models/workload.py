@@ -45,7 +45,7 @@ from router.models.fields import (
 from router.models.run import Array, Checkpoint, Launcher, Mount, SetupLine
 
 KIND = re.compile(r"[a-z][a-z0-9_-]{0,62}")
-IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
+IMAGE = re.compile(r"[A-Za-z0-9/][A-Za-z0-9._/:@+-]*")  # "/" first: an Apptainer .sif path
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_PRIORITY = 1000
 
@@ -288,7 +288,9 @@ class Workload(Frozen):
     @model_validator(mode="after")
     def _run_shape(self) -> Workload:
         if self.ranks_per_node is not None and self.launcher not in (None, "mpi"):
-            raise _cross("ranks_per_node", f"ranks_per_node is for launcher mpi, not {self.launcher}")
+            raise _cross(
+                "ranks_per_node", f"ranks_per_node is for launcher mpi, not {self.launcher}"
+            )
         if self.procs_per_node is not None and self.launcher not in (None, "torchrun"):
             raise _cross(
                 "procs_per_node", f"procs_per_node is for launcher torchrun, not {self.launcher}"

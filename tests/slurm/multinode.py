@@ -260,13 +260,19 @@ class MultiNodeCluster:
             self._write_config(_free_port(), _free_port())
             self._start_munged()
             subprocess.run(self.ns_cmd(["slurmctld"]), env=self.env, check=True, timeout=60)
-            self._wait(lambda: "UP" in self.run(["scontrol", "ping"], check=False).stdout,
-                       "slurmctld to answer")
+            self._wait(
+                lambda: "UP" in self.run(["scontrol", "ping"], check=False).stdout,
+                "slurmctld to answer",
+            )
             for node, ns in zip(self.nodes, self.node_ns, strict=True):
                 # Its own hostname (UTS namespace) and network namespace; slurmd daemonizes.
                 script = f'hostname "$1" && exec nsenter --net=/var/run/netns/{ns} slurmd -N "$1"'
-                subprocess.run(["unshare", "--uts", "sh", "-c", script, "sh", node],
-                               env=self.env, check=True, timeout=60)
+                subprocess.run(
+                    ["unshare", "--uts", "sh", "-c", script, "sh", node],
+                    env=self.env,
+                    check=True,
+                    timeout=60,
+                )
             self._wait(self._all_idle, "both nodes to be idle")
         except BaseException:
             self.stop()

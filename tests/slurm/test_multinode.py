@@ -8,7 +8,6 @@ merely completes proves nothing (torchrun without a rendezvous "succeeds" as two
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -79,9 +78,14 @@ def _need(what: str, ok: bool) -> None:
 
 
 def inventory(logs: Path) -> dict[str, Any]:
-    part = {"name": MultiNodeCluster.partition, "nodes": 2, "cpus_per_node": CPUS_PER_NODE,
-            "memory_per_node": MEMORY_MB, "default": True,
-            "setup": ["export ROUTER_PARTITION_SETUP=partition"]}
+    part = {
+        "name": MultiNodeCluster.partition,
+        "nodes": 2,
+        "cpus_per_node": CPUS_PER_NODE,
+        "memory_per_node": MEMORY_MB,
+        "default": True,
+        "setup": ["export ROUTER_PARTITION_SETUP=partition"],
+    }
     return {"clusters": [{
         "name": "mn", "backend": "slurm", "partitions": [part],
         "slurm": {"log_dir": str(logs), "setup": ["export ROUTER_CLUSTER_SETUP=cluster"]},
@@ -116,10 +120,19 @@ def test_torchrun_all_reduces_across_two_nodes(
     results = tmp_path / "ranks"
     results.mkdir()
     (tmp_path / "allreduce.py").write_text(ALLREDUCE)
-    w = {"name": "ddp", "kind": "training", "launcher": "torchrun", "nodes": 2, "cpus": 4,
-         "memory": "4GiB", "duration": "10min", "procs_per_node": 2, "workdir": str(tmp_path),
-         "command": ["python", str(tmp_path / "allreduce.py"), str(results)],
-         "env": {"OMP_NUM_THREADS": "1"}}
+    w = {
+        "name": "ddp",
+        "kind": "training",
+        "launcher": "torchrun",
+        "nodes": 2,
+        "cpus": 4,
+        "memory": "4GiB",
+        "duration": "10min",
+        "procs_per_node": 2,
+        "workdir": str(tmp_path),
+        "command": ["python", str(tmp_path / "allreduce.py"), str(results)],
+        "env": {"OMP_NUM_THREADS": "1"},
+    }
     out = plan(tmp_path, [w])
     text = (out / "slurm" / "mn" / "ddp.sbatch").read_text()
     assert "--nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d" in text
@@ -142,9 +155,19 @@ def test_mpi_ranks_span_two_nodes(multinode_cluster: MultiNodeCluster, tmp_path:
     subprocess.run(["mpicc", "-o", str(binary), str(tmp_path / "hello.c")], check=True)
     results = tmp_path / "ranks"
     results.mkdir()
-    w = {"name": "solver", "kind": "batch", "launcher": "mpi", "nodes": 2, "cpus": 4,
-         "ranks_per_node": 2, "threads_per_rank": 1, "memory": "2GiB", "duration": "10min",
-         "workdir": str(tmp_path), "command": [str(binary), str(results)]}
+    w = {
+        "name": "solver",
+        "kind": "batch",
+        "launcher": "mpi",
+        "nodes": 2,
+        "cpus": 4,
+        "ranks_per_node": 2,
+        "threads_per_rank": 1,
+        "memory": "2GiB",
+        "duration": "10min",
+        "workdir": str(tmp_path),
+        "command": [str(binary), str(results)],
+    }
     out = plan(tmp_path, [w])
     text = (out / "slurm" / "mn" / "solver.sbatch").read_text()
     assert "srun --nodes=2 --ntasks=4 --ntasks-per-node=2 --cpus-per-task=1 --mpi=pmix" in text
@@ -168,9 +191,16 @@ def test_array_runs_every_task_and_the_setup_lines(
         f'echo "$ROUTER_CLUSTER_SETUP $ROUTER_PARTITION_SETUP $FROM_WORKLOAD"'
         f' > {done}/task-"$SLURM_ARRAY_TASK_ID"'
     )
-    w = {"name": "sweep", "kind": "batch", "cpus": 1, "memory": "256MiB",
-         "duration": "5min", "array": {"count": 5, "parallel": 2}, "command": command,
-         "setup": ["export FROM_WORKLOAD=workload"]}
+    w = {
+        "name": "sweep",
+        "kind": "batch",
+        "cpus": 1,
+        "memory": "256MiB",
+        "duration": "5min",
+        "array": {"count": 5, "parallel": 2},
+        "command": command,
+        "setup": ["export FROM_WORKLOAD=workload"],
+    }
     out = plan(tmp_path, [w])
     doc = json.loads((out / "plan.json").read_text())
     assert doc["placements"][0]["resources"]["array_parallel"] == 2
@@ -189,11 +219,23 @@ def test_dependent_job_starts_after_its_parent_through_apply(
 ) -> None:
     marks = tmp_path / "marks"
     marks.mkdir()
-    parent = {"name": "prep", "kind": "batch", "cpus": 1, "memory": "256MiB",
-              "duration": "5min", "command": f"sleep 3; date +%s.%N > {marks}/prep-end"}
-    child = {"name": "serve-after", "kind": "batch", "cpus": 1, "memory": "256MiB",
-             "duration": "5min", "after": ["prep"],
-             "command": f"date +%s.%N > {marks}/child-start"}
+    parent = {
+        "name": "prep",
+        "kind": "batch",
+        "cpus": 1,
+        "memory": "256MiB",
+        "duration": "5min",
+        "command": f"sleep 3; date +%s.%N > {marks}/prep-end",
+    }
+    child = {
+        "name": "serve-after",
+        "kind": "batch",
+        "cpus": 1,
+        "memory": "256MiB",
+        "duration": "5min",
+        "after": ["prep"],
+        "command": f"date +%s.%N > {marks}/child-start",
+    }
     out = plan(tmp_path, [child, parent])
     doc = json.loads((out / "plan.json").read_text())
     (placed,) = [p for p in doc["placements"] if p["workload"] == "serve-after"]
@@ -203,7 +245,11 @@ def test_dependent_job_starts_after_its_parent_through_apply(
     env = multinode_cluster.env
     apply = subprocess.run(
         multinode_cluster.ns_cmd([sys.executable, "-m", "router", "apply", str(tmp_path)]),
-        env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert apply.returncode == 0, apply.stdout + apply.stderr
     jobs = json.loads((out / "apply.json").read_text())["jobs"]

@@ -91,7 +91,7 @@ def launch(p: Placement, mounts: list[str]) -> Launch:
         out.before += [
             "# The rendezvous host: the allocation's first node, found outside any container.",
             'nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")',
-            'head_node=${nodes%%$\'\\n\'*}',
+            "head_node=${nodes%%$'\\n'*}",
             f"rdzv_port=$(({RDZV_PORT_BASE} + SLURM_JOB_ID % 1000))",
         ]
         command = _torchrun(p, nodes, command)

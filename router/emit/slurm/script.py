@@ -204,8 +204,8 @@ def _directives(p: Placement, part: Partition) -> list[str]:
     if r.exclusive or o.get("exclusive"):
         out.append("--exclusive")
     level = priority_name(w.priority)
-    qos_table: dict[str, str] = dict(settings.qos_by_priority) if settings else {}
-    nice_table: dict[str, int] = dict(settings.nice_by_priority) if settings else {}
+    qos_table = {str(k): v for k, v in settings.qos_by_priority.items()} if settings else {}
+    nice_table = {str(k): v for k, v in settings.nice_by_priority.items()} if settings else {}
     by_priority = qos_table.get(level) if level else None
     for key, default in (
         ("qos", by_priority or part.qos),
