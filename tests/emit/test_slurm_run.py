@@ -432,3 +432,24 @@ def test_every_shape_passes_shellcheck(tmp_path: Path) -> None:
     ]
     for p in shapes:
         shellcheck(script(p), tmp_path)
+
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ml-platform"
+
+
+def test_every_script_of_the_example_platform_passes_shellcheck(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from router.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "-o", str(tmp_path / "out")])
+    assert result.exit_code in (0, 3), result.output
+    scripts = sorted((tmp_path / "out" / "slurm").glob("*/*.sbatch"))
+    assert len(scripts) >= 10
+    if shutil.which("shellcheck") is None:
+        shellcheck("", tmp_path)  # skips, or fails under CI
+    proc = subprocess.run(["shellcheck", *map(str, scripts)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout
+    pretrain = (tmp_path / "out" / "slurm" / "hpc-east" / "llm-pretrain-70b.sbatch").read_text()
+    assert "torchrun --nnodes=16 --nproc-per-node=8 --rdzv-backend=c10d" in pretrain
+    assert "#SBATCH --signal=B:USR1@600" in pretrain
