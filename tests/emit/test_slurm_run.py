@@ -453,3 +453,14 @@ def test_every_script_of_the_example_platform_passes_shellcheck(tmp_path: Path) 
     pretrain = (tmp_path / "out" / "slurm" / "hpc-east" / "llm-pretrain-70b.sbatch").read_text()
     assert "torchrun --nnodes=16 --nproc-per-node=8 --rdzv-backend=c10d" in pretrain
     assert "#SBATCH --signal=B:USR1@600" in pretrain
+
+
+@pytest.mark.parametrize("runtime", ["pyxis", "apptainer"])
+def test_a_hostile_container_workdir_arrives_as_one_word(runtime: str, tmp_path: Path) -> None:
+    pwned = tmp_path / "pwned"
+    workdir = f"/w/$(touch {pwned}) 'x' `id`"
+    p = place(image="/images/t.sif", container_workdir=workdir, options={"container": runtime})
+    argv, _ = run(script(p), tmp_path)
+    flag = "--container-workdir=" if runtime == "pyxis" else "--pwd="
+    assert f"{flag}{workdir}" in argv
+    assert not pwned.exists()

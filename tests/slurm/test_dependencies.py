@@ -81,8 +81,8 @@ def test_check_accepts_dependencies_within_one_slurm_cluster(tmp_path: Path) -> 
 
 
 def test_a_job_after_a_workload_that_may_go_anywhere_is_refused(tmp_path: Path) -> None:
-    root = make_project(tmp_path, [batch("a", labels={"where": "any"}, image="ghcr.io/a/b:1"), batch("b", after=["a"])],
-                        POLICY, INVENTORY)  # fmt: skip
+    anywhere = batch("a", labels={"where": "any"}, image="ghcr.io/a/b:1")
+    root = make_project(tmp_path, [anywhere, batch("b", after=["a"])], POLICY, INVENTORY)
     r = CliRunner().invoke(cli, ["check", str(root)])
     assert r.exit_code == 1 and "b starts after a, which may run on Kubernetes" in r.output
 

@@ -269,3 +269,22 @@ def _has_torch() -> bool:
     except ImportError:
         return False
     return True
+
+
+def test_checkpoint_signal_reaches_the_program_before_the_limit(
+    multinode_cluster: MultiNodeCluster, tmp_path: Path
+) -> None:
+    marks = tmp_path / "marks"
+    marks.mkdir()
+    # The program checkpoints on USR1 and exits 0; without the signal it would run into the
+    # 1-minute limit and end TIMEOUT. Slurm sends it `signal_lead` (55 s) before the limit,
+    # give or take its event resolution (up to a minute early), so within seconds here.
+    command = f"trap 'echo checkpointed > {marks}/usr1; exit 0' USR1; while :; do sleep 0.2; done"
+    w = {"name": "ckpt", "kind": "batch", "cpus": 1, "memory": "256MiB", "duration": "1min",
+         "checkpoint": {"signal_lead": "55s"}, "command": command}  # fmt: skip
+    out = plan(tmp_path, [w])
+    text = (out / "slurm" / "mn" / "ckpt.sbatch").read_text()
+    assert "#SBATCH --signal=B:USR1@55" in text
+    job = submit(multinode_cluster, out, "ckpt", tmp_path)
+    assert multinode_cluster.wait_job(job, timeout=120) == "COMPLETED", _log(tmp_path, "ckpt")
+    assert (marks / "usr1").read_text() == "checkpointed\n"
