@@ -319,8 +319,12 @@ def _dependencies(o: Outcome, after: list[dict[str, Any]], by_name: dict[str, Ou
             return f"not submitted: it starts after {name}, which was not submitted"
         if parent.job_id is None:  # dry run: the parent would be submitted first
             continue
-        if parent.action == "unchanged" and states.get(parent.job_id) == "COMPLETED":
+        state = states.get(parent.job_id, "") if parent.action == "unchanged" else ""
+        if state == "COMPLETED":
             continue  # done already: nothing to wait for
+        if state in TERMINAL:  # afterok on it would never be satisfied
+            return (f"not submitted: it starts after {name}, whose job {parent.job_id} ended"
+                    f" {state}")
         o.after_jobs.append(parent.job_id)
     return ""
 

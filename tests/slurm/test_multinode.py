@@ -109,6 +109,16 @@ def submit(cluster: MultiNodeCluster, out: Path, name: str, cwd: Path) -> int:
     return cluster.sbatch(script, cwd=cwd)
 
 
+def router_apply(
+    cluster: MultiNodeCluster, root: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """`router apply` in the hub namespace, where the controller is reachable."""
+    return subprocess.run(
+        cluster.ns_cmd([sys.executable, "-m", "router", "apply", str(root), *args]),
+        env=cluster.env, cwd=root, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+
+
 def _log(root: Path, name: str) -> str:
     return "\n".join(p.read_text() for p in sorted((root / "logs").glob(f"{name}-*")))
 
@@ -242,15 +252,7 @@ def test_dependent_job_starts_after_its_parent_through_apply(
     assert placed["after"] == [
         {"workload": "prep", "backend": "slurm", "cluster": "mn", "supported": True}
     ]
-    env = multinode_cluster.env
-    apply = subprocess.run(
-        multinode_cluster.ns_cmd([sys.executable, "-m", "router", "apply", str(tmp_path)]),
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    apply = router_apply(multinode_cluster, tmp_path)
     assert apply.returncode == 0, apply.stdout + apply.stderr
     jobs = json.loads((out / "apply.json").read_text())["jobs"]
     prep, dependent = jobs["prep"]["job_id"], jobs["serve-after"]
@@ -288,3 +290,24 @@ def test_checkpoint_signal_reaches_the_program_before_the_limit(
     job = submit(multinode_cluster, out, "ckpt", tmp_path)
     assert multinode_cluster.wait_job(job, timeout=120) == "COMPLETED", _log(tmp_path, "ckpt")
     assert (marks / "usr1").read_text() == "checkpointed\n"
+
+
+def test_a_parent_that_failed_is_not_waited_for(
+    multinode_cluster: MultiNodeCluster, tmp_path: Path
+) -> None:
+    failing = {"name": "fails", "kind": "batch", "cpus": 1, "memory": "256MiB",
+               "duration": "5min", "command": ["false"]}  # fmt: skip
+    plan(tmp_path, [failing])
+    assert router_apply(multinode_cluster, tmp_path).returncode == 0
+    out = tmp_path / "out"
+    first = json.loads((out / "apply.json").read_text())["jobs"]["fails"]["job_id"]
+    assert multinode_cluster.wait_job(first, timeout=60) == "FAILED"
+    # A dependent job arrives; its parent is unchanged (Slurm still knows it) and FAILED:
+    # afterok on it would leave the new job pending forever.
+    child = {**failing, "name": "after-fails", "command": ["true"], "after": ["fails"]}
+    make_project(tmp_path, [failing, child], POLICY, inventory(tmp_path / "logs"))
+    assert CliRunner().invoke(cli, ["plan", str(tmp_path)]).exit_code == 0
+    r = router_apply(multinode_cluster, tmp_path)
+    assert r.returncode == 1
+    assert f"unchanged  fails (mn/mn): job {first}" in r.stdout
+    assert f"it starts after fails, whose job {first} ended FAILED" in r.stderr
