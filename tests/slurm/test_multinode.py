@@ -21,6 +21,7 @@ from router.cli.main import cli
 from tests.helpers import make_project
 
 from .conftest import _in_ci
+from .harness import _pid_alive
 from .multinode import CPUS_PER_NODE, MEMORY_MB, MultiNodeCluster
 
 pytestmark = pytest.mark.slurm
@@ -311,3 +312,25 @@ def test_a_parent_that_failed_is_not_waited_for(
     assert r.returncode == 1
     assert f"unchanged  fails (mn/mn): job {first}" in r.stdout
     assert f"it starts after fails, whose job {first} ended FAILED" in r.stderr
+
+
+def test_the_cluster_leaves_nothing_behind(
+    multinode_cluster: MultiNodeCluster, tmp_path: Path
+) -> None:
+    """A second cluster beside the session one: its own names and addresses, and after stop()
+    no namespace, /etc/hosts line, daemon or folder of it is left."""
+    hosts_before = Path("/etc/hosts").read_text()
+    second = MultiNodeCluster(tmp_path / "second")
+    assert second.k != multinode_cluster.k
+    with second:
+        assert second._all_idle()
+        names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+        assert all(ns in names for ns in (second.hub, *second.node_ns))
+        pids = [int(p.read_text()) for p in second._pidfiles()]
+        rundir = second.rundir
+    names = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout
+    assert not any(ns in names for ns in (second.hub, *second.node_ns))
+    assert multinode_cluster.hub in names  # the session cluster is untouched
+    assert Path("/etc/hosts").read_text() == hosts_before
+    assert not rundir.exists()
+    assert not any(_pid_alive(pid) for pid in pids)  # gone, or a zombie init has to reap
