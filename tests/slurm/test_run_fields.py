@@ -23,13 +23,16 @@ def _error(tmp_path: Path, text: str, inventory: bool = False) -> str:
 @pytest.mark.parametrize(
     ("fields", "line", "message"),
     [
-        ("launcher: torchrun\n  ranks_per_node: 4", 4,
-         "ranks_per_node is for launcher mpi, not torchrun"),
+        (
+            "launcher: torchrun\n  ranks_per_node: 4",
+            4,
+            "ranks_per_node is for launcher mpi, not torchrun",
+        ),
         ("launcher: mpi\n  procs_per_node: 4", 4, "procs_per_node is for launcher torchrun"),
         ("launcher: deepspeed", 3, 'must be one of "torchrun", "mpi", "plain"'),
         ("mounts: [/lustre, 'data:/data']", 3, "mounts[1]: a mount's path must be an absolute"),
         ("mounts: ['/a:/b:rwx']", 3, 'must be "SRC", "SRC:DST" or "SRC:DST:ro|rw"'),
-        ("setup: [\"module load a\\nsrun evil\"]", 3, "must be one line"),
+        ('setup: ["module load a\\nsrun evil"]', 3, "must be one line"),
         ("array: {count: 0}", 3, "array.count: must be a whole number ≥ 1"),
         ("array: {count: 4, paralel: 2}", 3, 'unknown field "paralel"'),
         ("checkpoint: {signal_lead: 30h}", 3, "signal_lead must be 1 s to 65535 s"),
