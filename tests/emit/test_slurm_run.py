@@ -139,7 +139,7 @@ def test_torchrun_in_a_container_gets_the_address_from_outside(tmp_path: Path) -
     )
     text = script(p)
     lines = body(text)
-    assert lines.index('nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")') < lines.index(
+    assert lines.index('job_nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")') < lines.index(
         srun_line(text)
     )
     argv, _ = run(text, tmp_path)

@@ -90,8 +90,8 @@ def launch(p: Placement, mounts: list[str]) -> Launch:
             raise PlanError(f"workload {w.name}: torchrun needs a command to start")
         out.before += [
             "# The rendezvous host: the allocation's first node, found outside any container.",
-            'nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")',
-            "head_node=${nodes%%$'\\n'*}",
+            'job_nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")',
+            "head_node=${job_nodes%%$'\\n'*}",
             f"rdzv_port=$(({RDZV_PORT_BASE} + SLURM_JOB_ID % 1000))",
         ]
         command = _torchrun(p, nodes, command)
