@@ -36,7 +36,7 @@ LUSTRE = H100.model_copy(
 
 
 def on(p: Placement, settings: SlurmSettings | None = SETTINGS) -> Placement:
-    p.target = TargetRef(p.target.cluster, "slurm", p.target.target, p.target.id, settings)
+    p.target = TargetRef(p.target.cluster, "slurm", p.target.target, p.target.id, slurm=settings)
     return p
 
 
