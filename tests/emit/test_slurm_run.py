@@ -464,3 +464,13 @@ def test_a_hostile_container_workdir_arrives_as_one_word(runtime: str, tmp_path:
     flag = "--container-workdir=" if runtime == "pyxis" else "--pwd="
     assert f"{flag}{workdir}" in argv
     assert not pwned.exists()
+
+
+def test_a_target_that_is_one_node_type_of_a_partition() -> None:
+    part = H100.model_copy(update={"partition": "gpu", "constraint": "h100|h100nvl",
+                                   "nodelist": "gpu[01-04]"})  # fmt: skip
+    text = script(place(part, options={"constraint": "ib"}))
+    d = directives(text)
+    assert "--partition=gpu" in d and "--nodelist=gpu[01-04]" in d
+    assert "--constraint=(h100|h100nvl)&ib" in d
+    assert "# cluster: hpc-east, partition: gpu (target gpu-h100)" in text
