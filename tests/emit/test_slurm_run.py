@@ -114,6 +114,7 @@ def test_torchrun_rendezvous_comes_from_the_allocation(tmp_path: Path) -> None:
     [
         (["train.py", "--x"], ["train.py", "--x"]),
         (["python3", "-m", "pkg.train"], ["-m", "pkg.train"]),
+        (["python", "-u", "t.py"], ["--no-python", "python", "-u", "t.py"]),
         (["./run.sh", "a b"], ["--no-python", "./run.sh", "a b"]),
         ("python train.py $X", ["--no-python", "bash", "-c", "python train.py $X"]),
     ],

@@ -9,7 +9,8 @@ Launchers (the workload's `launcher`, else the rule's `launcher` option, else pl
   the batch shell, outside any container (scontrol is not in images). `--nproc-per-node` is
   `procs_per_node`, else the GPUs per node, else 1; `--rdzv-backend=c10d
   --rdzv-id=$SLURM_JOB_ID`. A list command starting with python/python3 has that word dropped
-  (torchrun starts Python itself); other programs and shell strings get `--no-python`.
+  (torchrun starts Python itself) unless a Python flag other than -m follows; other programs
+  and shell strings get `--no-python`.
 * mpi — `srun --mpi=pmix` (the rule's `mpi` option may say pmi2) straight to the program, with
   `--ntasks-per-node=<ranks_per_node>` and `--cpus-per-task=<threads_per_rank>`, and
   OMP_NUM_THREADS set to the threads. No mpirun: srun starts the ranks and PMIx wires them.
@@ -110,7 +111,9 @@ def _torchrun(p: Placement, nodes: int, command: list[str]) -> list[str]:
         Raw('--rdzv-endpoint="$head_node:$rdzv_port"'),
         Raw('--rdzv-id="$SLURM_JOB_ID"'),
     ]
-    if command[0] in PYTHONS and len(command) > 1:
+    # torchrun takes a script or `-m module`; other interpreter flags need --no-python.
+    script = len(command) > 1 and (command[1] == "-m" or not command[1].startswith("-"))
+    if command[0] in PYTHONS and script:
         return [*run, *command[1:]]
     if command[0].endswith(".py"):
         return [*run, *command]
