@@ -209,8 +209,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
     )
     if problems:
         out += ["<details><summary>Not placed</summary>", "", *problems, "", "</details>", ""]
-    out += [*(f"- {_cell(line)}" for line in scale_out_lines(doc)), ""] if "scale_out" in doc \
-        and scale_out_lines(doc) else []
+    scaling = scale_out_lines(doc)
+    out += [*(f"- {_cell(line)}" for line in scaling), ""] if scaling else []
     out.append(f"<sub>{solver_line(doc)}</sub>")
     return "\n".join(out) + "\n"
 
