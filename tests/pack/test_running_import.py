@@ -336,3 +336,28 @@ def test_cli_errors_exit_1_with_the_file(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["inventory", "running", "kubernetes", "--from", str(bad)])
     assert r.exit_code == 1
     assert f"{bad}:1" in r.output and "not JSON" in r.output and "Traceback" not in r.output
+
+
+def test_cli_rejects_work_larger_than_the_inventory_node(tmp_path: Path) -> None:
+    small = copy.deepcopy(INVENTORY)
+    small["clusters"][0]["partitions"][0]["cpus_per_node"] = 64  # the jobs hold 78 CPUs
+    inv = tmp_path / "inventory.yaml"
+    inv.write_text(yaml.safe_dump(small))
+    r = CliRunner().invoke(
+        cli,
+        [
+            "inventory",
+            "running",
+            "slurm",
+            "--cluster",
+            "hpc",
+            "--from",
+            str(DATA / "squeue-22.05-shared.json"),
+            "-i",
+            str(inv),
+        ],
+    )
+    assert r.exit_code == 1
+    assert "running work (1, 2) on node 0 of hpc/gpu takes more CPUs than the node has" in (
+        r.output
+    )
