@@ -1,9 +1,18 @@
-"""router.yaml: which policy, inventory and workloads make up a platform, and where out/ is."""
+"""router.yaml: which policy, inventory and workloads make up a platform, and where out/ is.
+
+Besides the paths, one setting for the Kubernetes emitter:
+
+```yaml
+kubernetes:
+  create_namespaces: true   # a Namespace object per namespace used, in each cluster's kustomization
+```
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -14,6 +23,18 @@ DEFAULTS = {"policy": "policies", "inventory": "inventory.yaml", "workloads": "w
             "out": "out"}
 
 
+KUBERNETES_KEYS = ("create_namespaces",)
+
+
+@dataclass(frozen=True)
+class KubernetesSettings:
+    """router.yaml's `kubernetes:` mapping. Off by default: namespaces, with their quotas and
+    RBAC, are usually the platform's; on, each cluster's kustomization creates those its
+    workloads use (labelled with the Pod Security level they need)."""
+
+    create_namespaces: bool = False
+
+
 @dataclass(frozen=True)
 class Project:
     root: Path  # the folder holding router.yaml (or the current one)
@@ -21,6 +42,7 @@ class Project:
     inventory: Path
     workloads: Path
     out: Path
+    kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
 
     def relative(self, path: str | Path) -> str:
         """A path as plan.json shows it: relative to the project, with forward slashes."""
@@ -48,6 +70,7 @@ def load_project(
         raise LoadError(f"{root} is not a folder", path=str(root))
     config_path = root / CONFIG_NAME
     values: dict[str, str] = {}
+    kubernetes = KubernetesSettings()
     if config_path.exists():
         text = config_path.read_text(encoding="utf-8")
         try:
@@ -63,14 +86,18 @@ def load_project(
             raise LoadError("expected a mapping of policy, inventory, workloads, out",
                             path=str(config_path))
         for key, value in data.items():
+            if key == "kubernetes":
+                kubernetes = _kubernetes(value, str(config_path), _line_of(text, key))
+                continue
             if key not in DEFAULTS and key != "version":
                 from router.errors import did_you_mean
 
                 raise LoadError(
-                    f'unknown key "{key}" (expected policy, inventory, workloads or out)',
+                    f'unknown key "{key}" (expected policy, inventory, workloads, out or'
+                    " kubernetes)",
                     path=str(config_path),
                     line=_line_of(text, key),
-                    hint=did_you_mean(str(key), DEFAULTS),
+                    hint=did_you_mean(str(key), [*DEFAULTS, "kubernetes"]),
                 )
             if key != "version" and not isinstance(value, str):
                 raise LoadError(f"{key}: expected a path, got {value!r}", path=str(config_path),
@@ -93,7 +120,27 @@ def load_project(
         inventory=pick("inventory", inventory),
         workloads=pick("workloads", workloads),
         out=pick("out", out),
+        kubernetes=kubernetes,
     )
+
+
+def _kubernetes(value: Any, path: str, line: int | None) -> KubernetesSettings:
+    """router.yaml's `kubernetes:` mapping, checked key by key."""
+    from router.errors import did_you_mean
+
+    if value is None:
+        return KubernetesSettings()
+    if not isinstance(value, dict):
+        raise LoadError(f"kubernetes: expected a mapping such as {{create_namespaces: true}}, "
+                        f"got {value!r}", path=path, line=line)
+    for key, item in value.items():
+        if key not in KUBERNETES_KEYS:
+            raise LoadError(f'kubernetes: unknown key "{key}" (expected create_namespaces)',
+                            path=path, line=line, hint=did_you_mean(str(key), KUBERNETES_KEYS))
+        if not isinstance(item, bool):
+            raise LoadError(f"kubernetes.{key}: expected true or false, got {item!r}",
+                            path=path, line=line)
+    return KubernetesSettings(create_namespaces=bool(value.get("create_namespaces", False)))
 
 
 def _line_of(text: str, key: object) -> int | None:

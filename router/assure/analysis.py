@@ -38,6 +38,7 @@ from router.language.checker import name_span
 from router.language.fmt import format_expr
 from router.language.names import OPTIONS
 from router.models import Inventory, TargetRef
+from router.models.inventory import untolerated
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
@@ -191,6 +192,14 @@ class _Analysis:
         cap = getattr(t, "max_nodes", None) or t.nodes
         g = ints["gpus"]
         parts = [where]
+        taints = getattr(t, "taints", [])
+        if taints:  # shape.py: the pool's taints keep out work its rule does not entitle
+            tol = opts.get("tolerate")
+            keys = tol.value.value if tol and isinstance(tol.value, ast.Literal) else []
+            if untolerated(taints, True, keys):
+                parts.append(s.const(False))
+            elif untolerated(taints, False, keys):
+                parts.append(reify(s, g - 1, ">="))
         if per_gpu == 0:
             parts.append(reify(s, g, "=="))
         else:

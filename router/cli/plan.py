@@ -118,7 +118,7 @@ def plan(directory: str, policy: str | None, inventory: str | None, workloads: s
     doc = with_diff(doc, diff)
     files: dict[str, str] = {}
     if not no_write:
-        files = emit_all(result.placements)
+        files = emit_all(result.placements, project.kubernetes)
         files["plan.json"] = dumps(doc)
         write_out(project.out, files,
                   protect=[project.root, project.policy, project.inventory, project.workloads])

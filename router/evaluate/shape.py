@@ -10,13 +10,20 @@ never fits there, since nothing says the GPUs are that model; one asking for `an
 count. Its placements carry no GPU type (the Slurm script asks for untyped GPUs). A policy
 reads the target's gpu_type as "any", the inventory's word: `where gpu_type == "h100"` excludes
 it, and `gpu_type == workload.gpu_type` holds there exactly for workloads asking for any.
+
+A Kubernetes pool's NoSchedule/NoExecute taints protect it: a workload fits there only when it
+is entitled to every one (the GPU taint when it uses GPUs; any other key only when the rule
+says `tolerate = ["key"]`), since the emitter writes tolerations for exactly those taints and
+a pod without one would stay Pending. A pool tainted `research-only` takes only the work of
+rules that tolerate it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from router.models import TargetRef, Workload
+from router.models import NodePool, TargetRef, Workload
+from router.models.inventory import untolerated
 from router.plan.model import Resources
 from router.quantity import format_duration, format_memory
 
@@ -42,6 +49,11 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         return "a Kubernetes pod needs an image; the workload has none"
     if ref.backend == "slurm" and not (w.command or w.image):
         return "a Slurm job needs a command or an image; the workload has neither"
+    if isinstance(t, NodePool) and t.taints:
+        blocked = untolerated(t.taints, w.gpus > 0, options.get("tolerate") or ())
+        if blocked:
+            keys = ", ".join(sorted({b.key for b in blocked}))
+            return f"tainted {keys}; the rule does not tolerate it (tolerate = [...])"
     capacity_nodes = getattr(t, "max_nodes", None) or t.nodes
     gpu_type = t.gpu_type if w.gpus and not t.untyped_gpus else None
     mig = options.get("mig") if ref.backend == "kubernetes" else None

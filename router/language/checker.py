@@ -378,6 +378,9 @@ class _Checker:
         value = self.const_value(opt.value, want, f"`{opt.name}` expects {_example(spec)}")
         if value is None:
             return
+        if spec.type == "list" and not all(isinstance(v, str) for v in value.value):
+            self.error(f"`{opt.name}` expects {_example(spec)}", opt.value.span)
+            return
         if spec.choices and value.value not in spec.choices:
             message = f"`{opt.name}` expects {_example(spec)}; got {_text(opt.value)}"
             self.error(message, opt.value.span, did_you_mean(str(value.value), spec.choices))
@@ -573,14 +576,20 @@ def _apply(op: str, a: Any, b: Any, ta: str | None, tb: str | None) -> Const | N
 def _usage(spec: OptionSpec) -> str:
     if spec.type == "call":
         return f"{spec.name}({', '.join(f'{a} = ...' for a in spec.args)})"
-    value = {"flag": "true", "duration": "48h"}.get(spec.type, f'"{(*spec.choices, "...")[0]}"')
+    value = {"flag": "true", "duration": "48h", "list": '["..."]'}.get(
+        spec.type, f'"{(*spec.choices, "...")[0]}"'
+    )
     return f"{spec.name} = {value}"
 
 
 def _example(spec: OptionSpec) -> str:
     if spec.choices:
         return "one of " + ", ".join(spec.choices)
-    words = {"duration": "a duration such as 48h", "flag": "true or false"}
+    words = {
+        "duration": "a duration such as 48h",
+        "flag": "true or false",
+        "list": 'a list of strings such as ["research-only"]',
+    }
     return words.get(spec.type, "a string in quotes")
 
 

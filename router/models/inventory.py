@@ -9,7 +9,8 @@ cluster; `Inventory.targets()` pairs them as `TargetRef`s with a stable id "clus
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, PrivateAttr, model_validator
@@ -31,6 +32,7 @@ from router.models.fields import (
     SlurmName,
     pattern,
 )
+from router.models.k8s import KubernetesCluster
 
 MIG_PROFILE = re.compile(r"[0-9][a-z0-9.+-]*")
 FEATURE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -54,12 +56,33 @@ MigProfile = Annotated[
 ]
 
 
+GPU_TAINT_KEYS = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
+
+
 class Taint(Frozen):
-    """A Kubernetes node taint; workloads routed to the pool get the matching toleration."""
+    """A Kubernetes node taint. A workload tolerates only taints it is entitled to: the GPU
+    taint when it uses GPUs, others when its rule says `tolerate = ["key", ...]`."""
 
     key: LabelKey
     value: LabelValue = ""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+    @property
+    def gpu(self) -> bool:
+        """The taint GPU nodes carry (GKE, EKS: nvidia.com/gpu; AMD: amd.com/gpu; AKS: sku=gpu)."""
+        return self.key in GPU_TAINT_KEYS or (self.key == "sku" and self.value == "gpu")
+
+    def entitled(self, gpus: bool, tolerate: Iterable[str]) -> bool:
+        """Whether a workload (using GPUs or not, under a rule tolerating these keys) may
+        tolerate this taint."""
+        return (gpus and self.gpu) or self.key in tolerate
+
+
+def untolerated(taints: Iterable[Taint], gpus: bool, tolerate: Iterable[str]) -> list[Taint]:
+    """The taints that keep such a workload off a pool: NoSchedule and NoExecute ones it is not
+    entitled to (PreferNoSchedule only steers the scheduler, so it never keeps one off)."""
+    keys = set(tolerate)
+    return [t for t in taints if t.effect != "PreferNoSchedule" and not t.entitled(gpus, keys)]
 
 
 class Target(Frozen):
@@ -153,6 +176,9 @@ class Cluster(Frozen):
     partitions: list[Partition] = Field(default_factory=list)
     node_pools: list[NodePool] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
+    kubernetes: KubernetesCluster = Field(
+        default_factory=KubernetesCluster, description="Kubernetes only: priority classes"
+    )
 
     @model_validator(mode="after")
     def _targets_match_backend(self) -> Cluster:
@@ -187,6 +213,8 @@ class TargetRef:
     backend: str
     target: Partition | NodePool
     id: str
+    # The cluster's Kubernetes settings (priority classes), for the emitter.
+    kubernetes: KubernetesCluster = field(default_factory=KubernetesCluster, compare=False)
 
 
 class Inventory(Frozen):
@@ -205,7 +233,7 @@ class Inventory(Frozen):
 
     def model_post_init(self, context: Any, /) -> None:
         refs = [
-            TargetRef(c.name, c.backend, t, f"{c.name}/{t.name}")
+            TargetRef(c.name, c.backend, t, f"{c.name}/{t.name}", kubernetes=c.kubernetes)
             for c in self.clusters
             for t in c.targets
         ]

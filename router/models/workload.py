@@ -22,7 +22,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from router.errors import did_you_mean
-from router.language.names import PRIORITIES
+from router.language.names import LAUNCHERS, PRIORITIES
 from router.models.fields import (
     Count,
     DnsLabel,
@@ -42,6 +42,7 @@ from router.models.fields import (
     show,
     whole,
 )
+from router.models.k8s import KubernetesSpec
 
 KIND = re.compile(r"[a-z][a-z0-9_-]{0,62}")
 IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
@@ -179,6 +180,8 @@ def _port(value: Any) -> int | None:
 EnvName = Annotated[str, BeforeValidator(_env_name)]
 EnvValue = Annotated[str, BeforeValidator(_env_value)]
 PriorityName = Literal["low", "normal", "high", "critical"]
+Launcher = Literal["torchrun", "mpi", "plain"]
+assert LAUNCHERS == ("torchrun", "mpi", "plain")  # the rule option's choices are the same words
 
 
 class Workload(Frozen):
@@ -224,6 +227,21 @@ class Workload(Frozen):
     port: Annotated[Annotated[int, Ge(1), Le(65535)] | None, BeforeValidator(_port)] = Field(
         None, description="the serving port of a service, 1..65535"
     )
+
+    # ---- how a multi-node job starts (issue 13; the Slurm side uses the same fields) ----
+    launcher: Launcher | None = Field(
+        None, description="torchrun, mpi or plain (one task per node); a rule's option else"
+    )
+    procs_per_node: PositiveCount | None = Field(
+        None, description="torchrun processes per node; default the GPUs per node (or 1)"
+    )
+    ranks_per_node: PositiveCount | None = Field(None, description="MPI ranks per node")
+    threads_per_rank: PositiveCount | None = Field(
+        None, description="CPUs (OpenMP threads) per MPI rank; default CPUs per node / ranks"
+    )
+
+    # ---- Kubernetes only: volumes, secrets, service account, probes (router.models.k8s) ----
+    kubernetes: KubernetesSpec = Field(default_factory=KubernetesSpec)
 
     _source: tuple[str, int] | None = PrivateAttr(default=None)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -124,8 +125,15 @@ def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
     """Every pod spec inside an object, whatever its kind."""
     spec = obj["spec"]
     kind = obj["kind"]
-    if kind in ("Deployment", "Job") and obj["apiVersion"] in ("apps/v1", "batch/v1"):
+    if kind in ("Deployment", "StatefulSet", "Job") and obj["apiVersion"] in (
+        "apps/v1",
+        "batch/v1",
+    ):
         return [spec["template"]["spec"]]
+    if kind == "Notebook":
+        return [spec["template"]["spec"]]
+    if kind == "MPIJob":  # the Worker pods: the launcher runs on no GPU node
+        return [spec["mpiReplicaSpecs"]["Worker"]["template"]["spec"]]
     if kind == "JobSet":
         return [r["template"]["spec"]["template"]["spec"] for r in spec["replicatedJobs"]]
     if kind == "PyTorchJob":
@@ -171,9 +179,11 @@ def test_service_is_deployment_service_hpa_pdb() -> None:
         "router.dev/team": "default",
     }
     (c,) = template["spec"]["containers"]
+    tcp = {"tcpSocket": {"port": 8000}}
     assert c == {
         "name": "llm",
         "image": "ghcr.io/acme/serve:1.2",
+        "imagePullPolicy": "Always",  # a tag may move; a digest would be IfNotPresent
         "command": ["/bin/sh", "-c", "python -m serve --port 8000"],
         "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
         "ports": [{"containerPort": 8000, "protocol": "TCP"}],
@@ -181,7 +191,36 @@ def test_service_is_deployment_service_hpa_pdb() -> None:
             "requests": {"cpu": "4", "memory": "16384Mi", "nvidia.com/gpu": "1"},
             "limits": {"memory": "16384Mi", "nvidia.com/gpu": "1"},
         },
-        "readinessProbe": {"tcpSocket": {"port": 8000}, "periodSeconds": 10},
+        "startupProbe": {**tcp, "periodSeconds": 10, "failureThreshold": 60},
+        "readinessProbe": {**tcp, "periodSeconds": 10, "failureThreshold": 3},
+        "livenessProbe": {**tcp, "periodSeconds": 20, "timeoutSeconds": 5, "failureThreshold": 3},
+        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "runAsNonRoot": True,
+        },
+    }
+    pod_spec = template["spec"]
+    assert pod_spec["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 65532,
+        "runAsGroup": 65532,
+        "fsGroup": 65532,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert pod_spec["automountServiceAccountToken"] is False
+    # A GPU server gets an in-memory /dev/shm of half its memory.
+    assert pod_spec["volumes"] == [
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8192Mi"}}
+    ]
+    # Up to 20 replicas: spread softly over nodes and zones.
+    assert [t["topologyKey"] for t in pod_spec["topologySpreadConstraints"]] == [
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+    ]
+    assert {t["whenUnsatisfiable"] for t in pod_spec["topologySpreadConstraints"]} == {
+        "ScheduleAnyway"
     }
 
     assert svc["spec"] == {
@@ -402,25 +441,39 @@ ALL_KINDS: dict[str, Callable[[NodePool], Placement]] = {
     "jobset": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "jobset"}),
     "pytorchjob": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "pytorchjob"}),
     "volcano": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "volcano"}),
+    "mpijob": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "mpijob"}),
+    "notebook": lambda pool: job(pool=pool, nodes=1, gpus=0, kind="notebook", name="nb"),
+    "kubeflow": lambda pool: job(
+        pool=pool, nodes=1, gpus=0, kind="notebook", name="nb", options={"notebook": "kubeflow"}
+    ),
 }
 
 
+DEDICATED = {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}
+GPU_TOLERATION = {
+    "key": "nvidia.com/gpu",
+    "operator": "Equal",
+    "value": "present",
+    "effect": "NoSchedule",
+}
+
+
+@pytest.mark.parametrize("gpus", [0, 1])
+@pytest.mark.parametrize("tolerate", [[], ["dedicated"]])
 @pytest.mark.parametrize("kind", sorted(ALL_KINDS))
-def test_node_selector_and_tolerations_are_the_pools(kind: str) -> None:
-    objs = docs(ALL_KINDS[kind](A100))
-    specs = [s for obj in objs for s in pod_specs(obj)]
+def test_tolerations_only_for_taints_the_workload_is_entitled_to(
+    kind: str, tolerate: list[str], gpus: int
+) -> None:
+    """The GPU taint for GPU work; `dedicated` only when the rule says tolerate."""
+    p = ALL_KINDS[kind](A100)
+    p.options = {**p.options, "tolerate": tolerate}
+    p.resources = replace(p.resources, gpus_per_node=gpus)
+    specs = [s for obj in docs(p) for s in pod_specs(obj)]
     assert specs
+    want = ([DEDICATED] if tolerate else []) + ([GPU_TOLERATION] if gpus else [])
     for spec in specs:
         assert spec["nodeSelector"] == dict(A100.labels)
-        assert spec["tolerations"] == [
-            {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
-            {
-                "key": "nvidia.com/gpu",
-                "operator": "Equal",
-                "value": "present",
-                "effect": "NoSchedule",
-            },
-        ]
+        assert spec.get("tolerations", []) == want
 
 
 @pytest.mark.parametrize("kind", sorted(ALL_KINDS))

@@ -50,8 +50,13 @@ def pod_specs(doc: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
     """(pod spec, pods it stands for) of one object; [] for kinds without pods."""
     kind, spec = doc["kind"], doc.get("spec", {})
     api = doc["apiVersion"].split("/")[0]
-    if kind == "Deployment":
+    if kind in ("Deployment", "StatefulSet"):
         return [(spec["template"]["spec"], spec.get("replicas", -1))]
+    if kind == "Notebook":
+        return [(spec["template"]["spec"], 1)]
+    if kind == "MPIJob":  # the launcher is a small pod of its own, not one of the plan's nodes
+        worker = spec["mpiReplicaSpecs"]["Worker"]
+        return [(worker["template"]["spec"], worker["replicas"])]
     if kind == "Job" and api == "batch":
         return [(spec["template"]["spec"], spec.get("parallelism", 1))]
     if kind == "JobSet":
@@ -68,9 +73,16 @@ def pod_specs(doc: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
     return []
 
 
-def expected_tolerations(pool: NodePool) -> list[dict[str, str]]:
+def expected_tolerations(p: Placement) -> list[dict[str, str]]:
+    """The pool's taints the workload is entitled to: the GPU taint with GPUs, the rest only
+    through the rule's `tolerate`."""
+    pool = p.target.target
+    assert isinstance(pool, NodePool)
+    keys = set(p.options.get("tolerate") or [])
     out = []
     for t in pool.taints:
+        if not ((t.gpu and p.resources.gpus_per_node > 0) or t.key in keys):
+            continue
         tol = {"key": t.key, "effect": t.effect}
         tol.update({"operator": "Equal", "value": t.value} if t.value else {"operator": "Exists"})
         out.append(tol)
@@ -104,8 +116,10 @@ def check_placement(p: Placement, docs: list[dict[str, Any]]) -> int:
         where = f"{p.workload.name} on {p.target.id}"
         assert spec.get("nodeSelector", {}) == pool.labels, where
         tolerations = spec.get("tolerations", [])
-        assert all(tolerated(t, tolerations) for t in pool.taints), where
-        assert sorted(tolerations, key=lambda d: sorted(d.items())) == expected_tolerations(pool)
+        # Every taint that would keep the pod off the pool is tolerated, and no other.
+        blocking = [t for t in pool.taints if t.effect != "PreferNoSchedule"]
+        assert all(tolerated(t, tolerations) for t in blocking), where
+        assert sorted(tolerations, key=lambda d: sorted(d.items())) == expected_tolerations(p)
         (container,) = spec["containers"]
         res = container["resources"]
         if r.gpus_per_node:
@@ -227,20 +241,23 @@ OPERATORS_POLICY = """
 policy operators
 rule by_operator_job:
   when kind == "training" and labels.op == "job"
-  route kubernetes with operator = "job", queue = "team-a", priority_class = "train-normal"
-    where gpu_type == "h100"
+  route kubernetes with operator = "job", queue = "team-a", priority_class = "train-normal",
+    tolerate = ["dedicated"] where gpu_type == "h100"
 rule by_operator_jobset:
   when kind == "training" and labels.op == "jobset"
-  route kubernetes with operator = "jobset", queue = "team-b", priority_class = "train-high"
-    where gpu_type == "h100"
+  route kubernetes with operator = "jobset", queue = "team-b", priority_class = "train-high",
+    tolerate = ["dedicated"] where gpu_type == "h100"
 rule by_operator_pytorch:
   when kind == "training" and labels.op == "pytorchjob"
-  route kubernetes with operator = "pytorchjob", queue = "research"
+  route kubernetes with operator = "pytorchjob", queue = "research", tolerate = ["dedicated"]
     where gpu_type == "h100"
+rule by_operator_mpi:
+  when kind == "training" and labels.op == "mpijob"
+  route kubernetes with operator = "mpijob", tolerate = ["dedicated"] where gpu_type == "h100"
 rule by_operator_volcano:
   when kind == "training" and labels.op == "volcano"
-  route kubernetes with operator = "volcano", queue = "gang", priority_class = "batch-low"
-    where gpu_type == "h100"
+  route kubernetes with operator = "volcano", queue = "gang", priority_class = "batch-low",
+    tolerate = ["dedicated"] where gpu_type == "h100"
 rule mig_serving:
   when kind == "inference" and labels.mig == "yes"
   route kubernetes with mig = "1g.10gb", pdb where "1g.10gb" in mig

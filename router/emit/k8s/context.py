@@ -75,13 +75,21 @@ class Ctx:
     def options(self) -> dict[str, Any]:
         return self.placement.options
 
-    def meta(self, name: str, extra: dict[str, str] | None = None) -> dict[str, Any]:
+    def meta(
+        self,
+        name: str,
+        extra: dict[str, str] | None = None,
+        annotations: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Object metadata: name, namespace and the common labels (plus `extra`)."""
-        return {
+        out: dict[str, Any] = {
             "name": name,
             "namespace": self.namespace,
             "labels": {**self.labels, **(extra or {})},
         }
+        if annotations:
+            out["annotations"] = dict(annotations)
+        return out
 
     def call_args(self, key: str) -> dict[str, Any]:
         """The arguments of a call option such as hpa(...) or pdb(...); {} when written bare."""

@@ -17,16 +17,20 @@ Decisions:
   suspended, as Kueue's docs ask (Argo CD users should ignore /spec/suspend differences, since
   Kueue flips it on admission). Kueue does not manage Volcano Jobs: with operator "volcano" the
   queue is the Volcano Queue, `spec.queue`.
-- Router adds NNODES, NODE_RANK and MASTER_ADDR (rank 0's DNS name) where the kind gives pods
-  stable DNS names and does not set them itself; PyTorchJob sets its own, Volcano gives
-  VC_TASK_INDEX (env plugin) and hostnames (svc plugin). A variable in the workload's env wins.
+- Router adds NNODES, NODE_RANK, MASTER_ADDR (rank 0's DNS name) and MASTER_PORT where the
+  kind gives pods stable DNS names and does not set them itself; PyTorchJob sets its own,
+  Volcano gives VC_TASK_INDEX (env plugin) and hostnames (svc plugin). A variable in the
+  workload's env wins. Launchers (torchrun's arguments, MPI ranks): k8s/launch.py.
+- MPIJob (kubeflow.org/v1, operator "mpijob", or launcher mpi): a Launcher pod running mpirun
+  and `nodes` Worker pods, slotsPerWorker = ranks per node. The launcher is small (1 CPU,
+  1 GiB, no GPU) and not counted by the plan; the workers are the plan's nodes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from router.emit.k8s import pod
+from router.emit.k8s import launch, pod, security
 from router.emit.k8s.context import KUEUE_QUEUE, Ctx
 from router.emit.k8s.names import LABEL_MAX, dns1035_label
 
@@ -37,7 +41,6 @@ IGNORE_DISRUPTIONS = {
         {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
     ]
 }
-COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 JOBSET_JOB = "node"  # the one replicated job of a JobSet
 WORKER = "worker"  # the Volcano task, and the PyTorchJob replica type (lowercased in names)
 
@@ -61,12 +64,8 @@ def fitted(ctx: Ctx, suffix: str) -> str:
     return dns1035_label(ctx.name, LABEL_MAX - len(suffix))
 
 
-def rank_env(nodes: int, master: str) -> list[dict[str, Any]]:
-    return [
-        {"name": "MASTER_ADDR", "value": master},
-        {"name": "NNODES", "value": str(nodes)},
-        {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
-    ]
+def annotations(ctx: Ctx) -> dict[str, str]:
+    return security.skips(ctx, probed=False)
 
 
 def job_spec(
@@ -95,10 +94,11 @@ def batch_job(ctx: Ctx) -> list[dict[str, Any]]:
         docs: list[dict[str, Any]] = []
     else:
         name = fitted(ctx, f"-{nodes - 1}")  # pod hostnames are <job>-<index>
-        provided = rank_env(nodes, f"{name}-0.{name}")
+        provided = launch.rank_env(ctx, nodes, f"{name}-0.{name}")
+        command = launch.torchrun_command(ctx, nodes)
         spec = pod.pod_spec(
             ctx,
-            [pod.container(ctx, ctx.name, provided_env=provided)],
+            [pod.container(ctx, ctx.name, provided_env=provided, command=command)],
             restart_policy="Never",
             one_per_node=True,
             subdomain=name,
@@ -107,7 +107,8 @@ def batch_job(ctx: Ctx) -> list[dict[str, Any]]:
     body = job_spec(ctx, spec, nodes=nodes)
     if queue:
         body = {"suspend": True, **body}
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": ctx.meta(name, queue), "spec": body}
+    meta = ctx.meta(name, queue, annotations(ctx))
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": body}
     return [*docs, job]
 
 
@@ -129,10 +130,11 @@ def headless_service(ctx: Ctx, name: str) -> dict[str, Any]:
 def jobset(ctx: Ctx) -> list[dict[str, Any]]:
     nodes = node_count(ctx)
     name = fitted(ctx, f"-{JOBSET_JOB}-0-{nodes - 1}")  # pods are <jobset>-<job>-<i>-<index>
-    provided = rank_env(nodes, f"{name}-{JOBSET_JOB}-0-0.{name}")
+    provided = launch.rank_env(ctx, nodes, f"{name}-{JOBSET_JOB}-0-0.{name}")
+    command = launch.torchrun_command(ctx, nodes) if nodes > 1 else None
     spec = pod.pod_spec(
         ctx,
-        [pod.container(ctx, ctx.name, provided_env=provided)],
+        [pod.container(ctx, ctx.name, provided_env=provided, command=command)],
         restart_policy="Never",
         one_per_node=nodes > 1,
     )
@@ -151,7 +153,7 @@ def jobset(ctx: Ctx) -> list[dict[str, Any]]:
         {
             "apiVersion": "jobset.x-k8s.io/v1alpha2",
             "kind": "JobSet",
-            "metadata": ctx.meta(name, kueue(ctx)),
+            "metadata": ctx.meta(name, kueue(ctx), annotations(ctx)),
             "spec": body,
         }
     ]
@@ -162,15 +164,15 @@ def pytorchjob(ctx: Ctx) -> list[dict[str, Any]]:
     container named "pytorch"."""
     nodes = node_count(ctx)
     name = fitted(ctx, f"-{WORKER}-{max(nodes - 2, 0)}")
-    spec = pod.pod_spec(ctx, [pod.container(ctx, "pytorch")], one_per_node=nodes > 1)
+    command = launch.operator_torchrun(ctx)
+    spec = pod.pod_spec(ctx, [pod.container(ctx, "pytorch", command=command)], one_per_node=nodes > 1)
     replica = {"restartPolicy": "OnFailure", "template": pod.template(ctx, spec)}
     replicas: dict[str, Any] = {"Master": {"replicas": 1, **replica}}
     if nodes > 1:
         replicas["Worker"] = {"replicas": nodes - 1, **replica}
     body: dict[str, Any] = {}
-    gpu = pod.gpu_request(ctx)
-    if gpu:
-        body["nprocPerNode"] = str(gpu[1])  # one process per GPU
+    if pod.gpu_request(ctx) or ctx.workload.procs_per_node:
+        body["nprocPerNode"] = str(launch.procs_per_node(ctx))  # one process per GPU
     run_policy: dict[str, Any] = {"backoffLimit": BACKOFF_LIMIT}
     seconds = deadline(ctx)
     if seconds:
@@ -181,7 +183,7 @@ def pytorchjob(ctx: Ctx) -> list[dict[str, Any]]:
         {
             "apiVersion": "kubeflow.org/v1",
             "kind": "PyTorchJob",
-            "metadata": ctx.meta(name, kueue(ctx)),
+            "metadata": ctx.meta(name, kueue(ctx), annotations(ctx)),
             "spec": body,
         }
     ]
@@ -225,12 +227,76 @@ def volcano_job(ctx: Ctx) -> list[dict[str, Any]]:
     ]
 
 
-OPERATORS = {"job": batch_job, "jobset": jobset, "pytorchjob": pytorchjob, "volcano": volcano_job}
+LAUNCHER_RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "1Gi"}}
+
+
+def mpijob(ctx: Ctx) -> list[dict[str, Any]]:
+    """Launcher 1 (mpirun) + Worker nodes, slotsPerWorker ranks each."""
+    nodes = node_count(ctx)
+    name = fitted(ctx, f"-{WORKER}-{nodes - 1}")  # pods are <job>-worker-<index>
+    threads = {"name": "OMP_NUM_THREADS", "value": str(launch.threads_per_rank(ctx))}
+    worker = pod.container(ctx, "worker", provided_env=[threads], command=[])
+    worker.pop("command", None)  # the operator gives workers their own command
+    worker_spec = pod.pod_spec(ctx, [worker], one_per_node=nodes > 1)
+    runner = pod.container(
+        ctx, "launcher", provided_env=[threads], command=launch.mpirun_command(ctx, nodes)
+    )
+    runner["resources"] = LAUNCHER_RESOURCES
+    runner_spec = pod.pod_spec(ctx, [runner])
+    # The launcher reaches the workers through the API (kubectl exec) with the service account
+    # the operator gives it, so its token is mounted; it needs no GPU node.
+    for key in ("automountServiceAccountToken", "nodeSelector", "tolerations", "volumes"):
+        runner_spec.pop(key, None)
+    runner.pop("volumeMounts", None)
+    run_policy: dict[str, Any] = {"backoffLimit": BACKOFF_LIMIT, "cleanPodPolicy": "Running"}
+    seconds = deadline(ctx)
+    if seconds:
+        run_policy["activeDeadlineSeconds"] = seconds
+    body = {
+        "slotsPerWorker": launch.ranks_per_node(ctx),
+        "runPolicy": run_policy,
+        "mpiReplicaSpecs": {
+            "Launcher": {
+                "replicas": 1,
+                "restartPolicy": "OnFailure",
+                "template": pod.template(ctx, runner_spec),
+            },
+            "Worker": {
+                "replicas": nodes,
+                "restartPolicy": "OnFailure",
+                "template": pod.template(ctx, worker_spec),
+            },
+        },
+    }
+    return [
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "MPIJob",
+            "metadata": ctx.meta(name, kueue(ctx), annotations(ctx)),
+            "spec": body,
+        }
+    ]
+
+
+OPERATORS = {
+    "job": batch_job,
+    "jobset": jobset,
+    "pytorchjob": pytorchjob,
+    "mpijob": mpijob,
+    "volcano": volcano_job,
+}
 
 
 def documents(ctx: Ctx) -> list[dict[str, Any]]:
-    """The objects of one job placement, in apply order."""
-    operator = str(ctx.options.get("operator", "job"))
+    """The objects of one job placement, in apply order. Launcher mpi means an MPIJob, the
+    one kind that starts MPI ranks across pods; another operator with it is an error."""
+    default = "mpijob" if launch.launcher(ctx) == "mpi" else "job"
+    operator = str(ctx.options.get("operator", default))
+    if launch.launcher(ctx) == "mpi" and operator != "mpijob":
+        raise ctx.error(
+            f'workload {ctx.name} has launcher mpi: on Kubernetes that needs operator = "mpijob",'
+            f' not "{operator}"'
+        )
     if operator not in OPERATORS:
         raise ctx.error(f'unknown operator "{operator}"; expected one of {", ".join(OPERATORS)}')
     return OPERATORS[operator](ctx)
