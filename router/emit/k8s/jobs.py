@@ -189,6 +189,16 @@ def pytorchjob(ctx: Ctx) -> list[dict[str, Any]]:
     ]
 
 
+# checkov takes any kind "Job" for a batch/v1 Job and looks for spec.template, which a Volcano
+# Job does not have (its pods are spec.tasks[].template, hardened like every other pod), so
+# the pod checks cannot see them. Said on the object, not in the repo-wide skip list.
+_UNSEEN = "checkov reads a Volcano Job as batch/v1; its pods are in spec.tasks"
+VOLCANO_SKIPS = {
+    f"checkov.io/skip{90 + i}": f"{check}={_UNSEEN}"
+    for i, check in enumerate(("CKV_K8S_23", "CKV_K8S_29", "CKV_K8S_31", "CKV_K8S_38", "CKV_K8S_40"))
+}
+
+
 def volcano_job(ctx: Ctx) -> list[dict[str, Any]]:
     """A gang: Volcano starts the job only when all `nodes` pods can be placed at once."""
     nodes = node_count(ctx)
@@ -221,7 +231,7 @@ def volcano_job(ctx: Ctx) -> list[dict[str, Any]]:
         {
             "apiVersion": "batch.volcano.sh/v1alpha1",
             "kind": "Job",
-            "metadata": ctx.meta(name),
+            "metadata": ctx.meta(name, annotations={**annotations(ctx), **VOLCANO_SKIPS}),
             "spec": body,
         }
     ]
