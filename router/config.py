@@ -42,6 +42,7 @@ class Project:
     inventory: Path
     workloads: Path
     out: Path
+    running: Path | None = None  # what already runs on the nodes (optional)
     kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
 
     def relative(self, path: str | Path) -> str:
@@ -60,6 +61,7 @@ def load_project(
     inventory: str | Path | None = None,
     workloads: str | Path | None = None,
     out: str | Path | None = None,
+    running: str | Path | None = None,
 ) -> Project:
     """Read DIR/router.yaml (optional when every part is given) and apply overrides.
 
@@ -89,15 +91,15 @@ def load_project(
             if key == "kubernetes":
                 kubernetes = _kubernetes(value, str(config_path), _line_of(text, key))
                 continue
-            if key not in DEFAULTS and key != "version":
+            if key not in DEFAULTS and key not in ("version", "running"):
                 from router.errors import did_you_mean
 
                 raise LoadError(
-                    f'unknown key "{key}" (expected policy, inventory, workloads, out or'
-                    " kubernetes)",
+                    f'unknown key "{key}" (expected policy, inventory, workloads, running, out'
+                    " or kubernetes)",
                     path=str(config_path),
                     line=_line_of(text, key),
-                    hint=did_you_mean(str(key), [*DEFAULTS, "kubernetes"]),
+                    hint=did_you_mean(str(key), [*DEFAULTS, "running", "kubernetes"]),
                 )
             if key != "version" and not isinstance(value, str):
                 raise LoadError(f"{key}: expected a path, got {value!r}", path=str(config_path),
@@ -120,6 +122,8 @@ def load_project(
         inventory=pick("inventory", inventory),
         workloads=pick("workloads", workloads),
         out=pick("out", out),
+        running=Path(running) if running is not None else (
+            root / values["running"] if "running" in values else None),
         kubernetes=kubernetes,
     )
 
