@@ -38,7 +38,7 @@ def plan_of(root: Path) -> Plan:
 
 def write_out(plan: Plan, out: Path) -> dict[str, str]:
     assign_artifacts(plan.placements)
-    files = emit_all(plan.placements)
+    files = emit_all(plan.placements, plan.project.kubernetes)
     for rel, text in files.items():
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
