@@ -195,7 +195,8 @@ class _Analysis:
         taints = getattr(t, "taints", [])
         if taints:  # shape.py: the pool's taints keep out work its rule does not entitle
             tol = opts.get("tolerate")
-            keys = tol.value.value if tol and isinstance(tol.value, ast.Literal) else []
+            value: object = tol.value.value if tol and isinstance(tol.value, ast.Literal) else []
+            keys: list[str] = [str(k) for k in value] if isinstance(value, list) else []
             if untolerated(taints, True, keys):
                 parts.append(s.const(False))
             elif untolerated(taints, False, keys):

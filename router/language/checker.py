@@ -378,7 +378,8 @@ class _Checker:
         value = self.const_value(opt.value, want, f"`{opt.name}` expects {_example(spec)}")
         if value is None:
             return
-        if spec.type == "list" and not all(isinstance(v, str) for v in value.value):
+        items: list[object] = value.value if isinstance(value.value, list) else []
+        if spec.type == "list" and not all(isinstance(v, str) for v in items):
             self.error(f"`{opt.name}` expects {_example(spec)}", opt.value.span)
             return
         if spec.choices and value.value not in spec.choices:

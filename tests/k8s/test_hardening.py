@@ -262,7 +262,7 @@ def test_research_only_pool_takes_only_work_of_rules_that_tolerate_it(planned: A
 
 
 def test_cpu_work_stays_off_gpu_tainted_pools(planned: Any) -> None:
-    plan, _, docs = planned
+    plan = planned[0]
     for name in ("etl", "legacy-api", "nb-kf", "cfd"):
         assert target(plan, name) == "k8s-lab/cpu", name
     (etl,) = [d for d in plan.decisions if d.workload.name == "etl"]

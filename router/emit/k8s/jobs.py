@@ -64,7 +64,7 @@ def fitted(ctx: Ctx, suffix: str) -> str:
     return dns1035_label(ctx.name, LABEL_MAX - len(suffix))
 
 
-def annotations(ctx: Ctx) -> dict[str, str]:
+def skip_annotations(ctx: Ctx) -> dict[str, str]:
     return security.skips(ctx, probed=False)
 
 
@@ -107,7 +107,7 @@ def batch_job(ctx: Ctx) -> list[dict[str, Any]]:
     body = job_spec(ctx, spec, nodes=nodes)
     if queue:
         body = {"suspend": True, **body}
-    meta = ctx.meta(name, queue, annotations(ctx))
+    meta = ctx.meta(name, queue, skip_annotations(ctx))
     job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": body}
     return [*docs, job]
 
@@ -153,7 +153,7 @@ def jobset(ctx: Ctx) -> list[dict[str, Any]]:
         {
             "apiVersion": "jobset.x-k8s.io/v1alpha2",
             "kind": "JobSet",
-            "metadata": ctx.meta(name, kueue(ctx), annotations(ctx)),
+            "metadata": ctx.meta(name, kueue(ctx), skip_annotations(ctx)),
             "spec": body,
         }
     ]
@@ -165,7 +165,9 @@ def pytorchjob(ctx: Ctx) -> list[dict[str, Any]]:
     nodes = node_count(ctx)
     name = fitted(ctx, f"-{WORKER}-{max(nodes - 2, 0)}")
     command = launch.operator_torchrun(ctx)
-    spec = pod.pod_spec(ctx, [pod.container(ctx, "pytorch", command=command)], one_per_node=nodes > 1)
+    spec = pod.pod_spec(
+        ctx, [pod.container(ctx, "pytorch", command=command)], one_per_node=nodes > 1
+    )
     replica = {"restartPolicy": "OnFailure", "template": pod.template(ctx, spec)}
     replicas: dict[str, Any] = {"Master": {"replicas": 1, **replica}}
     if nodes > 1:
@@ -183,7 +185,7 @@ def pytorchjob(ctx: Ctx) -> list[dict[str, Any]]:
         {
             "apiVersion": "kubeflow.org/v1",
             "kind": "PyTorchJob",
-            "metadata": ctx.meta(name, kueue(ctx), annotations(ctx)),
+            "metadata": ctx.meta(name, kueue(ctx), skip_annotations(ctx)),
             "spec": body,
         }
     ]
@@ -195,7 +197,9 @@ def pytorchjob(ctx: Ctx) -> list[dict[str, Any]]:
 _UNSEEN = "checkov reads a Volcano Job as batch/v1; its pods are in spec.tasks"
 VOLCANO_SKIPS = {
     f"checkov.io/skip{90 + i}": f"{check}={_UNSEEN}"
-    for i, check in enumerate(("CKV_K8S_23", "CKV_K8S_29", "CKV_K8S_31", "CKV_K8S_38", "CKV_K8S_40"))
+    for i, check in enumerate(
+        ("CKV_K8S_23", "CKV_K8S_29", "CKV_K8S_31", "CKV_K8S_38", "CKV_K8S_40")
+    )
 }
 
 
@@ -231,7 +235,7 @@ def volcano_job(ctx: Ctx) -> list[dict[str, Any]]:
         {
             "apiVersion": "batch.volcano.sh/v1alpha1",
             "kind": "Job",
-            "metadata": ctx.meta(name, annotations={**annotations(ctx), **VOLCANO_SKIPS}),
+            "metadata": ctx.meta(name, annotations={**skip_annotations(ctx), **VOLCANO_SKIPS}),
             "spec": body,
         }
     ]
@@ -282,7 +286,7 @@ def mpijob(ctx: Ctx) -> list[dict[str, Any]]:
         {
             "apiVersion": "kubeflow.org/v1",
             "kind": "MPIJob",
-            "metadata": ctx.meta(name, kueue(ctx), annotations(ctx)),
+            "metadata": ctx.meta(name, kueue(ctx), skip_annotations(ctx)),
             "spec": body,
         }
     ]

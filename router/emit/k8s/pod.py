@@ -20,8 +20,8 @@ from typing import Any
 
 from router.emit.k8s import security
 from router.emit.k8s.context import Ctx
-from router.models import NodePool
 from router.language.names import PRIORITIES
+from router.models import NodePool
 from router.models.k8s import SHM, Probe
 
 GPU = "nvidia.com/gpu"
@@ -147,7 +147,10 @@ def volumes(ctx: Ctx) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
         kind, source = v.source
         if kind == "pvc":
             vols.append(
-                {"name": name, "persistentVolumeClaim": {"claimName": source, "readOnly": v.read_only}}
+                {
+                    "name": name,
+                    "persistentVolumeClaim": {"claimName": source, "readOnly": v.read_only},
+                }
             )
         elif kind == "secret":
             vols.append({"name": name, "secret": {"secretName": source}})
