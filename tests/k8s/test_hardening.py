@@ -394,3 +394,20 @@ def test_rule_option_errors(tmp_path: Path, option: str, message: str) -> None:
         load_policy(path)
     assert message in str(e.value)
     assert "p.route:2:" in str(e.value)
+
+
+@pytest.mark.parametrize("operator", ["job", "jobset"])
+def test_torchrun_on_one_node_is_standalone(tmp_path: Path, operator: str) -> None:
+    work = [job("ft", gpus=4, cpus=16, memory="64GiB", launcher="torchrun",
+                command=["python3", "ft.py"])]  # fmt: skip
+    policy = f'policy p\nrule r: route kubernetes with operator = "{operator}"\n'
+    plan = build_plan(load_project(make_project(tmp_path, work, policy, hardened.INVENTORY)))
+    check_plan(plan, tmp_path / "out")
+    (p,) = plan.placements
+    text = (tmp_path / "out" / p.artifacts[0]).read_text()
+    (doc,) = [d for d in yaml.safe_load_all(text) if d]
+    spec = doc["spec"]
+    if operator == "jobset":
+        spec = spec["replicatedJobs"][0]["template"]["spec"]
+    (c,) = spec["template"]["spec"]["containers"]
+    assert c["command"] == ["torchrun", "--standalone", "--nproc-per-node=4", "ft.py"]

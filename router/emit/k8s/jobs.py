@@ -90,7 +90,10 @@ def batch_job(ctx: Ctx) -> list[dict[str, Any]]:
     queue = kueue(ctx)
     if nodes == 1:
         name = fitted(ctx, "")
-        spec = pod.pod_spec(ctx, [pod.container(ctx, ctx.name)], restart_policy="Never")
+        command = launch.torchrun_command(ctx, 1)
+        spec = pod.pod_spec(
+            ctx, [pod.container(ctx, ctx.name, command=command)], restart_policy="Never"
+        )
         docs: list[dict[str, Any]] = []
     else:
         name = fitted(ctx, f"-{nodes - 1}")  # pod hostnames are <job>-<index>
@@ -131,7 +134,7 @@ def jobset(ctx: Ctx) -> list[dict[str, Any]]:
     nodes = node_count(ctx)
     name = fitted(ctx, f"-{JOBSET_JOB}-0-{nodes - 1}")  # pods are <jobset>-<job>-<i>-<index>
     provided = launch.rank_env(ctx, nodes, f"{name}-{JOBSET_JOB}-0-0.{name}")
-    command = launch.torchrun_command(ctx, nodes) if nodes > 1 else None
+    command = launch.torchrun_command(ctx, nodes)
     spec = pod.pod_spec(
         ctx,
         [pod.container(ctx, ctx.name, provided_env=provided, command=command)],

@@ -13,6 +13,7 @@ The launcher is the workload's `launcher`, else the rule's `launcher` option, el
   from the container's env). `python train.py` drops the `python`; another program runs with
   `--no-python`; a command that already starts with torchrun is left alone, as is a shell
   string (which sees the PET_ variables). P is `procs_per_node`, else the pod's GPUs, else 1.
+  On one node: `torchrun --standalone --nproc-per-node=P train.py`.
   A PyTorchJob's operator sets the PET_ variables itself (from nprocPerNode), so there the
   command is only prefixed with `torchrun`.
 - mpi. Only an MPIJob (operator "mpijob") can start MPI ranks across pods: its launcher runs
@@ -91,6 +92,9 @@ def torchrun_command(ctx: Ctx, nodes: int) -> list[str] | None:
     command = ctx.workload.command
     if launcher(ctx) != "torchrun" or not isinstance(command, list) or _is_torchrun(command):
         return None
+    if nodes == 1:  # no peers: torchrun's own local rendezvous
+        return ["torchrun", "--standalone", f"--nproc-per-node={procs_per_node(ctx)}",
+                *_program(command)]  # fmt: skip
     return [
         "torchrun",
         f"--nnodes={nodes}",

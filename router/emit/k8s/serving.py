@@ -128,7 +128,7 @@ def kserve_name_limit(namespace: str) -> int:
 def inference_service(ctx: Ctx, name: str) -> dict[str, Any]:
     low, high = replica_bounds(ctx)
     port = ctx.workload.port
-    spec = pod.pod_spec(ctx, [pod.container(ctx, KSERVE_CONTAINER, port=port)])
+    spec = pod.pod_spec(ctx, [pod.container(ctx, KSERVE_CONTAINER, port=port)], spread=high > 1)
     predictor: dict[str, Any] = {"minReplicas": low, "maxReplicas": high}
     # The predictor's `labels` go on its pods, so the PDB's selector finds them.
     predictor["labels"] = dict(ctx.pod_labels)
