@@ -110,7 +110,7 @@ OPTIONS: dict[str, OptionSpec] = {
             "operator",
             ("kubernetes",),
             "string",
-            ("job", "jobset", "pytorchjob", "mpijob", "volcano"),
+            ("job", "jobset", "pytorchjob", "trainjob", "mpijob", "volcano"),
         ),
         OptionSpec("serving", ("kubernetes",), "string", ("deployment", "kserve")),
         OptionSpec("mig", ("kubernetes",), "string"),

@@ -134,6 +134,10 @@ def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
         return [spec["template"]["spec"]]
     if kind == "MPIJob":  # the Worker pods: the launcher runs on no GPU node
         return [spec["mpiReplicaSpecs"]["Worker"]["template"]["spec"]]
+    if kind == "TrainJob":  # the pool placement is a runtime patch
+        (patch,) = spec["runtimePatches"]
+        (rjob,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+        return [rjob["template"]["spec"]["template"]["spec"]]
     if kind == "JobSet":
         return [r["template"]["spec"]["template"]["spec"] for r in spec["replicatedJobs"]]
     if kind == "PyTorchJob":
@@ -442,6 +446,7 @@ ALL_KINDS: dict[str, Callable[[NodePool], Placement]] = {
     "pytorchjob": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "pytorchjob"}),
     "volcano": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "volcano"}),
     "mpijob": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "mpijob"}),
+    "trainjob": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "trainjob"}),
     "notebook": lambda pool: job(pool=pool, nodes=1, gpus=0, kind="notebook", name="nb"),
     "kubeflow": lambda pool: job(
         pool=pool, nodes=1, gpus=0, kind="notebook", name="nb", options={"notebook": "kubeflow"}

@@ -66,6 +66,9 @@ rule research_training:
 rule mpi:
   when kind == "hpc"
   route kubernetes with operator = "mpijob" where gpus_per_node == 0
+rule trainjob:
+  when kind == "training" and labels.trainer == "v2"
+  route kubernetes with operator = "trainjob", queue = "team-v" where gpu_type == "l4"
 rule other_training:
   when kind == "training"
   route kubernetes with operator = "pytorchjob" where gpu_type == "h100" or gpu_type == "l4"
@@ -107,6 +110,17 @@ def workloads() -> list[dict[str, Any]]:
             memory="512GiB",
             launcher="torchrun",
             command=["train.py"],
+            image=IMAGE,
+        ),
+        job(
+            "vit-trainer",
+            team="vision",
+            gpus=8,
+            cpus=32,
+            memory="128GiB",
+            labels={"trainer": "v2"},
+            launcher="torchrun",
+            command=["python", "vit.py"],
             image=IMAGE,
         ),
         {

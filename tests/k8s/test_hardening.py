@@ -325,6 +325,25 @@ def test_pytorchjob_torchrun_takes_the_operators_env(planned: Any) -> None:
         assert c["command"] == ["torchrun", "train.py"]
 
 
+def test_trainjob_on_the_torch_runtime_with_the_pool_as_a_patch(planned: Any) -> None:
+    plan, _, docs = planned
+    tj = one(docs["vit-trainer"], "TrainJob")
+    assert tj["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team-v"
+    spec = tj["spec"]
+    assert spec["runtimeRef"] == {"name": "torch-distributed"}
+    trainer = spec["trainer"]
+    assert (trainer["numNodes"], trainer["numProcPerNode"]) == (2, 4)  # 8 l4 on 4-GPU nodes
+    assert trainer["command"] == ["torchrun", "vit.py"]
+    assert trainer["resourcesPerNode"]["limits"]["nvidia.com/gpu"] == "4"
+    (patch,) = spec["runtimePatches"]
+    (rjob,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+    pod = rjob["template"]["spec"]["template"]["spec"]
+    assert pod["nodeSelector"] == {"pool": "l4"}
+    assert pod["securityContext"]["runAsNonRoot"] is True
+    assert pod["containers"][0]["name"] == "node"
+    assert target(plan, "vit-trainer") == "k8s-lab/l4"
+
+
 def test_mpijob_slots_per_worker_from_ranks_per_node(planned: Any) -> None:
     _, _, docs = planned
     mpi = one(docs["cfd"], "MPIJob")

@@ -54,6 +54,13 @@ def pod_specs(doc: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
         return [(spec["template"]["spec"], spec.get("replicas", -1))]
     if kind == "Notebook":
         return [(spec["template"]["spec"], 1)]
+    if kind == "TrainJob":  # placement in the runtime patch; resources in the trainer
+        (patch,) = spec["runtimePatches"]
+        (rjob,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+        pod_spec = dict(rjob["template"]["spec"]["template"]["spec"])
+        (c,) = pod_spec["containers"]
+        pod_spec["containers"] = [{**c, "resources": spec["trainer"]["resourcesPerNode"]}]
+        return [(pod_spec, spec["trainer"]["numNodes"])]
     if kind == "MPIJob":  # the launcher is a small pod of its own, not one of the plan's nodes
         worker = spec["mpiReplicaSpecs"]["Worker"]
         return [(worker["template"]["spec"], worker["replicas"])]

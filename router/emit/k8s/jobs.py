@@ -21,6 +21,8 @@ Decisions:
   kind gives pods stable DNS names and does not set them itself; PyTorchJob sets its own,
   Volcano gives VC_TASK_INDEX (env plugin) and hostnames (svc plugin). A variable in the
   workload's env wins. Launchers (torchrun's arguments, MPI ranks): k8s/launch.py.
+- TrainJob (trainer.kubeflow.org/v1alpha1, operator "trainjob"): Kubeflow Trainer v2 on its
+  torch-distributed runtime; the pool, security and volumes as a runtime patch.
 - MPIJob (kubeflow.org/v1, operator "mpijob", or launcher mpi): a Launcher pod running mpirun
   and `nodes` Worker pods, slotsPerWorker = ranks per node. The launcher is small (1 CPU,
   1 GiB, no GPU) and not counted by the plan; the workers are the plan's nodes.
@@ -295,8 +297,69 @@ def mpijob(ctx: Ctx) -> list[dict[str, Any]]:
     ]
 
 
+TRAIN_RUNTIME = "torch-distributed"  # the ClusterTrainingRuntime Kubeflow Trainer v2 installs
+TRAIN_NODE = "node"  # its replicated job and container
+PATCH_FIELDS = (
+    "serviceAccountName",
+    "automountServiceAccountToken",
+    "imagePullSecrets",
+    "securityContext",
+    "nodeSelector",
+    "tolerations",
+    "affinity",
+    "volumes",
+)
+
+
+def trainjob(ctx: Ctx) -> list[dict[str, Any]]:
+    """A Kubeflow Trainer v2 TrainJob on the torch-distributed runtime, which sets torchrun's
+    PET_ variables; the pool placement and pod security go in as a runtime patch (the fields
+    a TrainJob lets a manager set). The patch has no priorityClassName: a priority class needs
+    the runtime's own template."""
+    nodes = node_count(ctx)
+    name = fitted(ctx, f"-{TRAIN_NODE}-0-{nodes - 1}")
+    c = pod.container(ctx, TRAIN_NODE, command=launch.operator_torchrun(ctx))
+    spec = pod.pod_spec(ctx, [c], one_per_node=nodes > 1)
+    patch_spec = {
+        k: spec[k] for k in PATCH_FIELDS if k in spec and k != "automountServiceAccountToken"
+    }
+    patch_container: dict[str, Any] = {"name": TRAIN_NODE, "securityContext": c["securityContext"]}
+    if "volumeMounts" in c:
+        patch_container["volumeMounts"] = c["volumeMounts"]
+    patch_spec["containers"] = [patch_container]
+    trainer: dict[str, Any] = {"image": c["image"]}
+    if "command" in c:
+        trainer["command"] = c["command"]
+    if "env" in c:
+        trainer["env"] = c["env"]
+    trainer["numNodes"] = nodes
+    trainer["numProcPerNode"] = launch.procs_per_node(ctx)
+    if "resources" in c:
+        trainer["resourcesPerNode"] = c["resources"]
+    replicated = {"name": TRAIN_NODE, "template": {"spec": {"template": {"spec": patch_spec}}}}
+    body: dict[str, Any] = {"runtimeRef": {"name": TRAIN_RUNTIME}, "trainer": trainer}
+    seconds = deadline(ctx)
+    if seconds:
+        body["activeDeadlineSeconds"] = seconds
+    body["runtimePatches"] = [
+        {
+            "manager": "router.dev/router",
+            "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [replicated]}}},
+        }
+    ]
+    return [
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": ctx.meta(name, kueue(ctx), skip_annotations(ctx)),
+            "spec": body,
+        }
+    ]
+
+
 OPERATORS = {
     "job": batch_job,
+    "trainjob": trainjob,
     "jobset": jobset,
     "pytorchjob": pytorchjob,
     "mpijob": mpijob,
