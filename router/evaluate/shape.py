@@ -23,7 +23,7 @@ from __future__ import annotations
 from typing import Any
 
 from router.models import NodePool, TargetRef, Workload
-from router.models.inventory import untolerated
+from router.models.inventory import Taint, untolerated
 from router.plan.model import Resources
 from router.quantity import format_duration, format_memory
 
@@ -42,6 +42,15 @@ def _spread(gpus: int, per_node: int) -> tuple[int, int]:
     return least, _ceil(gpus, least)
 
 
+def _taint_reason(blocked: list[Taint]) -> str:
+    others = sorted({t.key for t in blocked if not t.gpu})
+    if others:
+        listed = ", ".join(f'"{k}"' for k in others)
+        return f"tainted {', '.join(others)}; the rule does not tolerate it (tolerate = [{listed}])"
+    keys = ", ".join(sorted({t.key for t in blocked}))
+    return f"tainted {keys} for GPU work; the workload uses no GPUs"
+
+
 def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | str:
     """The resources `w` takes on `ref`, or why it cannot fit there."""
     t = ref.target
@@ -52,8 +61,7 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
     if isinstance(t, NodePool) and t.taints:
         blocked = untolerated(t.taints, w.gpus > 0, options.get("tolerate") or ())
         if blocked:
-            keys = ", ".join(sorted({b.key for b in blocked}))
-            return f"tainted {keys}; the rule does not tolerate it (tolerate = [...])"
+            return _taint_reason(blocked)
     capacity_nodes = getattr(t, "max_nodes", None) or t.nodes
     gpu_type = t.gpu_type if w.gpus and not t.untyped_gpus else None
     mig = options.get("mig") if ref.backend == "kubernetes" else None

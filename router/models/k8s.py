@@ -28,6 +28,7 @@ from typing import Annotated, Any
 from pydantic import BeforeValidator, ConfigDict, Field, model_validator
 from pydantic_core import PydanticCustomError
 
+from router.errors import did_you_mean
 from router.models.fields import Duration, Flag, Frozen, Memory, fail, has_control, need_str, show
 
 DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -189,7 +190,11 @@ PRIORITY_NAMES = ("low", "normal", "high", "critical")
 def _priority_name(value: Any) -> str:
     text = need_str(value)
     if text not in PRIORITY_NAMES:
-        raise fail(f"must be one of {', '.join(PRIORITY_NAMES)}, got {show(text)}")
+        hint = did_you_mean(text, PRIORITY_NAMES)
+        raise fail(
+            f"must be one of {', '.join(PRIORITY_NAMES)}, got {show(text)}"
+            + (f"; {hint}" if hint else "")
+        )
     return text
 
 

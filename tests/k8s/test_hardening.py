@@ -13,7 +13,7 @@ import yaml
 from router.config import load_project
 from router.errors import LoadError, PlanError, PolicyError
 from router.language import load_policy
-from router.models import load_workloads
+from router.models import load_inventory, load_workloads
 from router.plan.build import Plan, build_plan
 from tests.emit.test_kubernetes_emit import pod_specs
 from tests.helpers import job, make_project
@@ -261,7 +261,7 @@ def test_research_only_pool_takes_only_work_of_rules_that_tolerate_it(planned: A
     (other,) = [d for d in plan.decisions if d.workload.name == "llm-other"]
     reasons = {e.target: e.reason for e in other.excluded}
     assert reasons["k8s-lab/h100"] == (
-        "tainted research-only; the rule does not tolerate it (tolerate = [...])"
+        'tainted research-only; the rule does not tolerate it (tolerate = ["research-only"])'
     )
     pod = one(docs["llm-research"], "JobSet")["spec"]["replicatedJobs"][0]["template"]["spec"]
     keys = [t["key"] for t in pod["template"]["spec"]["tolerations"]]
@@ -273,9 +273,12 @@ def test_cpu_work_stays_off_gpu_tainted_pools(planned: Any) -> None:
     for name in ("etl", "legacy-api", "nb-kf", "cfd"):
         assert target(plan, name) == "k8s-lab/cpu", name
     (etl,) = [d for d in plan.decisions if d.workload.name == "etl"]
-    assert {e.target for e in etl.excluded if "tainted" in e.reason} == {
-        "k8s-lab/h100",
-        "k8s-lab/l4",
+    reasons = {e.target: e.reason for e in etl.excluded if "tainted" in e.reason}
+    assert reasons == {
+        "k8s-lab/h100": (
+            'tainted research-only; the rule does not tolerate it (tolerate = ["research-only"])'
+        ),
+        "k8s-lab/l4": "tainted nvidia.com/gpu for GPU work; the workload uses no GPUs",
     }
 
 
@@ -287,7 +290,7 @@ def test_a_rule_may_tolerate_the_gpu_taint_for_cpu_work(tmp_path: Path, tolerate
     plan = build_plan(load_project(make_project(tmp_path, work, policy, hardened.INVENTORY)))
     if not tolerate:
         assert not plan.placements and len(plan.unplaced) == 1
-        assert any("tainted nvidia.com/gpu" in r for r in plan.unplaced[0].reasons)
+        assert any("tainted nvidia.com/gpu for GPU work" in r for r in plan.unplaced[0].reasons)
         return
     assert target(plan, "etl") == "k8s-lab/l4"
     check_plan(plan, tmp_path / "out")
@@ -485,3 +488,14 @@ def test_every_pod_meets_its_pod_security_level(tmp_path: Path, platform: str) -
         # The opted-out pod would not pass restricted: the check can tell them apart.
         (legacy,) = [spec for name, _, spec in pods if name == "legacy-api"]
         assert restricted_errors(legacy)
+
+
+def test_inventory_priority_class_table_errors(tmp_path: Path) -> None:
+    table = {"priority_classes": {"hihg": "prod-high"}}
+    inventory = {"clusters": [{**hardened.INVENTORY["clusters"][0], "kubernetes": table}]}
+    path = tmp_path / "inventory.yaml"
+    path.write_text(yaml.safe_dump(inventory, sort_keys=False))
+    with pytest.raises(LoadError) as e:
+        load_inventory(path)
+    text = str(e.value)
+    assert "inventory.yaml" in text and "priority_classes" in text and 'did you mean "high"' in text
