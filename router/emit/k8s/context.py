@@ -10,9 +10,11 @@ every pod, and neither a new router release nor a renamed rule should restart a 
 Selectors use only the workload and managed-by labels, which never change for a workload, since
 a Deployment's selector is immutable.
 
-Namespace: the rule's `namespace` option, else the node pool's, else the team name. Router
-never emits Namespace objects: namespaces, with their quotas, RBAC and Kueue LocalQueues, are
-the platform's, and a plan that dropped its last workload must not delete one (GitOps prune).
+Namespace: the rule's `namespace` option, else the node pool's, else the team name. By
+default router emits no Namespace objects: namespaces, with their quotas, RBAC and Kueue
+LocalQueues, are the platform's. With router.yaml's `kubernetes: {create_namespaces: true}`
+each cluster's folder creates the ones its workloads use, marked so that GitOps prune never
+deletes one when a plan drops its last workload (router/emit/kubernetes.py).
 """
 
 from __future__ import annotations
