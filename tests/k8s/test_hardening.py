@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 import yaml
+from click.testing import CliRunner
 
+from router.cli.main import cli
 from router.config import load_project
 from router.errors import LoadError, PlanError, PolicyError
 from router.language import load_policy
@@ -499,3 +501,14 @@ def test_inventory_priority_class_table_errors(tmp_path: Path) -> None:
         load_inventory(path)
     text = str(e.value)
     assert "inventory.yaml" in text and "priority_classes" in text and 'did you mean "high"' in text
+
+
+def test_router_plan_writes_the_namespaces(tmp_path: Path) -> None:
+    root = hardened.project(tmp_path / "p")
+    result = CliRunner().invoke(cli, ["plan", str(root)])
+    assert result.exit_code == 0, result.output
+    folder = root / "out" / "kubernetes" / "k8s-lab"
+    kinds = {d["kind"] for d in yaml.safe_load_all((folder / "namespaces.yaml").read_text())}
+    assert kinds == {"Namespace"}
+    plan = yaml.safe_load((root / "out" / "plan.json").read_text())
+    assert len(plan["placements"]) == len(hardened.workloads())
