@@ -732,3 +732,41 @@ def test_libyaml_dumper_writes_the_same_bytes_as_pure_python(
     fast = [KubernetesEmitter().emit(p) for p in placements]
     monkeypatch.setattr(yamlio, "_Dumper", Pure)
     assert [KubernetesEmitter().emit(p) for p in placements] == fast
+
+
+@pytest.mark.parametrize("operator", ["job", "jobset", "volcano"])
+def test_torchrun_launcher_wraps_the_program_with_the_node_rank(operator: str) -> None:
+    p = job(nodes=3, options={"operator": operator, "launcher": "torchrun"},
+            command=["python", "train.py", "--lr", "3e-4"])  # fmt: skip
+    (spec,) = [s for obj in docs(p) for s in pod_specs(obj)]
+    (c,) = spec["containers"]
+    rank = "VC_TASK_INDEX" if operator == "volcano" else "NODE_RANK"
+    assert c["command"] == [
+        "torchrun", "--nnodes=3", "--nproc-per-node=8", f"--node-rank=$({rank})",
+        "--master-addr=$(MASTER_ADDR)", "--master-port=$(MASTER_PORT)",
+        "train.py", "--lr", "3e-4",
+    ]  # fmt: skip
+    names = {e["name"] for e in c["env"]}
+    assert {"MASTER_ADDR", "MASTER_PORT", "NNODES"} <= names
+    assert ("PET_NODE_RANK" in names) == (operator != "volcano")
+
+
+@pytest.mark.parametrize(
+    ("command", "wrapped"),
+    [
+        (["torchrun", "train.py"], None),  # already torchrun: left alone
+        (["/opt/bin/train"], ["--no-python", "/opt/bin/train"]),
+        ("python train.py", None),  # a shell string: left alone, sees PET_ variables
+    ],
+)
+def test_torchrun_launcher_leaves_torchrun_and_shell_commands(
+    command: Any, wrapped: list[str] | None
+) -> None:
+    p = job(nodes=2, options={"launcher": "torchrun"}, command=command)
+    (spec,) = [s for obj in docs(p) for s in pod_specs(obj)]
+    (c,) = spec["containers"]
+    if wrapped is None:
+        assert c["command"][0] in ("torchrun", "/bin/sh")
+        assert "--nnodes=2" not in c["command"]
+    else:
+        assert c["command"][0] == "torchrun" and c["command"][-len(wrapped) :] == wrapped

@@ -214,11 +214,13 @@ def volcano_job(ctx: Ctx) -> list[dict[str, Any]]:
     name = fitted(ctx, f"-{WORKER}-{nodes - 1}")  # pods are <job>-<task>-<index>
     provided = [
         {"name": "MASTER_ADDR", "value": f"{name}-{WORKER}-0.{name}"},
+        {"name": "MASTER_PORT", "value": str(launch.RDZV_PORT)},
         {"name": "NNODES", "value": str(nodes)},
     ]
+    command = launch.torchrun_command(ctx, nodes, rank="VC_TASK_INDEX")
     spec = pod.pod_spec(
         ctx,
-        [pod.container(ctx, ctx.name, provided_env=provided)],
+        [pod.container(ctx, ctx.name, provided_env=provided, command=command)],
         restart_policy="Never",
         one_per_node=nodes > 1,
     )

@@ -15,7 +15,8 @@ The launcher is the workload's `launcher`, else the rule's `launcher` option, el
   string (which sees the PET_ variables). P is `procs_per_node`, else the pod's GPUs, else 1.
   On one node: `torchrun --standalone --nproc-per-node=P train.py`.
   A PyTorchJob's operator sets the PET_ variables itself (from nprocPerNode), so there the
-  command is only prefixed with `torchrun`.
+  command is only prefixed with `torchrun`; a Volcano Job's pods get MASTER_ADDR, MASTER_PORT
+  and NNODES, and the node rank from VC_TASK_INDEX (its env plugin) in torchrun's arguments.
 - mpi. Only an MPIJob (operator "mpijob") can start MPI ranks across pods: its launcher runs
   `mpirun -np N×R` over the workers' `slotsPerWorker` R = `ranks_per_node` (default 1), with
   OMP_NUM_THREADS = `threads_per_rank`, else the worker's CPUs / R.
@@ -86,9 +87,10 @@ def _is_torchrun(command: list[str]) -> bool:
     )
 
 
-def torchrun_command(ctx: Ctx, nodes: int) -> list[str] | None:
+def torchrun_command(ctx: Ctx, nodes: int, rank: str = "NODE_RANK") -> list[str] | None:
     """The container command for launcher torchrun on an indexed gang, or None to keep the
-    workload's own (not torchrun, a shell string, no command, or already torchrun)."""
+    workload's own (not torchrun, a shell string, no command, or already torchrun). `rank`
+    names the variable holding the node rank (Volcano's env plugin sets VC_TASK_INDEX)."""
     command = ctx.workload.command
     if launcher(ctx) != "torchrun" or not isinstance(command, list) or _is_torchrun(command):
         return None
@@ -99,7 +101,7 @@ def torchrun_command(ctx: Ctx, nodes: int) -> list[str] | None:
         "torchrun",
         f"--nnodes={nodes}",
         f"--nproc-per-node={procs_per_node(ctx)}",
-        "--node-rank=$(NODE_RANK)",
+        f"--node-rank=$({rank})",
         "--master-addr=$(MASTER_ADDR)",
         "--master-port=$(MASTER_PORT)",
         *_program(command),
