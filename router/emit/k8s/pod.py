@@ -123,9 +123,9 @@ def env(ctx: Ctx, provided: list[dict[str, Any]] | None = None) -> list[dict[str
 
 
 def shm_size(ctx: Ctx) -> int | None:
-    """MiB of in-memory /dev/shm: the workload's `kubernetes.shm`, else half the pod's memory
-    for GPU work (NCCL and PyTorch data loaders need far more than the runtime's 64 MiB; it
-    counts against the memory limit, hence half), else none."""
+    """MiB of in-memory /dev/shm: the workload's `kubernetes.shm` (at most the pod's memory,
+    which it counts against), else half the pod's memory for GPU work (NCCL and PyTorch data
+    loaders need far more than the runtime's 64 MiB), else none."""
     size = ctx.workload.kubernetes.shm
     if size:
         return min(size, ctx.resources.memory_per_node or size)
