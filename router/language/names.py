@@ -89,6 +89,9 @@ OPTIONS: dict[str, OptionSpec] = {
         OptionSpec("reservation", ("slurm",), "string"),
         OptionSpec("mpi", ("slurm",), "string", ("pmix", "pmi2", "none")),
         OptionSpec("container", ("slurm",), "string", ("pyxis", "apptainer")),
+        # How a job starts its processes (router/emit/slurm/launch.py, router/emit/k8s/
+        # launch.py); a workload's own `launcher` field wins.
+        OptionSpec("launcher", ("slurm", "kubernetes"), "string", LAUNCHERS),
         OptionSpec("namespace", ("kubernetes",), "string"),
         OptionSpec("queue", ("kubernetes",), "string"),
         OptionSpec("priority_class", ("kubernetes",), "string"),
@@ -120,7 +123,6 @@ OPTIONS: dict[str, OptionSpec] = {
         OptionSpec("tolerate", ("kubernetes",), "list"),
         OptionSpec("pod_security", ("kubernetes",), "string", ("restricted", "baseline")),
         OptionSpec("notebook", ("kubernetes",), "string", ("statefulset", "kubeflow")),
-        OptionSpec("launcher", ("slurm", "kubernetes"), "string", LAUNCHERS),
     )
 }
 

@@ -21,8 +21,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from router.errors import did_you_mean
-from router.language.names import LAUNCHERS, PRIORITIES
+from router.errors import Span, did_you_mean
+from router.language.names import PRIORITIES
 from router.models.fields import (
     Count,
     DnsLabel,
@@ -43,9 +43,10 @@ from router.models.fields import (
     whole,
 )
 from router.models.k8s import KubernetesSpec
+from router.models.run import Array, Checkpoint, Launcher, Mount, SetupLine
 
 KIND = re.compile(r"[a-z][a-z0-9_-]{0,62}")
-IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
+IMAGE = re.compile(r"[A-Za-z0-9/][A-Za-z0-9._/:@+-]*")  # "/" first: an Apptainer .sif path
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_PRIORITY = 1000
 
@@ -180,8 +181,6 @@ def _port(value: Any) -> int | None:
 EnvName = Annotated[str, BeforeValidator(_env_name)]
 EnvValue = Annotated[str, BeforeValidator(_env_value)]
 PriorityName = Literal["low", "normal", "high", "critical"]
-Launcher = Literal["torchrun", "mpi", "plain"]
-assert LAUNCHERS == ("torchrun", "mpi", "plain")  # the rule option's choices are the same words
 
 
 class Workload(Frozen):
@@ -228,7 +227,7 @@ class Workload(Frozen):
         None, description="the serving port of a service, 1..65535"
     )
 
-    # ---- how a multi-node job starts (issue 13; the Slurm side uses the same fields) ----
+    # ---- how a job runs (issue 13; router.models.run; Kubernetes reads the launcher too) ----
     launcher: Launcher | None = Field(
         None, description="torchrun, mpi or plain (one task per node); a rule's option else"
     )
@@ -239,11 +238,28 @@ class Workload(Frozen):
     threads_per_rank: PositiveCount | None = Field(
         None, description="CPUs (OpenMP threads) per MPI rank; default CPUs per node / ranks"
     )
+    array: Array | None = Field(None, description="a job array {count, parallel}")
+    after: list[DnsLabel] = Field(
+        default_factory=list, description="workloads this one starts after (afterok)"
+    )
+    mounts: list[Mount] = Field(
+        default_factory=list, description='container mounts "SRC[:DST[:ro|rw]]"'
+    )
+    container_workdir: Annotated[str | None, BeforeValidator(_workdir)] = Field(
+        None, description="the working folder inside the container; default workdir"
+    )
+    setup: list[SetupLine] = Field(
+        default_factory=list, description="shell lines run before the launch (module load ...)"
+    )
+    checkpoint: Checkpoint | None = Field(
+        None, description="{signal_lead: 5min}: a signal before the time limit"
+    )
 
     # ---- Kubernetes only: volumes, secrets, service account, probes (router.models.k8s) ----
     kubernetes: KubernetesSpec = Field(default_factory=KubernetesSpec)
 
     _source: tuple[str, int] | None = PrivateAttr(default=None)
+    _after_spans: tuple[Span, ...] = PrivateAttr(default=())  # of each `after` entry
 
     @model_validator(mode="before")
     @classmethod
@@ -273,10 +289,33 @@ class Workload(Frozen):
             )
         return self
 
+    @model_validator(mode="after")
+    def _run_shape(self) -> Workload:
+        if self.ranks_per_node is not None and self.launcher not in (None, "mpi"):
+            raise _cross(
+                "ranks_per_node", f"ranks_per_node is for launcher mpi, not {self.launcher}"
+            )
+        if self.procs_per_node is not None and self.launcher not in (None, "torchrun"):
+            raise _cross(
+                "procs_per_node", f"procs_per_node is for launcher torchrun, not {self.launcher}"
+            )
+        if self.name in self.after:
+            raise _cross("after", f"workload {self.name} cannot start after itself")
+        if len(set(self.after)) != len(self.after):
+            raise _cross("after", "a workload is listed twice")
+        if self.array is not None and self.is_service:
+            raise _cross("array", "a service (replicas, or kind inference) cannot be a job array")
+        return self
+
     @property
     def source(self) -> tuple[str, int] | None:
         """(file, line) where the workload was written, set by the loader."""
         return self._source
+
+    @property
+    def after_spans(self) -> tuple[Span, ...]:
+        """Where each `after` entry was written, set by the loader."""
+        return self._after_spans
 
     @property
     def is_service(self) -> bool:

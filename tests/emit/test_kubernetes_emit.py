@@ -756,6 +756,8 @@ def test_torchrun_launcher_wraps_the_program_with_the_node_rank(operator: str) -
     [
         (["torchrun", "train.py"], None),  # already torchrun: left alone
         (["/opt/bin/train"], ["--no-python", "/opt/bin/train"]),
+        (["python", "-u", "t.py"], ["--no-python", "python", "-u", "t.py"]),
+        (["python", "-m", "pkg.train"], ["-m", "pkg.train"]),
         ("python train.py", None),  # a shell string: left alone, sees PET_ variables
     ],
 )

@@ -72,9 +72,12 @@ def rank_env(ctx: Ctx, nodes: int, master: str) -> list[dict[str, Any]]:
 
 def _program(command: list[str]) -> list[str]:
     """What torchrun is given: a script (python dropped) or `--no-python` and a program."""
-    if command[0] in ("python", "python3") and len(command) > 1:
+    # As on Slurm (router/emit/slurm/launch.py): torchrun takes a script or `-m module`;
+    # other interpreter flags need --no-python.
+    script = len(command) > 1 and (command[1] == "-m" or not command[1].startswith("-"))
+    if command[0] in ("python", "python3") and script:
         return command[1:]
-    if command[0].endswith(".py") or command[0] == "-m":
+    if command[0].endswith(".py"):
         return command
     return ["--no-python", *command]
 
