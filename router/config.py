@@ -19,8 +19,12 @@ import yaml
 from router.errors import LoadError
 
 CONFIG_NAME = "router.yaml"
-DEFAULTS = {"policy": "policies", "inventory": "inventory.yaml", "workloads": "workloads",
-            "out": "out"}
+DEFAULTS = {
+    "policy": "policies",
+    "inventory": "inventory.yaml",
+    "workloads": "workloads",
+    "out": "out",
+}
 
 
 KUBERNETES_KEYS = ("create_namespaces",)
@@ -85,8 +89,9 @@ def load_project(
                 line=mark.line + 1 if mark else None,
             ) from None
         if not isinstance(data, dict):
-            raise LoadError("expected a mapping of policy, inventory, workloads, out",
-                            path=str(config_path))
+            raise LoadError(
+                "expected a mapping of policy, inventory, workloads, out", path=str(config_path)
+            )
         for key, value in data.items():
             if key == "kubernetes":
                 kubernetes = _kubernetes(value, str(config_path), _line_of(text, key))
@@ -102,8 +107,11 @@ def load_project(
                     hint=did_you_mean(str(key), [*DEFAULTS, "running", "kubernetes"]),
                 )
             if key != "version" and not isinstance(value, str):
-                raise LoadError(f"{key}: expected a path, got {value!r}", path=str(config_path),
-                                line=_line_of(text, key))
+                raise LoadError(
+                    f"{key}: expected a path, got {value!r}",
+                    path=str(config_path),
+                    line=_line_of(text, key),
+                )
             values[key] = value
     elif not (policy and inventory and workloads):
         raise LoadError(
@@ -122,8 +130,9 @@ def load_project(
         inventory=pick("inventory", inventory),
         workloads=pick("workloads", workloads),
         out=pick("out", out),
-        running=Path(running) if running is not None else (
-            root / values["running"] if "running" in values else None),
+        running=Path(running)
+        if running is not None
+        else (root / values["running"] if "running" in values else None),
         kubernetes=kubernetes,
     )
 
@@ -135,15 +144,23 @@ def _kubernetes(value: Any, path: str, line: int | None) -> KubernetesSettings:
     if value is None:
         return KubernetesSettings()
     if not isinstance(value, dict):
-        raise LoadError(f"kubernetes: expected a mapping such as {{create_namespaces: true}}, "
-                        f"got {value!r}", path=path, line=line)
+        raise LoadError(
+            f"kubernetes: expected a mapping such as {{create_namespaces: true}}, got {value!r}",
+            path=path,
+            line=line,
+        )
     for key, item in value.items():
         if key not in KUBERNETES_KEYS:
-            raise LoadError(f'kubernetes: unknown key "{key}" (expected create_namespaces)',
-                            path=path, line=line, hint=did_you_mean(str(key), KUBERNETES_KEYS))
+            raise LoadError(
+                f'kubernetes: unknown key "{key}" (expected create_namespaces)',
+                path=path,
+                line=line,
+                hint=did_you_mean(str(key), KUBERNETES_KEYS),
+            )
         if not isinstance(item, bool):
-            raise LoadError(f"kubernetes.{key}: expected true or false, got {item!r}",
-                            path=path, line=line)
+            raise LoadError(
+                f"kubernetes.{key}: expected true or false, got {item!r}", path=path, line=line
+            )
     return KubernetesSettings(create_namespaces=bool(value.get("create_namespaces", False)))
 
 
