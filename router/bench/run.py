@@ -38,7 +38,7 @@ from router.evaluate.quota import compile_quotas
 from router.evaluate.spread import SpreadLimit, compile_spreads
 from router.language import ast, load_policy
 from router.models import Inventory, Workload
-from router.plan.model import Placement
+from router.models.placement import Placement
 from router.solve.aggregate import Aggregate, build_aggregate
 from router.solve.cpsat import SolveOptions, SolveResult, solve_aggregate
 from router.solve.greedy import best_hint, previous_hint

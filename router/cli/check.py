@@ -45,16 +45,13 @@ def _load_findings(error: Any) -> list[Any]:
 def check(directory: str, policy: str | None, inventory: str | None, workloads: str | None,
           fmt: str, strict: bool) -> None:  # fmt: skip
     """Parse, check and analyse the policy, inventory and workloads of DIRECTORY."""
-    from router.assure.analysis import analyze
+    import router
     from router.assure.report_check import render
-    from router.config import load_project
     from router.errors import RouterError
-    from router.language import parse_files, policy_files
-    from router.plan.build import load_inputs
 
-    project = load_project(directory, policy=policy, inventory=inventory, workloads=workloads)
+    platform = router.load(directory, policy=policy, inventory=inventory, workloads=workloads)
     try:
-        inputs = load_inputs(project)
+        inputs = platform.inputs()
     except RouterError as e:
         if fmt == "text":
             raise  # the full message with the source line and a caret
@@ -67,8 +64,7 @@ def check(directory: str, policy: str | None, inventory: str | None, workloads: 
         + f"{len(p.checks)} checks; {len(inputs.inventory.targets())} targets; "
         f"{len(inputs.workloads)} workloads"
     )
-    raw = parse_files(policy_files(project.policy))
-    findings = analyze(p, inputs.inventory, raw)
+    findings = router.check(platform)
     click.echo(render(findings, fmt, ok=ok, strict=strict))
     failing = {"error", "warning"} if strict else {"error"}
     if any(f.severity in failing for f in findings):

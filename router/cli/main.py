@@ -17,8 +17,8 @@ from typing import Any, TypeVar
 
 import click
 
-from router import __version__
 from router.errors import RouterError
+from router.version import __version__
 
 F = TypeVar("F", bound=Callable[..., Any])
 

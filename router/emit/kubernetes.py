@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 from router.emit.k8s import jobs, serving
 from router.emit.k8s.context import context
 from router.emit.k8s.yamlio import dump_documents
-from router.plan.model import Placement
+from router.models.placement import Placement
 
 KUSTOMIZATION = "kustomization.yaml"
 

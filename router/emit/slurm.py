@@ -46,7 +46,7 @@ from typing import Any, ClassVar
 
 from router.errors import PlanError
 from router.models import Partition
-from router.plan.model import Placement
+from router.models.placement import Placement
 from router.quantity import slurm_time
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")

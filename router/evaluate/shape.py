@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from router.models import TargetRef, Workload
-from router.plan.model import Resources
+from router.models.placement import Resources
 from router.quantity import format_duration, format_memory
 
 

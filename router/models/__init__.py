@@ -2,6 +2,7 @@
 
 from router.models.inventory import Cluster, Inventory, NodePool, Partition, Taint, TargetRef
 from router.models.loader import load_inventory, load_workloads
+from router.models.placement import Placement, Resources
 from router.models.workload import Replicas, Workload
 
 __all__ = [
@@ -9,7 +10,9 @@ __all__ = [
     "Inventory",
     "NodePool",
     "Partition",
+    "Placement",
     "Replicas",
+    "Resources",
     "Taint",
     "TargetRef",
     "Workload",

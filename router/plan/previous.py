@@ -160,7 +160,6 @@ def _in_repo(path: Path, top: Path, what: str) -> str:
 def previous_from_git(ref: str, project: Project,
                       options: SolveOptions | None = None) -> Previous:
     """Plan the project as it was at `ref`; the caller's project gives the paths."""
-    from router.emit import assign_artifacts
     from router.plan.build import build_plan
     from router.plan.document import plan_document
 
@@ -217,7 +216,6 @@ def previous_from_git(ref: str, project: Project,
         except RouterError as e:
             text = e.format().replace(f"{base}/", f"{ref}:")
             raise PlanError(f"cannot plan the previous revision {against}:\n{text}") from None
-        assign_artifacts(plan.placements)
         return Previous(against, plan_document(plan))
 
 

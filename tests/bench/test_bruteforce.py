@@ -117,7 +117,7 @@ def test_plan_equals_brute_force(policy_path: Path) -> None:
         result = solve(problem, SolveOptions(workers=1, deterministic_limit=5.0))
         assert result.objective == _best(problem), (inv_doc, wl_docs)
         assert result.status in ("OPTIMAL", "EMPTY")
-        from router.plan.model import Placement
+        from router.models.placement import Placement
 
         placements = [Placement(d.workload, c.target, "r", "x:1", c.rank, c.options,
                                 c.resources)

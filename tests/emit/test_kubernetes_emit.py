@@ -21,7 +21,7 @@ from router.emit.k8s.names import dns1035_label, dns_label, label_value, short_h
 from router.emit.kubernetes import KubernetesEmitter
 from router.errors import PlanError
 from router.models import NodePool, Taint, TargetRef, Workload
-from router.plan.model import Placement, Resources
+from router.models.placement import Placement, Resources
 from tests.k8s.validate import kustomize_build, validate_file, validate_manifest
 
 CLUSTER = "k8s-prod"

@@ -17,7 +17,7 @@ import pytest
 from router.emit.slurm import SlurmEmitter
 from router.errors import PlanError
 from router.models import Partition, TargetRef, Workload
-from router.plan.model import Placement, Resources
+from router.models.placement import Placement, Resources
 
 H100 = Partition(
     name="gpu-h100",
