@@ -21,9 +21,15 @@ CLUSTERS = ("hpc", "k8s")
 
 
 # -- workloads -------------------------------------------------------------------------------
+FieldValue = Any  # a value, or a strategy drawing values (st.integers(8, 64))
+
+
 @st.composite
-def workload_dicts(draw: st.DrawFn, name: str | None = None, max_gpus: int = 16) -> dict[str, Any]:
-    """A workload as written in workloads/*.yaml (a dict)."""
+def workload_dicts(draw: st.DrawFn, name: str | None = None, max_gpus: int = 16,
+                   **fields: FieldValue) -> dict[str, Any]:
+    """A workload as written in workloads/*.yaml (a dict). Keyword arguments fix a field:
+    a plain value, or a strategy to draw it from (`gpus=st.integers(8, 64)`); None leaves
+    the field out."""
     doc: dict[str, Any] = {
         "name": name or draw(st.from_regex(r"w[a-z0-9]{0,6}", fullmatch=True)),
         "kind": draw(st.sampled_from(KINDS)),
@@ -41,12 +47,23 @@ def workload_dicts(draw: st.DrawFn, name: str | None = None, max_gpus: int = 16)
     doc["priority"] = draw(st.sampled_from(("low", "normal", "high")))
     if draw(st.booleans()):
         doc["labels"] = {"tier": draw(st.sampled_from(("prod", "dev")))}
+    for key, value in sorted(fields.items()):
+        if isinstance(value, st.SearchStrategy):
+            value = draw(value)
+        if value is None:
+            doc.pop(key, None)
+        else:
+            doc[key] = value
+    if not doc.get("gpus") and "gpu_type" not in fields:
+        doc.pop("gpu_type", None)  # a GPU type without GPUs is not a workload anyone writes
     return doc
 
 
-def workloads(max_gpus: int = 16) -> st.SearchStrategy[Workload]:
-    """Valid `Workload` models."""
-    return workload_dicts(max_gpus=max_gpus).map(Workload.model_validate)
+def workloads(max_gpus: int = 16, **fields: FieldValue) -> st.SearchStrategy[Workload]:
+    """Valid `Workload` models; keyword arguments fix or constrain fields, as in
+    `workloads(kind="training", gpus=st.integers(8, 64))` (see workload_dicts). Its repr in
+    a falsifying example is the workload's fields, not a whole platform."""
+    return workload_dicts(max_gpus=max_gpus, **fields).map(Workload.model_validate)
 
 
 # -- inventories -----------------------------------------------------------------------------

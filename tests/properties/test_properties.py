@@ -137,28 +137,3 @@ def test_analysis_agrees_with_sampling(text: str, samples: list[dict[str, Any]])
         if f.witness is not None:
             d = ev.decide(Workload.model_validate(f.witness))
             assert d.rule is None or d.rule.span.line not in dead
-
-
-def test_plugin_fixtures(tmp_path: Path) -> None:
-    """The pytest11 plugin's `route` fixture in a platform repo's own tests."""
-    import subprocess
-    import sys
-
-    (tmp_path / "test_routing.py").write_text(
-        "def test_big(route):\n"
-        "    d = route({'kind': 'training', 'gpus': 16})\n"
-        "    assert d.rule.name == 'large_training'\n"
-        "def test_factory(router_platform):\n"
-        f"    p = router_platform({str(EXAMPLE)!r})\n"
-        "    assert p.route({'kind': 'notebook', 'gpus': 4}).status == 'denied'\n"
-    )
-    from importlib.metadata import entry_points
-
-    args = [] if any(e.name == "router" for e in entry_points(group="pytest11")) else [
-        "-p", "router.testing.pytest_plugin"]
-    out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args,
-         f"--router-platform={EXAMPLE}", str(tmp_path)],
-        capture_output=True, text=True, cwd=tmp_path, timeout=120,
-    )
-    assert out.returncode == 0, out.stdout + out.stderr
