@@ -12,9 +12,9 @@ import json
 from collections import Counter
 from typing import Any
 
-from router.version import __version__
 from router.evaluate.quota import capacity, usage
 from router.plan.build import Plan, input_hashes
+from router.version import __version__
 
 FORMAT_VERSION = "1"
 
