@@ -108,20 +108,6 @@ class Space:
         return b
 
 
-def _walk(e: ast.Expr | None) -> list[ast.Expr]:
-    if e is None:
-        return []
-    out: list[ast.Expr] = [e]
-    if isinstance(e, ast.ListExpr):
-        for i in e.items:
-            out += _walk(i)
-    elif isinstance(e, ast.Unary):
-        out += _walk(e.operand)
-    elif isinstance(e, ast.Binary):
-        out += _walk(e.left) + _walk(e.right)
-    return out
-
-
 def policy_exprs(policy: ast.Policy) -> list[ast.Expr | None]:
     """Every expression of the policy (workload and target conditions)."""
     exprs: list[ast.Expr | None] = [d.when for d in policy.denies]
@@ -156,7 +142,7 @@ def _strings_of(e: ast.Expr, constants: dict[str, Any]) -> list[Any]:
 def _domains(policy: ast.Policy, inventory: Inventory | None) -> dict[str, list[str | None]]:
     found: dict[str, list[str | None]] = {"kind": [], "team": ["default"], "gpu_type": ["any"]}
     found |= {"name": [], "image": []}
-    for e in (x for top in policy_exprs(policy) for x in _walk(top)):
+    for e in (x for top in policy_exprs(policy) for x in ast.walk(top)):
         if (isinstance(e, ast.Binary) and e.op == "in" and isinstance(e.right, ast.Name)
                 and e.right.scope == "workload" and e.right.field == "labels"
                 and not e.right.key):  # fmt: skip

@@ -176,9 +176,7 @@ def prove_check(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckR
 
 
 def _names(e: ast.Expr | None) -> set[str]:
-    from router.assure.encode import _walk
-
-    return {n.field or "" for n in _walk(e) if isinstance(n, ast.Name)}
+    return {n.field or "" for n in ast.find(e, ast.Name)}
 
 
 def _prove(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckResult:
@@ -279,16 +277,16 @@ _SPREAD = {
 
 def _numbers_near(policy: ast.Policy, ev: Evaluator, fld: str) -> list[int]:
     """Values of a numeric field on both sides of every constant it is compared with."""
-    from router.assure.encode import _walk, policy_exprs
+    from router.assure.encode import policy_exprs
 
     consts: set[float] = set()
     for top in policy_exprs(policy):
-        for e in _walk(top):
+        for e in ast.walk(top):
             if not isinstance(e, ast.Binary) or e.op in ("and", "or"):
                 continue
             for side, other in ((e.left, e.right), (e.right, e.left)):
                 if isinstance(side, ast.Name) and side.scope == "workload" and side.field == fld:
-                    for o in _walk(other):
+                    for o in ast.walk(other):
                         if isinstance(o, ast.Literal) and isinstance(o.value, (int, float)):
                             consts.add(float(o.value))
                         elif isinstance(o, ast.Name) and o.scope == "const":
