@@ -47,6 +47,7 @@ from router.evaluate.views import workload_view
 from router.language import ast
 from router.language.names import OPTIONS
 from router.models import Inventory, Workload
+from router.models.workload import WORKLOAD_DEFAULTS
 
 Status = Literal["proven", "refuted", "enumerated", "error"]
 PLACEHOLDER_IMAGE = "registry.example/app:1"
@@ -265,8 +266,8 @@ def _shown(view: dict[str, Any]) -> dict[str, Any]:
 
 # -- enumeration fallback ----------------------------------------------------------------------
 _NUMERIC = ("gpus", "nodes", "cpus", "memory", "duration", "priority")
-_DEFAULTS: dict[str, Any] = {"gpus": 0, "nodes": 1, "cpus": 1, "memory": 4096, "duration": 14400,
-                             "priority": 2, "kind": "batch", "team": "default", "gpu_type": "any"}
+_DEFAULTS: dict[str, Any] = {k: WORKLOAD_DEFAULTS[k] for k in (*_NUMERIC, "kind", "team",
+                                                                 "gpu_type")}
 # A few values across each field's range, for conditions the encoder cannot read exactly.
 _SPREAD = {
     "gpus": [2**i for i in range(11)], "nodes": [2**i for i in range(7)],

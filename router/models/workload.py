@@ -279,3 +279,20 @@ class Workload(Frozen):
     @property
     def priority_weight(self) -> int:
         return max(self.priority, 1)
+
+
+def _defaults() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, f in Workload.model_fields.items():
+        if f.default_factory is not None:
+            out[name] = f.default_factory()  # type: ignore[call-arg]
+        elif not f.is_required():
+            out[name] = f.default
+    out["nodes"] = 1  # unset: derived from the target; a workload by itself is one node
+    out["min_replicas"] = out["max_replicas"] = 1
+    return out
+
+
+# What a field is when a workload does not say: the one place the checker's prover and
+# encoder (router.assure) read it from, so they agree with the model.
+WORKLOAD_DEFAULTS: dict[str, Any] = _defaults()
