@@ -3,7 +3,8 @@
     from router.testing import workloads, inventories, policies, platforms
 
 The pytest plugin (registered as the `router` pytest11 entry point) gives a platform repo's
-own tests the fixtures `router_platform(path)` and `route(workload) -> Decision`.
+own tests the fixtures `route(workload) -> Routing`, `router_plan` and `router_platform(path)`
+(see router.testing.pytest_plugin and docs/testing.md).
 """
 
 from router.testing.strategies import (
@@ -12,6 +13,7 @@ from router.testing.strategies import (
     inventory_dicts,
     platforms,
     policies,
+    previous_plans,
     workload_dicts,
     workloads,
 )
@@ -22,6 +24,7 @@ __all__ = [
     "inventory_dicts",
     "platforms",
     "policies",
+    "previous_plans",
     "workload_dicts",
     "workloads",
 ]

@@ -196,7 +196,38 @@ def policies(draw: st.DrawFn, max_rules: int = 4, catch_all: bool | None = None)
     if draw(st.booleans()):
         lines += ["quota q0:", f"  for {draw(conditions(1))}",
                   f"  limit gpus <= {draw(st.integers(0, 32))}", ""]  # fmt: skip
+    if draw(st.booleans()):
+        lines += draw(_per_quota())
+    if draw(st.booleans()):
+        lines += draw(_spread())
     return "\n".join(lines)
+
+
+@st.composite
+def _per_quota(draw: st.DrawFn) -> list[str]:
+    """A quota with a limit per value of a key: `per team`, `per cluster`, or both."""
+    per = draw(st.sampled_from(("team", "cluster", "team, cluster", "workload.kind")))
+    limit = draw(st.one_of(st.integers(0, 32).map(str),
+                           st.sampled_from((50, 80, 100)).map(lambda p: f"{p}%")))
+    on = draw(st.one_of(st.none(), st.sampled_from(CLUSTERS).map(lambda c: f'cluster == "{c}"')))
+    return ["quota per_q:", *([f"  on {on}"] if on else []), f"  per {per}",
+            f"  limit gpus <= {limit}", ""]  # fmt: skip
+
+
+@st.composite
+def _spread(draw: st.DrawFn) -> list[str]:
+    """A spread of a group of workloads across a target attribute (`max N` or even)."""
+    lines = ["spread s0:"]
+    if draw(st.booleans()):
+        lines.append(f"  for {draw(conditions(1))}")
+    lines.append(f"  by {draw(st.sampled_from(('team', 'kind', 'labels.tier')))}")
+    lines.append(f"  across {draw(st.sampled_from(SPREAD_ACROSS))}")
+    if draw(st.booleans()):
+        lines.append(f"  max {draw(st.integers(1, 3))}")
+    return [*lines, ""]
+
+
+SPREAD_ACROSS = ("cluster", "backend", "name", "gpu_type", "target")
 
 
 @st.composite
@@ -206,6 +237,19 @@ def platforms(draw: st.DrawFn, max_workloads: int = 6, max_targets: int = 3) -> 
     ws = [draw(workload_dicts(name=f"w{i}", max_gpus=12)) for i in range(n)]
     return {"policy": draw(policies(catch_all=True)),
             "inventory": draw(inventory_dicts(max_targets)), "workloads": ws}  # fmt: skip
+
+
+@st.composite
+def previous_plans(draw: st.DrawFn, platform: dict[str, Any]) -> dict[str, Any]:
+    """A previous plan of `platform` (from platforms()) as router.plan accepts it: some of
+    its workloads on some of its targets (fit or not: the inventory may have changed)."""
+    ids = [f"{c['name']}/{t['name']}" for c in platform["inventory"]["clusters"]
+           for t in c.get("partitions", c.get("node_pools", []))]
+    placements = []
+    for w in platform["workloads"]:
+        if ids and draw(st.booleans()):
+            placements.append({"workload": w["name"], "target_id": draw(st.sampled_from(ids))})
+    return {"placements": placements}
 
 
 def grammar_texts() -> st.SearchStrategy[str]:
