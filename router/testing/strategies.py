@@ -25,7 +25,7 @@ FieldValue = Any  # a value, or a strategy drawing values (st.integers(8, 64))
 
 
 @st.composite
-def workload_dicts(draw: st.DrawFn, name: str | None = None, max_gpus: int = 16,
+def workload_dicts(draw: st.DrawFn, /, name: str | None = None, max_gpus: int = 16,
                    **fields: FieldValue) -> dict[str, Any]:
     """A workload as written in workloads/*.yaml (a dict). Keyword arguments fix a field:
     a plain value, or a strategy to draw it from (`gpus=st.integers(8, 64)`); None leaves
@@ -243,11 +243,11 @@ def platforms(draw: st.DrawFn, max_workloads: int = 6, max_targets: int = 3) -> 
 def previous_plans(draw: st.DrawFn, platform: dict[str, Any]) -> dict[str, Any]:
     """A previous plan of `platform` (from platforms()) as router.plan accepts it: some of
     its workloads on some of its targets (fit or not: the inventory may have changed)."""
-    ids = [f"{c['name']}/{t['name']}" for c in platform["inventory"]["clusters"]
-           for t in c.get("partitions", c.get("node_pools", []))]
-    placements = []
-    for w in platform["workloads"]:
-        if ids and draw(st.booleans()):
+    ids: list[str] = [f"{c['name']}/{t['name']}" for c in platform["inventory"]["clusters"]
+                      for t in c.get("partitions", c.get("node_pools", []))]
+    placements: list[dict[str, str]] = []
+    for w in platform["workloads"] if ids else []:
+        if draw(st.booleans()):
             placements.append({"workload": w["name"], "target_id": draw(st.sampled_from(ids))})
     return {"placements": placements}
 
