@@ -41,6 +41,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
+from router.debug import debugging
 from router.evaluate.evaluate import Evaluator
 from router.evaluate.expr import compile_expr
 from router.evaluate.views import workload_view
@@ -169,7 +172,9 @@ def prove_check(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckR
     t0 = time.perf_counter()
     try:
         result = _prove(ev, check, inventory)
-    except Exception as e:  # a proof failure is reported, not a crash
+    except Exception as e:  # a bug in the prover: this check reports it, the others still run
+        if debugging():
+            raise
         result = CheckResult(check.name, _src(check), "error", "cp-sat",
                              note=f"{type(e).__name__}: {e}")  # fmt: skip
     result.seconds = time.perf_counter() - t0
@@ -251,9 +256,9 @@ def _prove(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckResult
     doc = shapes.document(cex, check.name)
     try:
         w = Workload.model_validate(runnable(doc))
-        broken = violation(ev, check, w)
-    except Exception:  # an unreadable witness: let enumeration decide
-        broken = None
+    except ValidationError:  # a witness no workload can be (over-approximated): enumerate
+        return _enumerate(ev, check, space.strings, approx)
+    broken = violation(ev, check, w)
     if broken is not None:
         return CheckResult(check.name, _src(check), "refuted", "cp-sat", counterexample=doc,
                            decided_by=decided_by(ev, w), outcome=_shown(broken))  # fmt: skip
@@ -344,7 +349,7 @@ def _enumerate(
     for doc in docs:
         try:
             w = Workload.model_validate(runnable(doc))
-        except Exception:  # a combination that is not a valid workload
+        except ValidationError:  # a combination that is not a valid workload
             continue
         n += 1
         broken = violation(ev, check, w)
