@@ -87,3 +87,16 @@ def test_routing_outcomes_on_the_example() -> None:
     text = repr(huge)
     assert len(text) < 600 and "Platform" not in text and "Inventory" not in text
     assert Routing("a", "unrouted") == Routing("a", "unrouted")
+
+
+def test_the_testing_page_examples_run_through_the_plugin(tmp_path: Path) -> None:
+    """docs/testing.md's Python examples, as a platform repo's test file, pass on the
+    example platform."""
+    from tests.docs.pages import DOCS, blocks
+
+    code = [b.text for b in blocks(DOCS / "testing.md") if b.kind == "python"]
+    assert len(code) >= 2
+    (tmp_path / "test_from_docs.py").write_text("\n\n".join(code))
+    out = _pytest(tmp_path, f"--router-platform={EXAMPLE}")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "3 passed" in out.stdout
