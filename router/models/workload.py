@@ -296,3 +296,11 @@ def _defaults() -> dict[str, Any]:
 # What a field is when a workload does not say: the one place the checker's prover and
 # encoder (router.assure) read it from, so they agree with the model.
 WORKLOAD_DEFAULTS: dict[str, Any] = _defaults()
+
+
+def keeps_its_place(priority_weight: int, preemptible: bool, newcomer_weight: int) -> bool:
+    """The preemption rule, in one place (the solver's protection, plan.json's `preempted`
+    and `router explain` all read it): planned work keeps its place against a newcomer unless
+    it is preemptible or the newcomer's priority is strictly higher, as with Kubernetes
+    PriorityClasses and Slurm QOS preemption."""
+    return not preemptible and priority_weight >= newcomer_weight

@@ -41,3 +41,22 @@ def test_planned_start_puts_work_back_then_elsewhere_and_floors_what_it_placed()
 
 def test_no_planned_work_no_start() -> None:
     assert planned_start(aggregate([Cls(1, 1, [("t1", 0)])], {"t1": 1})) is None
+
+
+def test_the_rule_is_the_one_plan_json_and_explain_use() -> None:
+    """solve/preempt.py and plan/preempted.py read one rule (models/workload.py)."""
+    from router.models import Workload
+    from router.models.workload import keeps_its_place
+    from router.plan.preempted import holds_its_place
+
+    for planned_p, preemptible, newcomer_p in [(2, False, 2), (2, False, 4), (4, True, 1)]:
+        agg = aggregate([Cls(1, 1, [("t1", 0)], priority=planned_p, previous="t1",
+                             preemptible=preemptible),
+                         Cls(1, 1, [("t1", 0)], priority=newcomer_p)], {"t1": 1})
+        planned = Workload.model_validate({"name": "a", "priority": planned_p,
+                                           "preemptible": preemptible})
+        newcomer = Workload.model_validate({"name": "b", "priority": newcomer_p})
+        rule = keeps_its_place(planned_p, preemptible, newcomer_p)
+        assert protected(agg)[0] == holds_its_place(planned, newcomer) == rule
+    assert [keeps_its_place(2, False, 2), keeps_its_place(2, False, 4),
+            keeps_its_place(4, True, 1)] == [True, False, False]
