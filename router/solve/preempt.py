@@ -47,6 +47,15 @@ def protected(agg: Aggregate) -> list[bool]:
     ]
 
 
+def protect(agg: Aggregate) -> Aggregate:
+    """The model with planned work's floors and the start that puts it back (nothing changes
+    when no class was planned)."""
+    found = planned_start(agg)
+    if found is not None:
+        agg.start, agg.floors = found
+    return agg
+
+
 def planned_start(agg: Aggregate) -> tuple[list[int], list[int]] | None:
     """(hint counts, floor per class), or None when no class was planned."""
     planned = [g for g, group in enumerate(agg.groups) if group.previous is not None]

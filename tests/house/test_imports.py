@@ -12,6 +12,12 @@ def test_no_cycles_between_router_subpackages() -> None:
     assert cycles(g) == []
 
 
+def test_no_cycles_between_modules_either() -> None:
+    """Not even inside a subpackage (solve/ had aggregate -> preempt -> greedy -> lp ->
+    aggregate through a function-level import)."""
+    assert cycles(graph()) == []
+
+
 def test_shared_types_flow_one_way() -> None:
     """models/ (the data users write and placements) imports no later stage; emitters read
     placements from models/, not from plan/."""
