@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from router.config import Project, load_project
 from router.errors import PlanError, did_you_mean
 from router.language import ast
-from router.models import Inventory, TargetRef, Workload
+from router.models import Inventory, Running, TargetRef, Workload
 
 if TYPE_CHECKING:
     from router.assure.analysis import Finding
@@ -39,6 +39,7 @@ __all__ = ["Plan", "Platform", "check", "explain", "load", "plan", "test"]
 MEMORY_POLICY = "policy.route"
 MEMORY_INVENTORY = "inventory.yaml"
 MEMORY_WORKLOADS = "workloads.yaml"
+MEMORY_RUNNING = "running.yaml"
 
 
 class Platform:
@@ -50,11 +51,13 @@ class Platform:
 
     def __init__(self, project: Project, *, policy_texts: list[tuple[str, str]] | None = None,
                  inventory: Inventory | None = None, workloads: list[Workload] | None = None,
-                 contents: dict[str, bytes] | None = None) -> None:
+                 running: Running | None = None, contents: dict[str, bytes] | None = None,
+                 ) -> None:
         self.project = project
         self._policy_texts = policy_texts  # None: read the project's .route files
         self._given_inventory = inventory
         self._given_workloads = workloads
+        self._given_running = running
         self._contents = contents or {}
         self._evaluators: dict[bool, Evaluator] = {}
         self.in_memory = policy_texts is not None
@@ -63,22 +66,28 @@ class Platform:
     @classmethod
     def load(cls, folder: str | Path = ".", *, policy: str | Path | None = None,
              inventory: str | Path | None = None, workloads: str | Path | None = None,
-             out: str | Path | None = None) -> Platform:
+             out: str | Path | None = None, running: str | Path | None = None) -> Platform:
         """The platform in `folder` (its router.yaml names the parts; the keywords override
-        them as `router plan -p/-i/-w/-o` do)."""
+        them as `router plan -p/-i/-w/-o/-r` do)."""
         return cls(load_project(folder, policy=policy, inventory=inventory,
-                                workloads=workloads, out=out))
+                                workloads=workloads, out=out, running=running))
 
     @classmethod
     def from_objects(cls, *, policy: str | Mapping[str, str],
                      inventory: Mapping[str, Any] | Inventory,
                      workloads: Iterable[Mapping[str, Any] | Workload] = (),
+                     running: Mapping[str, Any] | Running | None = None,
                      out: str | Path = "out") -> Platform:
         """A platform from memory: `policy` is the text of a .route file (or {file name:
         text}), `inventory` a dict shaped as inventory.yaml, `workloads` dicts shaped as
-        workloads/*.yaml. Rules are named `policy.route:LINE` in the plan. Invalid input
-        raises the same errors as the files do (router.errors.RouterError)."""
-        from router.models.objects import inventory_from_data, workloads_from_data
+        workloads/*.yaml, `running` a dict shaped as a running-work file (`running: [...]`).
+        Rules are named `policy.route:LINE` in the plan. Invalid input raises the same
+        errors as the files do (router.errors.RouterError)."""
+        from router.models.objects import (
+            inventory_from_data,
+            running_from_data,
+            workloads_from_data,
+        )
 
         texts = ([(MEMORY_POLICY, policy)] if isinstance(policy, str)
                  else sorted(policy.items()))
@@ -90,11 +99,14 @@ class Platform:
         contents[MEMORY_INVENTORY] = _canonical(inv.model_dump(mode="json", exclude_unset=True))
         contents[MEMORY_WORKLOADS] = _canonical(
             [w.model_dump(mode="json", exclude_unset=True) for w in wls])
+        run = running_from_data(running, MEMORY_RUNNING) if running is not None else None
+        if run is not None:
+            contents[MEMORY_RUNNING] = _canonical(run.model_dump(mode="json", exclude_unset=True))
         root = Path(".")
         project = Project(root=root, policy=root / MEMORY_POLICY,
                           inventory=root / MEMORY_INVENTORY, workloads=root / MEMORY_WORKLOADS,
                           out=Path(out))
-        return cls(project, policy_texts=texts, inventory=inv, workloads=wls,
+        return cls(project, policy_texts=texts, inventory=inv, workloads=wls, running=run,
                    contents=contents)
 
     # -- its parts ----------------------------------------------------------------------
@@ -130,6 +142,16 @@ class Platform:
             return self._given_workloads
         return load_workloads(self.project.workloads)
 
+    @cached_property
+    def running(self) -> Running | None:
+        """What already runs on the nodes (router.yaml's `running:`), if anything."""
+        from router.models import load_running
+
+        if self._given_running is not None or self.in_memory:
+            return self._given_running
+        p = self.project.running
+        return load_running(p) if p else None
+
     @property
     def targets(self) -> list[TargetRef]:
         return self.inventory.targets()
@@ -147,12 +169,15 @@ class Platform:
         from router.plan.build import Inputs, _files
 
         policy, inventory, workloads = self.policy, self.inventory, self.workloads
+        running = self.running
         files: list[Path] = []
         if not self.in_memory:
             p = self.project
             files = [*_files(p.policy, (".route",)), p.inventory,
-                     *_files(p.workloads, (".yaml", ".yml"))]
-        return Inputs(policy, inventory, workloads, files, dict(self._contents))
+                     *_files(p.workloads, (".yaml", ".yml")),
+                     *([p.running] if p.running else [])]
+        return Inputs(policy, inventory, workloads, files, running=running,
+                      contents=dict(self._contents))
 
     def evaluator(self, share_candidates: bool = False) -> Evaluator:
         """The policy compiled for this inventory (made once; decisions are cached)."""
@@ -184,10 +209,10 @@ def _canonical(data: Any) -> bytes:
 
 def load(folder: str | Path = ".", *, policy: str | Path | None = None,
          inventory: str | Path | None = None, workloads: str | Path | None = None,
-         out: str | Path | None = None) -> Platform:
+         out: str | Path | None = None, running: str | Path | None = None) -> Platform:
     """`router.load("examples/ml-platform")`: the platform in a folder (see Platform.load)."""
     return Platform.load(folder, policy=policy, inventory=inventory, workloads=workloads,
-                         out=out)
+                         out=out, running=running)
 
 
 # -- planning -------------------------------------------------------------------------------

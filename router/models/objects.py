@@ -12,9 +12,10 @@ from router.errors import ErrorGroup, LoadError, RouterError, did_you_mean
 from router.models.fields import show
 from router.models.inventory import Inventory
 from router.models.loader import _TAG, MAX_ERRORS, _message, _model_at, _path_text
+from router.models.running import Running
 from router.models.workload import Workload
 
-__all__ = ["inventory_from_data", "workloads_from_data"]
+__all__ = ["inventory_from_data", "running_from_data", "workloads_from_data"]
 
 
 def _errors(e: ValidationError, model: type[BaseModel], where: str,
@@ -91,3 +92,16 @@ def workloads_from_data(items: Iterable[Mapping[str, Any] | Workload],
         out.append(w)
     _raise(errors)
     return out
+
+
+def running_from_data(data: Mapping[str, Any] | Running, where: str = "running") -> Running:
+    """What already runs, from a dict shaped as a running-work file (`running: [...]`)."""
+    if isinstance(data, Running):
+        return data
+    if not isinstance(data, Mapping):
+        raise LoadError(f"running work is a mapping with running:, got {show(data)}", path=where)
+    try:
+        return Running.model_validate(dict(data))
+    except ValidationError as e:
+        _raise(_errors(e, Running, where))
+        raise

@@ -7,6 +7,7 @@ own tests the fixtures `route(workload) -> Routing`, `router_plan` and `router_p
 (see router.testing.pytest_plugin and docs/testing.md).
 """
 
+from router.testing.outcome import Routing, routing
 from router.testing.strategies import (
     grammar_texts,
     inventories,
@@ -19,12 +20,14 @@ from router.testing.strategies import (
 )
 
 __all__ = [
+    "Routing",
     "grammar_texts",
     "inventories",
     "inventory_dicts",
     "platforms",
     "policies",
     "previous_plans",
+    "routing",
     "workload_dicts",
     "workloads",
 ]
