@@ -49,10 +49,16 @@ class Platform:
     workloads are broken can still be checked) or `Platform.from_objects(...)`.
     """
 
-    def __init__(self, project: Project, *, policy_texts: list[tuple[str, str]] | None = None,
-                 inventory: Inventory | None = None, workloads: list[Workload] | None = None,
-                 running: Running | None = None, contents: dict[str, bytes] | None = None,
-                 ) -> None:
+    def __init__(
+        self,
+        project: Project,
+        *,
+        policy_texts: list[tuple[str, str]] | None = None,
+        inventory: Inventory | None = None,
+        workloads: list[Workload] | None = None,
+        running: Running | None = None,
+        contents: dict[str, bytes] | None = None,
+    ) -> None:
         self.project = project
         self._policy_texts = policy_texts  # None: read the project's .route files
         self._given_inventory = inventory
@@ -64,20 +70,39 @@ class Platform:
 
     # -- making one ---------------------------------------------------------------------
     @classmethod
-    def load(cls, folder: str | Path = ".", *, policy: str | Path | None = None,
-             inventory: str | Path | None = None, workloads: str | Path | None = None,
-             out: str | Path | None = None, running: str | Path | None = None) -> Platform:
+    def load(
+        cls,
+        folder: str | Path = ".",
+        *,
+        policy: str | Path | None = None,
+        inventory: str | Path | None = None,
+        workloads: str | Path | None = None,
+        out: str | Path | None = None,
+        running: str | Path | None = None,
+    ) -> Platform:
         """The platform in `folder` (its router.yaml names the parts; the keywords override
         them as `router plan -p/-i/-w/-o/-r` do)."""
-        return cls(load_project(folder, policy=policy, inventory=inventory,
-                                workloads=workloads, out=out, running=running))
+        return cls(
+            load_project(
+                folder,
+                policy=policy,
+                inventory=inventory,
+                workloads=workloads,
+                out=out,
+                running=running,
+            )
+        )
 
     @classmethod
-    def from_objects(cls, *, policy: str | Mapping[str, str],
-                     inventory: Mapping[str, Any] | Inventory,
-                     workloads: Iterable[Mapping[str, Any] | Workload] = (),
-                     running: Mapping[str, Any] | Running | None = None,
-                     out: str | Path = "out") -> Platform:
+    def from_objects(
+        cls,
+        *,
+        policy: str | Mapping[str, str],
+        inventory: Mapping[str, Any] | Inventory,
+        workloads: Iterable[Mapping[str, Any] | Workload] = (),
+        running: Mapping[str, Any] | Running | None = None,
+        out: str | Path = "out",
+    ) -> Platform:
         """A platform from memory: `policy` is the text of a .route file (or {file name:
         text}), `inventory` a dict shaped as inventory.yaml, `workloads` dicts shaped as
         workloads/*.yaml, `running` a dict shaped as a running-work file (`running: [...]`).
@@ -89,8 +114,7 @@ class Platform:
             workloads_from_data,
         )
 
-        texts = ([(MEMORY_POLICY, policy)] if isinstance(policy, str)
-                 else sorted(policy.items()))
+        texts = [(MEMORY_POLICY, policy)] if isinstance(policy, str) else sorted(policy.items())
         inv = inventory_from_data(inventory, MEMORY_INVENTORY)
         items = list(workloads)
         wls = workloads_from_data(items, MEMORY_WORKLOADS)
@@ -98,16 +122,27 @@ class Platform:
         contents = {name: text.encode() for name, text in texts}
         contents[MEMORY_INVENTORY] = _canonical(inv.model_dump(mode="json", exclude_unset=True))
         contents[MEMORY_WORKLOADS] = _canonical(
-            [w.model_dump(mode="json", exclude_unset=True) for w in wls])
+            [w.model_dump(mode="json", exclude_unset=True) for w in wls]
+        )
         run = running_from_data(running, MEMORY_RUNNING) if running is not None else None
         if run is not None:
             contents[MEMORY_RUNNING] = _canonical(run.model_dump(mode="json", exclude_unset=True))
         root = Path(".")
-        project = Project(root=root, policy=root / MEMORY_POLICY,
-                          inventory=root / MEMORY_INVENTORY, workloads=root / MEMORY_WORKLOADS,
-                          out=Path(out))
-        return cls(project, policy_texts=texts, inventory=inv, workloads=wls, running=run,
-                   contents=contents)
+        project = Project(
+            root=root,
+            policy=root / MEMORY_POLICY,
+            inventory=root / MEMORY_INVENTORY,
+            workloads=root / MEMORY_WORKLOADS,
+            out=Path(out),
+        )
+        return cls(
+            project,
+            policy_texts=texts,
+            inventory=inv,
+            workloads=wls,
+            running=run,
+            contents=contents,
+        )
 
     # -- its parts ----------------------------------------------------------------------
     @cached_property
@@ -161,8 +196,9 @@ class Platform:
         for w in self.workloads:
             if w.name == name:
                 return w
-        raise PlanError(f"no workload named {name!r}",
-                        hint=did_you_mean(name, [w.name for w in self.workloads]))
+        raise PlanError(
+            f"no workload named {name!r}", hint=did_you_mean(name, [w.name for w in self.workloads])
+        )
 
     def inputs(self) -> build.Inputs:
         """Everything the plan reads, loaded (errors are raised here)."""
@@ -173,19 +209,24 @@ class Platform:
         files: list[Path] = []
         if not self.in_memory:
             p = self.project
-            files = [*_files(p.policy, (".route",)), p.inventory,
-                     *_files(p.workloads, (".yaml", ".yml")),
-                     *([p.running] if p.running else [])]
-        return Inputs(policy, inventory, workloads, files, running=running,
-                      contents=dict(self._contents))
+            files = [
+                *_files(p.policy, (".route",)),
+                p.inventory,
+                *_files(p.workloads, (".yaml", ".yml")),
+                *([p.running] if p.running else []),
+            ]
+        return Inputs(
+            policy, inventory, workloads, files, running=running, contents=dict(self._contents)
+        )
 
     def evaluator(self, share_candidates: bool = False) -> Evaluator:
         """The policy compiled for this inventory (made once; decisions are cached)."""
         from router.evaluate.evaluate import Evaluator
 
         if share_candidates not in self._evaluators:
-            self._evaluators[share_candidates] = Evaluator(self.policy, self.inventory,
-                                                           share_candidates=share_candidates)
+            self._evaluators[share_candidates] = Evaluator(
+                self.policy, self.inventory, share_candidates=share_candidates
+            )
         return self._evaluators[share_candidates]
 
     def route(self, workload: Mapping[str, Any] | Workload) -> Decision:
@@ -193,8 +234,11 @@ class Platform:
         model), without planning: denied, unrouted, or routed with ranked candidates."""
         from router.models.objects import workloads_from_data
 
-        w = workload if isinstance(workload, Workload) else \
-            workloads_from_data([workload], "workload")[0]
+        w = (
+            workload
+            if isinstance(workload, Workload)
+            else workloads_from_data([workload], "workload")[0]
+        )
         return self.evaluator().decide(w)
 
     def __repr__(self) -> str:
@@ -207,12 +251,19 @@ def _canonical(data: Any) -> bytes:
     return json.dumps(data, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def load(folder: str | Path = ".", *, policy: str | Path | None = None,
-         inventory: str | Path | None = None, workloads: str | Path | None = None,
-         out: str | Path | None = None, running: str | Path | None = None) -> Platform:
+def load(
+    folder: str | Path = ".",
+    *,
+    policy: str | Path | None = None,
+    inventory: str | Path | None = None,
+    workloads: str | Path | None = None,
+    out: str | Path | None = None,
+    running: str | Path | None = None,
+) -> Platform:
     """`router.load("examples/ml-platform")`: the platform in a folder (see Platform.load)."""
-    return Platform.load(folder, policy=policy, inventory=inventory, workloads=workloads,
-                         out=out, running=running)
+    return Platform.load(
+        folder, policy=policy, inventory=inventory, workloads=workloads, out=out, running=running
+    )
 
 
 # -- planning -------------------------------------------------------------------------------
@@ -272,8 +323,9 @@ class Plan:
 
         return dumps(self._document)
 
-    def diff(self, previous: Plan | str | Path | Mapping[str, Any] | None = None
-             ) -> dict[str, Any] | None:
+    def diff(
+        self, previous: Plan | str | Path | Mapping[str, Any] | None = None
+    ) -> dict[str, Any] | None:
         """What changed against `previous` (a Plan, a plan.json path, `git:REF`, or a plan
         document); without an argument, against the plan this one was planned with. None if
         there is nothing to compare with. The shape is plan.json's `diff` object."""
@@ -293,12 +345,17 @@ class Plan:
         summary (the one line `--quiet` prints)."""
         from router.plan import render
 
-        renderers = {"text": render.render_text, "markdown": render.render_markdown,
-                     "json": lambda doc: self.json(), "summary": render.summary_line}
+        renderers = {
+            "text": render.render_text,
+            "markdown": render.render_markdown,
+            "json": lambda doc: self.json(),
+            "summary": render.summary_line,
+        }
         if format not in renderers:
-            raise PlanError(f"unknown format {format!r}",
-                            hint=did_you_mean(format, renderers) or
-                            f"one of {', '.join(renderers)}")
+            raise PlanError(
+                f"unknown format {format!r}",
+                hint=did_you_mean(format, renderers) or f"one of {', '.join(renderers)}",
+            )
         return renderers[format](self._document)
 
     def files(self) -> dict[str, str]:
@@ -317,8 +374,7 @@ class Plan:
 
         files = self.files()
         p = self.platform.project
-        protect = [] if self.platform.in_memory else [p.root, p.policy, p.inventory,
-                                                      p.workloads]
+        protect = [] if self.platform.in_memory else [p.root, p.policy, p.inventory, p.workloads]
         write_out(Path(out) if out is not None else p.out, files, protect=protect)
         return files
 
@@ -328,8 +384,11 @@ class Plan:
         return f"<{summary_line(self._document)}>"
 
 
-def _previous(spec: Plan | str | Path | Mapping[str, Any] | None, platform: Platform,
-              options: SolveOptions | None) -> Previous | None:
+def _previous(
+    spec: Plan | str | Path | Mapping[str, Any] | None,
+    platform: Platform,
+    options: SolveOptions | None,
+) -> Previous | None:
     from router.plan.previous import GIT_PREFIX, Previous, load_previous
 
     if spec is None:
@@ -343,25 +402,39 @@ def _previous(spec: Plan | str | Path | Mapping[str, Any] | None, platform: Plat
     return load_previous(str(spec), platform.project, options)
 
 
-def plan(platform: Platform, previous: Plan | str | Path | Mapping[str, Any] | None = None, *,
-         workers: int | None = None, options: SolveOptions | None = None,
-         share_candidates: bool = False) -> Plan:
+def plan(
+    platform: Platform,
+    previous: Plan | str | Path | Mapping[str, Any] | None = None,
+    *,
+    workers: int | None = None,
+    options: SolveOptions | None = None,
+    share_candidates: bool = False,
+) -> Plan:
     """Place every workload of `platform` at once. `previous` (a Plan, a plan.json path or
     `git:REF`) keeps workloads where they were where it can, and the plan's document gets a
     `diff`. `workers` only changes how fast it is: the plan is the same."""
     from router.plan.build import build_plan
     from router.solve.cpsat import SolveOptions
 
-    opts = SolveOptions() if options is None else SolveOptions(
-        options.workers, options.deterministic_limit, dict(options.previous or {}))
+    opts = (
+        SolveOptions()
+        if options is None
+        else SolveOptions(
+            options.workers, options.deterministic_limit, dict(options.previous or {})
+        )
+    )
     if workers:
         opts.workers = workers
     before = _previous(previous, platform, opts)
     if before is not None:
         # The solver's stability level keeps workloads where the previous plan put them.
         opts.previous = dict(before.assignment)
-    built = build_plan(platform.project, opts, inputs=platform.inputs(),
-                       evaluator=platform.evaluator(share_candidates))
+    built = build_plan(
+        platform.project,
+        opts,
+        inputs=platform.inputs(),
+        evaluator=platform.evaluator(share_candidates),
+    )
     return Plan(platform, built, before)
 
 
@@ -375,8 +448,13 @@ def check(platform: Platform) -> list[Finding]:
     return analyze(platform.policy, platform.inventory, platform.parsed_policy())
 
 
-def test(platform: Platform, cases: str | Path | list[Case] | None = None, *,
-         checks: bool = True, coverage_threshold: float | None = None) -> TestReport:
+def test(
+    platform: Platform,
+    cases: str | Path | list[Case] | None = None,
+    *,
+    checks: bool = True,
+    coverage_threshold: float | None = None,
+) -> TestReport:
     """`router test`: prove the policy's `check` blocks and run its test cases (a file or
     folder of them, or Case objects; default: tests/ beside the policy). Only the policy and
     the inventory are read. `report.ok` says whether everything passed."""
@@ -389,8 +467,9 @@ def test(platform: Platform, cases: str | Path | list[Case] | None = None, *,
     pol, inv = platform.policy, platform.inventory
     ev = platform.evaluator()
     if cases is None:
-        found = [] if platform.in_memory else load_cases(default_cases_path(
-            platform.project.policy))
+        found = (
+            [] if platform.in_memory else load_cases(default_cases_path(platform.project.policy))
+        )
     elif isinstance(cases, list):
         found = cases
     else:
@@ -405,8 +484,9 @@ def test(platform: Platform, cases: str | Path | list[Case] | None = None, *,
     return TestReport(proved, results, cov, coverage_threshold)
 
 
-def explain(platform: Platform, workload: str,
-            previous: Plan | str | Path | Mapping[str, Any] | None = None) -> dict[str, Any]:
+def explain(
+    platform: Platform, workload: str, previous: Plan | str | Path | Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """Why `workload` went where it went, or why it went nowhere: the document `router
     explain --format json` prints (router.explain.render_explanation renders it as text)."""
     from router.explain import explain as explain_one
@@ -415,30 +495,39 @@ def explain(platform: Platform, workload: str,
     decision = platform.route(w)
     project = platform.project
     if not decision.candidates:  # denied, unrouted, or no target fits: no plan needed
-        return explain_one(workload, decision, platform.policy, platform.inventory,
-                           project.relative)
+        return explain_one(
+            workload, decision, platform.policy, platform.inventory, project.relative
+        )
     from router.explain.blocking import PlanState
     from router.plan.preempted import holds_its_place
 
     # A routed workload's place depends on everyone else's: plan them all.
     made = plan(platform, previous)
     state = PlanState(made.built.problem, made.built.solve.assignment)
-    doc = explain_one(workload, decision, platform.policy, platform.inventory,
-                      project.relative, state, made.built.solve.status)
+    doc = explain_one(
+        workload,
+        decision,
+        platform.policy,
+        platform.inventory,
+        project.relative,
+        state,
+        made.built.solve.status,
+    )
     if made.previous is not None and doc["status"] == "unplaced":
         # The plan's own reasons, which also say who preempted it, or which planned work it
         # could not preempt (plan.json's `unplaced` says the same).
-        doc["reasons"] = next(u.reasons for u in made.unplaced
-                              if u.decision.workload.name == workload)
+        doc["reasons"] = next(
+            u.reasons for u in made.unplaced if u.decision.workload.name == workload
+        )
         before = made.previous.assignment
         disp = doc.get("displace")
         if disp and workload not in before:
             by_name = {x.name: x for x in platform.workloads}
-            kept = [n for n in disp["workloads"]
-                    if n in before and holds_its_place(by_name[n], w)]
+            kept = [n for n in disp["workloads"] if n in before and holds_its_place(by_name[n], w)]
             if kept:
-                disp["text"] += (f"; but {', '.join(kept)} "
-                                 f"{'is' if len(kept) == 1 else 'are'} planned work of equal or "
-                                 "higher priority, which only higher priority preempts")
+                disp["text"] += (
+                    f"; but {', '.join(kept)} "
+                    f"{'is' if len(kept) == 1 else 'are'} planned work of equal or "
+                    "higher priority, which only higher priority preempts"
+                )
     return doc
-

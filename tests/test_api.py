@@ -13,12 +13,11 @@ import router
 from router.errors import LoadError, PlanError
 from tests.helpers import INVENTORY, job, make_project
 
-POLICY = "rule train: when kind == \"training\" route slurm\nrule rest: route any\n"
+POLICY = 'rule train: when kind == "training" route slurm\nrule rest: route any\n'
 
 
 def _platform(workloads: list[dict[str, Any]]) -> router.Platform:
-    return router.Platform.from_objects(policy=POLICY, inventory=INVENTORY,
-                                        workloads=workloads)
+    return router.Platform.from_objects(policy=POLICY, inventory=INVENTORY, workloads=workloads)
 
 
 def test_in_memory_inputs_are_hashed_and_a_change_changes_the_hash() -> None:
@@ -76,14 +75,17 @@ def test_parts_are_read_when_used(tmp_path: Path) -> None:
 
 def test_running_work_in_memory_is_validated_and_hashed() -> None:
     running = {"running": [{"cluster": "hpc", "node_set": "h100", "node": 0, "gpus": 4}]}
-    p = router.Platform.from_objects(policy=POLICY, inventory=INVENTORY,
-                                     workloads=[job("a")], running=running)
+    p = router.Platform.from_objects(
+        policy=POLICY, inventory=INVENTORY, workloads=[job("a")], running=running
+    )
     assert p.running is not None and p.running.running[0].gpus == 4
     assert "running.yaml" in router.plan(p).document()["inputs"]
     with pytest.raises(LoadError, match=r"running\[0\]\.gpus"):
-        router.Platform.from_objects(policy=POLICY, inventory=INVENTORY,
-                                     running={"running": [{"cluster": "hpc", "node": "n1",
-                                                           "gpus": "four"}]})
+        router.Platform.from_objects(
+            policy=POLICY,
+            inventory=INVENTORY,
+            running={"running": [{"cluster": "hpc", "node": "n1", "gpus": "four"}]},
+        )
 
 
 def test_document_is_a_copy() -> None:

@@ -57,7 +57,8 @@ def test_an_invalid_case_workload_is_reported_with_the_field() -> None:
     platform = router.load(EXAMPLE)
     ev = Evaluator(platform.policy, platform.inventory)
     runner = CaseRunner(ev, compile_quotas(platform.policy, platform.inventory))
-    result = runner.run(Case("bad", {"kind": "training", "gpus": "eight"}, {"backend": "slurm"},
-                             "cases.yaml:1"))
+    result = runner.run(
+        Case("bad", {"kind": "training", "gpus": "eight"}, {"backend": "slurm"}, "cases.yaml:1")
+    )
     assert not result.passed
     assert result.error is not None and result.error.startswith("invalid workload: gpus")

@@ -142,8 +142,11 @@ def _strings_of(e: ast.Expr, constants: dict[str, Any]) -> list[Any]:
 
 
 def _domains(policy: ast.Policy, inventory: Inventory | None) -> dict[str, list[str | None]]:
-    found: dict[str, list[str | None]] = {"kind": [], "team": [_D["team"]],
-                                          "gpu_type": [_D["gpu_type"]]}
+    found: dict[str, list[str | None]] = {
+        "kind": [],
+        "team": [_D["team"]],
+        "gpu_type": [_D["gpu_type"]],
+    }
     found |= {"name": [], "image": []}
     for e in (x for top in policy_exprs(policy) for x in ast.walk(top)):
         if (isinstance(e, ast.Binary) and e.op == "in" and isinstance(e.right, ast.Name)
@@ -543,4 +546,6 @@ def witness_document(space: Space, w: dict[str, Any], name: str = "witness") -> 
     if w["replicas_given"]:
         doc["replicas"] = {"min": w["min_replicas"], "max": w["max_replicas"]}
     return doc
+
+
 reify = _reify  # public: a literal for `linear expression op 0`

@@ -45,8 +45,9 @@ def _peak_rss_mb() -> float:
 
 def _parse(platform: Platform, workloads: list[dict[str, Any]]) -> router.Platform:
     """The platform through router's API, parsed and validated now (not when first used)."""
-    p = router.Platform.from_objects(policy=platform.policy, inventory=platform.inventory,
-                                     workloads=workloads)
+    p = router.Platform.from_objects(
+        policy=platform.policy, inventory=platform.inventory, workloads=workloads
+    )
     assert p.policy is not None
     return p
 
@@ -62,8 +63,9 @@ def _decide(ev: Evaluator, workloads: list[Workload]) -> list[int]:
     return ns
 
 
-def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
-        emit: bool = True) -> dict[str, Any]:
+def run(
+    size: str, seed: int = 0, churn: bool = False, workers: int = 2, emit: bool = True
+) -> dict[str, Any]:
     platform = generate(size, seed)
     t0 = time.perf_counter()
     p = _parse(platform, platform.workloads)
@@ -82,8 +84,12 @@ def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
     base = greedy(agg)
     fm = first_match(agg)
     # router.plan's own stages; "reasons" is the rest of it (why each unplaced workload is).
-    stages = {"parse": t1 - t0, "evaluate": t2 - t1 + built.seconds["evaluate"],
-              "model": built.seconds["model"], "solve": built.seconds["solve"]}
+    stages = {
+        "parse": t1 - t0,
+        "evaluate": t2 - t1 + built.seconds["evaluate"],
+        "model": built.seconds["model"],
+        "solve": built.seconds["solve"],
+    }
     stages["reasons"] = t3 - t2 - sum(built.seconds[k] for k in ("evaluate", "model", "solve"))
     stages |= {"emit": t4 - t3, "total": t4 - t0}
 
@@ -101,8 +107,10 @@ def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
         "components": result.components,
         "hint_objective": result.hint_objective,
         "status": result.status,
-        "levels": {lv.name: {"status": lv.status, "value": lv.value, "bound": lv.bound}
-                   for lv in result.levels},
+        "levels": {
+            lv.name: {"status": lv.status, "value": lv.value, "bound": lv.bound}
+            for lv in result.levels
+        },
         "workers": result.workers,
         "deterministic_limit_level_1": result.deterministic_limit,
         "deterministic_time": round(result.deterministic_time, 3),
@@ -148,8 +156,11 @@ def _churn(platform: Platform, first: router.Plan, workers: int, seed: int) -> d
     second = router.plan(p2, doc, workers=workers, share_candidates=True)
     result, agg2 = second.built.solve, second.built.problem.aggregate
     assert agg2 is not None
-    moves = sum(1 for n, t in previous.items()
-                if (c := result.assignment.get(n)) is None or c.target.id != t)
+    moves = sum(
+        1
+        for n, t in previous.items()
+        if (c := result.assignment.get(n)) is None or c.target.id != t
+    )
     # A lower bound on the moves of any plan with the same placed work and rank: the best of
     # CP-SAT's bound on the stability level and the LP of "most stays" under those two.
     reached = {lv.name: lv.value for lv in result.levels if lv.name in ("placed_work", "rank")}

@@ -12,14 +12,30 @@ from router.cli.main import project_options, reports_errors
 @click.command()
 @click.argument("workload")
 @project_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="What to print.")
-@click.option("--previous", metavar="PLAN.json|git:REF",
-              help="Plan against a previous plan, as `router plan --previous` does "
-                   "(planned work is only preempted by higher priority).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="What to print.",
+)
+@click.option(
+    "--previous",
+    metavar="PLAN.json|git:REF",
+    help="Plan against a previous plan, as `router plan --previous` does "
+    "(planned work is only preempted by higher priority).",
+)
 @reports_errors
-def explain(workload: str, directory: str, policy: str | None, inventory: str | None,
-            workloads: str | None, fmt: str, previous: str | None) -> None:
+def explain(
+    workload: str,
+    directory: str,
+    policy: str | None,
+    inventory: str | None,
+    workloads: str | None,
+    fmt: str,
+    previous: str | None,
+) -> None:
     """Explain where WORKLOAD of DIRECTORY was placed, or why it was not."""
     import router
     from router.explain import render_explanation

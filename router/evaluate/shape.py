@@ -53,8 +53,11 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
                     f" (has {', '.join(sorted(offered))})" if offered else ""
                 )
         elif t.whole_gpus_per_node == 0:
-            return "has no whole GPUs (all are cut into MIG slices)" if t.gpus_per_node else (
-                "has no GPUs")
+            return (
+                "has no whole GPUs (all are cut into MIG slices)"
+                if t.gpus_per_node
+                else ("has no GPUs")
+            )
         if w.gpu_type != "any" and t.untyped_gpus:
             return f"has GPUs of no stated type, the workload asks for {w.gpu_type}"
         if w.gpu_type not in ("any", t.gpu_type):

@@ -22,8 +22,20 @@ Signature = Callable[[Workload], Hashable]
 _SHAPE = ("kind", "gpus", "gpu_type", "nodes", "gpus_per_node", "cpus", "memory", "duration")
 # Fields of the workload view (views.py) that are plain attributes or follow from _SHAPE and
 # replicas; `image` and `labels` are handled apart.
-_PLAIN = {"name", "kind", "team", "gpus", "gpu_type", "nodes", "gpus_per_node", "cpus",
-          "memory", "duration", "priority", "preemptible"}
+_PLAIN = {
+    "name",
+    "kind",
+    "team",
+    "gpus",
+    "gpu_type",
+    "nodes",
+    "gpus_per_node",
+    "cpus",
+    "memory",
+    "duration",
+    "priority",
+    "preemptible",
+}
 _DERIVED = {"min_replicas", "max_replicas", "service"}
 
 
@@ -32,8 +44,9 @@ def signature_of(policy: ast.Policy) -> Signature | None:
     attrs = list(_SHAPE)
     label_keys: list[str] = []
     all_labels = image = False
-    for n in ast.find([policy.denies, policy.rules, policy.quotas, policy.checks, policy.spreads],
-                      ast.Name):
+    for n in ast.find(
+        [policy.denies, policy.rules, policy.quotas, policy.checks, policy.spreads], ast.Name
+    ):
         if n.scope != "workload":
             continue
         if n.field == "labels":

@@ -220,9 +220,11 @@ def _children(node: Any) -> tuple[str, ...]:
     if kind not in _CHILD_FIELDS:
         # A Policy holds its statements twice (per file, and merged): walk the merged lists.
         skip = {"files"} if kind is Policy else set()
-        _CHILD_FIELDS[kind] = tuple(f.name for f in dataclasses.fields(node)
-                                    if not f.name.endswith(("span", "spans"))
-                                    and f.name not in skip)
+        _CHILD_FIELDS[kind] = tuple(
+            f.name
+            for f in dataclasses.fields(node)
+            if not f.name.endswith(("span", "spans")) and f.name not in skip
+        )
     return _CHILD_FIELDS[kind]
 
 
@@ -247,4 +249,3 @@ def walk(node: Any) -> Iterator[Any]:
 def find(node: Any, kind: type[N]) -> Iterator[N]:
     """The nodes of type `kind` at or under `node`, in walk order: `find(rule, Name)`."""
     return (n for n in walk(node) if isinstance(n, kind))
-

@@ -238,8 +238,9 @@ class _Build(Transformer[Token, Any]):
 
     def quota_stmt(self, c: list[Any]) -> ast.Quota:
         limits: list[ast.Limit] = c[9]
-        return ast.Quota(c[1].value, _opt(c[4]), _opt(c[6]), limits, _span(c[0], limits[-1]),
-                         c[8] or [])
+        return ast.Quota(
+            c[1].value, _opt(c[4]), _opt(c[6]), limits, _span(c[0], limits[-1]), c[8] or []
+        )
 
     def per_keys(self, c: list[Any]) -> list[ast.Name]:
         key: ast.Name = _name(c[-1]) if type(c[-1]) is Token else c[-1]
@@ -481,8 +482,9 @@ def parse_files(paths: list[str | Path] | list[str] | list[Path]) -> ast.Policy:
     return parse_sources(texts, errors)
 
 
-def parse_sources(texts: list[tuple[str, str]],
-                  errors: list[RouterError] | None = None) -> ast.Policy:
+def parse_sources(
+    texts: list[tuple[str, str]], errors: list[RouterError] | None = None
+) -> ast.Policy:
     """Parse (path, text) pairs, in the order given, into one Policy (not yet checked);
     `path` is how errors and rule sources name each text."""
     errors = list(errors or [])

@@ -18,8 +18,9 @@ from router.models.workload import Workload
 __all__ = ["inventory_from_data", "running_from_data", "workloads_from_data"]
 
 
-def _errors(e: ValidationError, model: type[BaseModel], where: str,
-            prefix: tuple[Any, ...] = ()) -> list[RouterError]:
+def _errors(
+    e: ValidationError, model: type[BaseModel], where: str, prefix: tuple[Any, ...] = ()
+) -> list[RouterError]:
     out: list[RouterError] = []
     for err in e.errors(include_url=False):
         loc = tuple(p for p in err["loc"] if isinstance(p, int) or not _TAG.fullmatch(p))
@@ -49,8 +50,7 @@ def _raise(errors: list[RouterError]) -> None:
         raise ErrorGroup(errors[:MAX_ERRORS])
 
 
-def inventory_from_data(data: Mapping[str, Any] | Inventory, where: str = "inventory"
-                        ) -> Inventory:
+def inventory_from_data(data: Mapping[str, Any] | Inventory, where: str = "inventory") -> Inventory:
     """An Inventory from a dict shaped as inventory.yaml (or an Inventory, returned as is).
     `where` names it in errors."""
     if isinstance(data, Inventory):
@@ -64,8 +64,9 @@ def inventory_from_data(data: Mapping[str, Any] | Inventory, where: str = "inven
         raise  # not reached: _raise raises for a non-empty list
 
 
-def workloads_from_data(items: Iterable[Mapping[str, Any] | Workload],
-                        where: str = "workloads") -> list[Workload]:
+def workloads_from_data(
+    items: Iterable[Mapping[str, Any] | Workload], where: str = "workloads"
+) -> list[Workload]:
     """Workloads from dicts shaped as in workloads/*.yaml (or Workload models), in order;
     names must be unique. Errors name the item: `workloads[3].gpus: ...`."""
     out: list[Workload] = []
@@ -75,8 +76,12 @@ def workloads_from_data(items: Iterable[Mapping[str, Any] | Workload],
         if isinstance(item, Workload):
             w = item
         elif not isinstance(item, Mapping):
-            errors.append(LoadError(f"[{n}]: expected a workload (a mapping with name:), got "
-                                    f"{show(item)}", path=where))
+            errors.append(
+                LoadError(
+                    f"[{n}]: expected a workload (a mapping with name:), got {show(item)}",
+                    path=where,
+                )
+            )
             continue
         else:
             try:
@@ -85,8 +90,12 @@ def workloads_from_data(items: Iterable[Mapping[str, Any] | Workload],
                 errors.extend(_errors(e, Workload, where, (n,)))
                 continue
         if w.name in seen:
-            errors.append(LoadError(f'[{n}]: duplicate workload name "{w.name}"; first given '
-                                    f"at [{seen[w.name]}]", path=where))
+            errors.append(
+                LoadError(
+                    f'[{n}]: duplicate workload name "{w.name}"; first given at [{seen[w.name]}]',
+                    path=where,
+                )
+            )
             continue
         seen[w.name] = n
         out.append(w)

@@ -95,12 +95,15 @@ def load_inputs(project: Project) -> Inputs:
     return Inputs(policy, inventory, workloads, files, running)
 
 
-def input_hashes(project: Project, files: list[Path],
-                 contents: dict[str, bytes] | None = None) -> dict[str, str]:
-    hashes = {project.relative(f): hashlib.sha256(f.read_bytes()).hexdigest()
-              for f in sorted(files)}
-    hashes.update((name, hashlib.sha256(data).hexdigest())
-                  for name, data in (contents or {}).items())
+def input_hashes(
+    project: Project, files: list[Path], contents: dict[str, bytes] | None = None
+) -> dict[str, str]:
+    hashes = {
+        project.relative(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(files)
+    }
+    hashes.update(
+        (name, hashlib.sha256(data).hexdigest()) for name, data in (contents or {}).items()
+    )
     return dict(sorted(hashes.items()))
 
 
@@ -125,8 +128,9 @@ def build_plan(
     quotas = compile_quotas(inputs.policy, inputs.inventory, workloads=inputs.workloads)
     spreads = compile_spreads(inputs.policy, inputs.inventory)
     t2 = time.perf_counter()
-    problem = build_problem(decisions, evaluator.targets, quotas,
-                            (options or SolveOptions()).previous, spreads=spreads)
+    problem = build_problem(
+        decisions, evaluator.targets, quotas, (options or SolveOptions()).previous, spreads=spreads
+    )
     t3 = time.perf_counter()
     agg = problem.aggregate
     assert agg is not None
@@ -153,14 +157,16 @@ def build_plan(
             )
         )
     assign_artifacts(placements)  # plan.json lists them before they are written
-    left_out = [d for d in decisions
-                if d.status == "routed" and d.workload.name not in result.assignment]
+    left_out = [
+        d for d in decisions if d.status == "routed" and d.workload.name not in result.assignment
+    ]
     previous = (options or SolveOptions()).previous
     # The plan's row usage, made once and shared by every reason below (when any needs it).
     needed = previous or any(d.candidates for d in left_out)
     state = PlanState(problem, result.assignment) if needed else None
-    unplaced = [Unplaced(d, *unplaced_reasons(d, problem, result, project, state))
-                for d in left_out]
+    unplaced = [
+        Unplaced(d, *unplaced_reasons(d, problem, result, project, state)) for d in left_out
+    ]
     lost = None
     if previous:
         assert state is not None
@@ -173,12 +179,27 @@ def build_plan(
                 u.reasons.insert(0, said[name])
             elif note := not_preempted(u.decision, state, result.assignment, previous, named):
                 u.reasons.append(note)
-    return Plan(project, inputs, decisions, placements, unplaced, result, bound, problem,
-                quotas, seconds, spreads, lost)
+    return Plan(
+        project,
+        inputs,
+        decisions,
+        placements,
+        unplaced,
+        result,
+        bound,
+        problem,
+        quotas,
+        seconds,
+        spreads,
+        lost,
+    )
 
 
 def unplaced_reasons(
-    d: Decision, problem: Problem, result: SolveResult, project: Project,
+    d: Decision,
+    problem: Problem,
+    result: SolveResult,
+    project: Project,
     state: PlanState | None = None,
 ) -> tuple[list[str], str | None]:
     """Why a routed workload has no target: the minimal set of reasons `router explain`

@@ -40,9 +40,11 @@ def protected(agg: Aggregate) -> list[bool]:
             waiting[t] = max(waiting.get(t, 0), group.priority_weight)
     return [
         group.previous is not None
-        and keeps_its_place(group.priority_weight, group.preemptible,
-                            max(waiting.get(agg.candidate(v).target.id, 0)
-                                for v in agg.choices[g]))
+        and keeps_its_place(
+            group.priority_weight,
+            group.preemptible,
+            max(waiting.get(agg.candidate(v).target.id, 0) for v in agg.choices[g]),
+        )
         for g, group in enumerate(agg.groups)
     ]
 

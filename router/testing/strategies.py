@@ -25,8 +25,9 @@ FieldValue = Any  # a value, or a strategy drawing values (st.integers(8, 64))
 
 
 @st.composite
-def workload_dicts(draw: st.DrawFn, /, name: str | None = None, max_gpus: int = 16,
-                   **fields: FieldValue) -> dict[str, Any]:
+def workload_dicts(
+    draw: st.DrawFn, /, name: str | None = None, max_gpus: int = 16, **fields: FieldValue
+) -> dict[str, Any]:
     """A workload as written in workloads/*.yaml (a dict). Keyword arguments fix a field:
     a plain value, or a strategy to draw it from (`gpus=st.integers(8, 64)`); None leaves
     the field out."""
@@ -163,8 +164,11 @@ _OPTIONS = {"slurm": ("exclusive", 'qos = "high"'), "kubernetes": ('queue = "q"'
 def _route(draw: st.DrawFn, keyword: str) -> str:
     backend = draw(st.sampled_from(("slurm", "kubernetes", "any")))
     text = f"{keyword} {backend}"
-    opts = draw(st.lists(st.sampled_from(_OPTIONS[backend]), unique=True, max_size=2)) if (
-        _OPTIONS[backend]) else []
+    opts = (
+        draw(st.lists(st.sampled_from(_OPTIONS[backend]), unique=True, max_size=2))
+        if (_OPTIONS[backend])
+        else []
+    )
     if opts:
         text += " with " + ", ".join(opts)
     where = draw(_where())
@@ -207,8 +211,11 @@ def policies(draw: st.DrawFn, max_rules: int = 4, catch_all: bool | None = None)
 def _per_quota(draw: st.DrawFn) -> list[str]:
     """A quota with a limit per value of a key: `per team`, `per cluster`, or both."""
     per = draw(st.sampled_from(("team", "cluster", "team, cluster", "workload.kind")))
-    limit = draw(st.one_of(st.integers(0, 32).map(str),
-                           st.sampled_from((50, 80, 100)).map(lambda p: f"{p}%")))
+    limit = draw(
+        st.one_of(
+            st.integers(0, 32).map(str), st.sampled_from((50, 80, 100)).map(lambda p: f"{p}%")
+        )
+    )
     on = draw(st.one_of(st.none(), st.sampled_from(CLUSTERS).map(lambda c: f'cluster == "{c}"')))
     return ["quota per_q:", *([f"  on {on}"] if on else []), f"  per {per}",
             f"  limit gpus <= {limit}", ""]  # fmt: skip
@@ -243,8 +250,11 @@ def platforms(draw: st.DrawFn, max_workloads: int = 6, max_targets: int = 3) -> 
 def previous_plans(draw: st.DrawFn, platform: dict[str, Any]) -> dict[str, Any]:
     """A previous plan of `platform` (from platforms()) as router.plan accepts it: some of
     its workloads on some of its targets (fit or not: the inventory may have changed)."""
-    ids: list[str] = [f"{c['name']}/{t['name']}" for c in platform["inventory"]["clusters"]
-                      for t in c.get("partitions", c.get("node_pools", []))]
+    ids: list[str] = [
+        f"{c['name']}/{t['name']}"
+        for c in platform["inventory"]["clusters"]
+        for t in c.get("partitions", c.get("node_pools", []))
+    ]
     placements: list[dict[str, str]] = []
     for w in platform["workloads"] if ids else []:
         if draw(st.booleans()):

@@ -47,8 +47,10 @@ class Block:
 
 def blocks(page: Path) -> list[Block]:
     text = page.read_text(encoding="utf-8")
-    return [Block(m.group(1).strip(), m.group(2), text[: m.start()].count("\n") + 1)
-            for m in _FENCE.finditer(text)]
+    return [
+        Block(m.group(1).strip(), m.group(2), text[: m.start()].count("\n") + 1)
+        for m in _FENCE.finditer(text)
+    ]
 
 
 def platform_data(page: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -67,8 +69,7 @@ def error_examples(page: Path) -> list[tuple[Block, Block]]:
 
 def load(page: Path, block: Block) -> router.Platform:
     inventory, workloads = platform_data(page)
-    return router.Platform.from_objects(policy=block.text, inventory=inventory,
-                                        workloads=workloads)
+    return router.Platform.from_objects(policy=block.text, inventory=inventory, workloads=workloads)
 
 
 def check_example(page: Path, block: Block) -> router.Plan:

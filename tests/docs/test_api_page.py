@@ -13,8 +13,11 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_api_page_examples(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # the page loads examples/ml-platform by a relative path
     failed, attempted = doctest.testfile(
-        str(ROOT / "docs" / "api.md"), module_relative=False, raise_on_error=False,
-        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False,
+        str(ROOT / "docs" / "api.md"),
+        module_relative=False,
+        raise_on_error=False,
+        optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE,
+        verbose=False,
     )
     assert attempted >= 30  # the page's examples were found (a fence change loses them)
     assert failed == 0

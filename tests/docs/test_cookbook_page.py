@@ -21,10 +21,24 @@ def test_recipe_plans_as_the_page_says(block: Block) -> None:
 
 def test_the_recipes_platform_teams_need_are_there() -> None:
     text = PAGE.read_text(encoding="utf-8")
-    for heading in ("Slurm for training, Kubernetes for serving", "Per-team quotas",
-                    "MIG slices", "Kueue", "KServe", "Multi-node jobs"):
+    for heading in (
+        "Slurm for training, Kubernetes for serving",
+        "Per-team quotas",
+        "MIG slices",
+        "Kueue",
+        "KServe",
+        "Multi-node jobs",
+    ):
         assert f"## {heading}" in text
-    options = {(o.name, getattr(o.value, "value", None))
-               for b in EXAMPLES for o in ast.find(load(PAGE, b).policy, ast.Option)}
-    assert {("mig", "1g.10gb"), ("serving", "kserve"), ("operator", "pytorchjob"),
-            ("queue", "research-training"), ("mpi", "pmix")} <= options
+    options = {
+        (o.name, getattr(o.value, "value", None))
+        for b in EXAMPLES
+        for o in ast.find(load(PAGE, b).policy, ast.Option)
+    }
+    assert {
+        ("mig", "1g.10gb"),
+        ("serving", "kserve"),
+        ("operator", "pytorchjob"),
+        ("queue", "research-training"),
+        ("mpi", "pmix"),
+    } <= options

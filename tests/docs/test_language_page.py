@@ -27,8 +27,9 @@ def test_every_example_states_an_outcome() -> None:
         assert "#>" in block.text, f"language.md:{block.line}: an example without `#>`"
 
 
-@pytest.mark.parametrize("block,shown", error_examples(PAGE),
-                         ids=[f"line{b.line}" for b, _ in error_examples(PAGE)])
+@pytest.mark.parametrize(
+    "block,shown", error_examples(PAGE), ids=[f"line{b.line}" for b, _ in error_examples(PAGE)]
+)
 def test_error_examples_print_what_the_page_shows(block: Block, shown: Block) -> None:
     with pytest.raises(router.RouterError) as caught:
         load(PAGE, block).policy  # noqa: B018 (loading it is the test)
@@ -55,7 +56,10 @@ def test_every_statement_and_clause_is_in_an_example() -> None:
     assert {r.backend for r in routes} == {"slurm", "kubernetes", "any"}
     assert any(r.rank for r in routes)  # else route
     assert {pr.direction for p in policies for pr in ast.find(p, ast.Prefer)} == {
-        "lower", "higher", None}
+        "lower",
+        "higher",
+        None,
+    }
     quotas = [q for p in policies for q in ast.find(p, ast.Quota)]
     resources = {lim.resource for q in quotas for lim in q.limits}
     assert resources == {"gpus", "cpus", "memory", "nodes", "workloads"}
@@ -74,8 +78,23 @@ def test_every_operator_and_unit_is_in_an_example() -> None:
     policies = _policies()
     ops = {b.op for p in policies for b in ast.find(p, ast.Binary)}
     ops |= {u.op for p in policies for u in ast.find(p, ast.Unary)}
-    assert ops >= {"and", "or", "not", "-", "==", "!=", "<", "<=", ">", ">=", "in", "not in",
-                   "+", "*", "/"}
+    assert ops >= {
+        "and",
+        "or",
+        "not",
+        "-",
+        "==",
+        "!=",
+        "<",
+        "<=",
+        ">",
+        ">=",
+        "in",
+        "not in",
+        "+",
+        "*",
+        "/",
+    }
     written = {lit.text for p in policies for lit in ast.find(p, ast.Literal) if lit.unit}
     for unit in [*MEMORY_UNITS, *DURATION_UNITS, "%"]:
         assert any(t.endswith(unit) and t[: -len(unit)][-1:].isdigit() for t in written), unit

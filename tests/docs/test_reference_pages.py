@@ -11,7 +11,8 @@ def test_checked_in_pages_are_up_to_date() -> None:
     for kind in reference.PAGES:
         page = DOCS / "reference" / f"{kind}.md"
         assert page.read_text(encoding="utf-8") == reference.render(kind), (
-            f"{page} is out of date: run `python -m router.models.reference`")
+            f"{page} is out of date: run `python -m router.models.reference`"
+        )
     assert reference.main(["--check"]) == 0
 
 
@@ -23,9 +24,14 @@ def test_every_field_of_every_model_is_described() -> None:
 
 
 def test_notes_name_only_fields_that_exist() -> None:
-    fields = {(cls.__name__, name) for _, models in reference.PAGES.values()
-              for model in models for cls in model.__mro__ if hasattr(cls, "model_fields")
-              for name in getattr(cls, "model_fields", {})}
+    fields = {
+        (cls.__name__, name)
+        for _, models in reference.PAGES.values()
+        for model in models
+        for cls in model.__mro__
+        if hasattr(cls, "model_fields")
+        for name in getattr(cls, "model_fields", {})
+    }
     assert set(reference.NOTES) - fields == set()
 
 

@@ -22,8 +22,15 @@ def test_shared_types_flow_one_way() -> None:
     """models/ (the data users write and placements) imports no later stage; emitters read
     placements from models/, not from plan/."""
     g = package_graph()
-    later = {"router.evaluate", "router.solve", "router.plan", "router.emit", "router.explain",
-             "router.cli", "router.api"}
+    later = {
+        "router.evaluate",
+        "router.solve",
+        "router.plan",
+        "router.emit",
+        "router.explain",
+        "router.cli",
+        "router.api",
+    }
     assert g["router.models"] & later == set()
     assert "router.plan" not in g["router.emit"]
     assert "router.plan" not in g["router.evaluate"]

@@ -20,7 +20,9 @@ def documents() -> list[dict[str, Any]]:
     first = router.plan(platform)
     moved = router.Platform.from_objects(
         policy={f.name: f.read_text() for f in (EXAMPLE / "policies").glob("*.route")},
-        inventory=platform.inventory, workloads=platform.workloads[5:])
+        inventory=platform.inventory,
+        workloads=platform.workloads[5:],
+    )
     second = router.plan(moved, previous=first)  # with `preempted` and `diff`
     return [first.document(), second.document()]
 
@@ -32,7 +34,8 @@ def test_every_document_reads_and_dumps_back_the_same(documents: list[dict[str, 
     second = PlanDocument.model_validate(documents[1])
     assert second.diff is not None and second.preempted is not None
     assert second.summary.workloads == len(documents[1]["placements"]) + sum(
-        len(documents[1][k]) for k in ("denied", "unrouted", "unplaced"))
+        len(documents[1][k]) for k in ("denied", "unrouted", "unplaced")
+    )
 
 
 def test_the_models_schema_accepts_the_documents(documents: list[dict[str, Any]]) -> None:

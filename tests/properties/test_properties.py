@@ -29,8 +29,10 @@ def _shape(node: Any) -> Any:
         return None
     if is_dataclass(node) and not isinstance(node, type):
         skip = {"span", "text", "comments", "path", "backend_span", "resource_span", "arg_spans"}
-        return (type(node).__name__,
-                {f.name: _shape(getattr(node, f.name)) for f in fields(node) if f.name not in skip})
+        return (
+            type(node).__name__,
+            {f.name: _shape(getattr(node, f.name)) for f in fields(node) if f.name not in skip},
+        )
     if isinstance(node, list):
         return [_shape(x) for x in node]
     if isinstance(node, dict):
@@ -58,15 +60,17 @@ def test_generated_policies_are_valid_and_fmt_round_trips(text: str) -> None:
     twice = format_policy_file(parse_text(once, "a.route"), once)
     assert twice == once
     assert _shape(parse_text(once, "a.route").statements) == _shape(
-        parse_text(text, "a.route").statements)
+        parse_text(text, "a.route").statements
+    )
 
 
 def _plan(platform: dict[str, Any], previous: dict[str, Any] | None = None) -> Any:
     """The platform planned in memory through the API (as a platform's own tests would)."""
     import router
 
-    p = router.Platform.from_objects(policy=platform["policy"], inventory=platform["inventory"],
-                                     workloads=platform["workloads"])
+    p = router.Platform.from_objects(
+        policy=platform["policy"], inventory=platform["inventory"], workloads=platform["workloads"]
+    )
     return router.plan(p, previous).built
 
 

@@ -236,8 +236,7 @@ def test_untyped_partition_gets_untyped_gpus(slurm_cluster: SlurmCluster, tmp_pa
     part = PARTITIONS["gpu-plain"]
     assert part.gpu_type == "any"
     ref = TargetRef("routertest", "slurm", part, "routertest/gpu-plain")
-    w = Workload(name="plain", command=["true"], gpus=8, cpus=32, memory="64GiB",
-                 duration="1h")
+    w = Workload(name="plain", command=["true"], gpus=8, cpus=32, memory="64GiB", duration="1h")
     resources = shape(w, ref, {})
     assert isinstance(resources, Resources) and resources.gpu_type is None
     p = Placement(w, ref, "live", "tests/slurm/test_sbatch_live.py:1", 0, {}, resources)
@@ -247,7 +246,8 @@ def test_untyped_partition_gets_untyped_gpus(slurm_cluster: SlurmCluster, tmp_pa
     assert job["NumNodes"].split("-")[0] == "2"
     assert job["TresPerNode"] == "gres:gpu:4"
     assert shape(w.model_copy(update={"gpu_type": "h100"}), ref, {}) == (
-        "has GPUs of no stated type, the workload asks for h100")
+        "has GPUs of no stated type, the workload asks for h100"
+    )
     typed = PARTITIONS["gpu-plain"].model_copy(update={"gpu_type": "h100"})
     wrong = place("gpu-plain", target=typed, name="typed", nodes=2, gpus=4, exclusive=True)
     assert "#SBATCH --gpus-per-node=h100:4\n" in write(wrong, tmp_path).read_text()

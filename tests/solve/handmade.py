@@ -10,8 +10,15 @@ from router.evaluate.evaluate import Candidate, Decision
 from router.models import Inventory, Resources, TargetRef, Workload
 from router.solve.aggregate import Aggregate, Group, Level, Row
 
-RES = Resources(nodes=1, gpus_per_node=0, cpus_per_node=1, memory_per_node=1024, time=3600,
-                exclusive=False, whole_nodes=0)
+RES = Resources(
+    nodes=1,
+    gpus_per_node=0,
+    cpus_per_node=1,
+    memory_per_node=1024,
+    time=3600,
+    exclusive=False,
+    whole_nodes=0,
+)
 
 
 def targets(*names: str) -> dict[str, TargetRef]:
@@ -35,8 +42,11 @@ class Cls:
     use: dict[str, int] = field(default_factory=dict)  # target -> capacity use per member
 
 
-def aggregate(classes: list[Cls], capacity: dict[str, int],
-              extra_rows: list[tuple[list[tuple[int, str]], int]] | None = None) -> Aggregate:
+def aggregate(
+    classes: list[Cls],
+    capacity: dict[str, int],
+    extra_rows: list[tuple[list[tuple[int, str]], int]] | None = None,
+) -> Aggregate:
     """One capacity row per target (`capacity`), each member using `use[target]` (default 1);
     `extra_rows` are quota-like rows over (class index, target) pairs: ([(k, t)], rhs)."""
     refs = targets(*sorted({t for c in classes for t, _ in c.on} | set(capacity)))
@@ -48,26 +58,35 @@ def aggregate(classes: list[Cls], capacity: dict[str, int],
         cands = [Candidate(refs[t], rank, 0, {}, RES) for t, rank in c.on]
         members = []
         for i in range(c.n):
-            w = Workload.model_validate({"name": f"c{k}-{i}", "priority": c.priority,
-                                         "preemptible": c.preemptible})
+            w = Workload.model_validate(
+                {"name": f"c{k}-{i}", "priority": c.priority, "preemptible": c.preemptible}
+            )
             members.append(len(routed))
             routed.append(Decision(w, "routed", candidates=cands))
         prev = refs[c.previous].id if c.previous else None
-        groups.append(Group(members, cands, c.weight, c.priority, prev, (), (),
-                            bool(prev and c.preemptible)))
+        groups.append(
+            Group(members, cands, c.weight, c.priority, prev, (), (), bool(prev and c.preemptible))
+        )
         choices.append(list(range(len(variables), len(variables) + len(cands))))
         variables += [(k, j) for j in range(len(cands))]
     agg = Aggregate(routed, groups, variables, choices)
     for t, rhs in sorted(capacity.items()):
-        terms = [(classes[k].use.get(t, 1), v) for v, (k, j) in enumerate(variables)
-                 if groups[k].candidates[j].target.target.name == t]
+        terms = [
+            (classes[k].use.get(t, 1), v)
+            for v, (k, j) in enumerate(variables)
+            if groups[k].candidates[j].target.target.name == t
+        ]
         agg.rows.append(Row(terms, rhs, "capacity", refs[t].id, "cpus"))
     for pairs, rhs in extra_rows or []:
-        terms = [(1, v) for v, (k, j) in enumerate(variables)
-                 if (k, groups[k].candidates[j].target.target.name) in pairs]
+        terms = [
+            (1, v)
+            for v, (k, j) in enumerate(variables)
+            if (k, groups[k].candidates[j].target.target.name) in pairs
+        ]
         agg.rows.append(Row(terms, rhs, "quota", "q", "gpus"))
-    agg.levels = [Level("placed_work", 1, [(groups[k].weight, v)
-                                           for v, (k, _) in enumerate(variables)])]
+    agg.levels = [
+        Level("placed_work", 1, [(groups[k].weight, v) for v, (k, _) in enumerate(variables)])
+    ]
     agg.floors = [0] * len(groups)
     return agg
 

@@ -45,8 +45,9 @@ def test_first_fit_decreasing_keeps_a_feasible_start_and_completes_it() -> None:
 
 def test_best_hint_takes_the_rounded_lp_when_greedy_is_worse() -> None:
     # One member worth 10 fills t1 alone; two worth 6 fit together. Greedy takes the 10.
-    agg = aggregate([Cls(1, 10, [("t1", 0)], use={"t1": 6}),
-                     Cls(2, 6, [("t1", 0)], use={"t1": 3})], {"t1": 6})
+    agg = aggregate(
+        [Cls(1, 10, [("t1", 0)], use={"t1": 6}), Cls(2, 6, [("t1", 0)], use={"t1": 3})], {"t1": 6}
+    )
     greedy = first_fit_decreasing(agg)
     assert level_value(agg, 0, greedy) == 10
     bound, values = lp_solve(agg)

@@ -16,8 +16,9 @@ def test_lp_bound_is_fractional_where_the_integer_optimum_is_not() -> None:
 
 
 def test_lp_with_a_start_solves_what_is_left() -> None:
-    agg = aggregate([Cls(1, 10, [("t1", 0)], use={"t1": 6}),
-                     Cls(2, 6, [("t1", 0)], use={"t1": 3})], {"t1": 6})
+    agg = aggregate(
+        [Cls(1, 10, [("t1", 0)], use={"t1": 6}), Cls(2, 6, [("t1", 0)], use={"t1": 3})], {"t1": 6}
+    )
     assert lp_solve(agg)[0] == 12.0
     # With one 6 placed (3 of t1 used), what is left holds one more 6 (or half the 10).
     left, more = lp_solve(agg, [0, 1])
@@ -31,8 +32,9 @@ def test_independent_parts_add_up() -> None:
 
 
 def test_a_quota_row_over_two_targets_binds_the_sum() -> None:
-    agg = aggregate([Cls(4, 1, [("a", 0), ("b", 0)])], {"a": 4, "b": 4},
-                    extra_rows=[([(0, "a"), (0, "b")], 3)])
+    agg = aggregate(
+        [Cls(4, 1, [("a", 0), ("b", 0)])], {"a": 4, "b": 4}, extra_rows=[([(0, "a"), (0, "b")], 3)]
+    )
     assert lp_solve(agg)[0] == 3.0
 
 

@@ -17,12 +17,28 @@ pytestmark = pytest.mark.slow
 
 
 def _pytest(folder: Path, *extra: str) -> subprocess.CompletedProcess[str]:
-    args = [] if any(e.name == "router" for e in entry_points(group="pytest11")) else [
-        "-p", "router.testing.pytest_plugin"]
+    args = (
+        []
+        if any(e.name == "router" for e in entry_points(group="pytest11"))
+        else ["-p", "router.testing.pytest_plugin"]
+    )
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args, *extra,
-         str(folder)],
-        capture_output=True, text=True, cwd=folder, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *args,
+            *extra,
+            str(folder),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        timeout=300,
+        check=False,
     )
 
 
@@ -67,7 +83,7 @@ def test_hypothesis_without_suppressions_and_a_short_falsifying_example(tmp_path
     assert "FailedHealthCheck" not in text and "function-scoped fixture" not in text
     # The falsifying example and the message: the workload and the reasons, a few lines.
     assert "Falsifying example" in text and "nodes < " in text, text[-4000:]
-    failure = text[text.index("test_always_placed"):]
+    failure = text[text.index("test_always_placed") :]
     assert len(failure) < 8000, len(failure)
     assert "<route on <Platform" in failure
 

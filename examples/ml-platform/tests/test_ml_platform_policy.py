@@ -14,8 +14,14 @@ BOUNDED = settings(max_examples=40, deadline=None)
 
 
 @BOUNDED
-@given(w=workloads(kind="training", gpus=st.integers(8, 64), gpu_type=st.sampled_from(
-    ["h100", "a100"]), duration=st.sampled_from(["1h", "12h", "24h"])))
+@given(
+    w=workloads(
+        kind="training",
+        gpus=st.integers(8, 64),
+        gpu_type=st.sampled_from(["h100", "a100"]),
+        duration=st.sampled_from(["1h", "12h", "24h"]),
+    )
+)
 def test_big_training_goes_to_infiniband_slurm_exclusively(route: Route, w: Workload) -> None:
     r = route(w)
     assert r.rule == "large_training"
@@ -33,8 +39,11 @@ def test_notebooks_get_at_most_one_gpu(route: Route, gpus: int) -> None:
 
 
 @BOUNDED
-@given(w=workloads(kind="inference", team=st.sampled_from(["research", "vision"]),
-                   gpus=st.integers(0, 1)))
+@given(
+    w=workloads(
+        kind="inference", team=st.sampled_from(["research", "vision"]), gpus=st.integers(0, 1)
+    )
+)
 def test_services_are_served_by_kubernetes_prod(route: Route, w: Workload) -> None:
     r = route(w)
     assert r.rule == "inference"
