@@ -399,7 +399,12 @@ def _previous(
         return Previous("plan", dict(spec))
     if str(spec).startswith(GIT_PREFIX) and platform.in_memory:
         raise PlanError("--previous git:REF needs a platform loaded from a folder in git")
-    return load_previous(str(spec), platform.project, options)
+    return load_previous(str(spec), platform.project, options, planner=_plan_document)
+
+
+def _plan_document(project: Project, options: SolveOptions) -> dict[str, Any]:
+    """The plan document of another project (the platform at a git revision)."""
+    return plan(Platform(project), options=options).document()
 
 
 def plan(
