@@ -212,20 +212,16 @@ class Policy:
 
 # -- walking the tree -------------------------------------------------------------------------
 N = TypeVar("N")
-_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _children(node: Any) -> tuple[str, ...]:
-    kind = type(node)
-    if kind not in _CHILD_FIELDS:
-        # A Policy holds its statements twice (per file, and merged): walk the merged lists.
-        skip = {"files"} if kind is Policy else set()
-        _CHILD_FIELDS[kind] = tuple(
-            f.name
-            for f in dataclasses.fields(node)
-            if not f.name.endswith(("span", "spans")) and f.name not in skip
-        )
-    return _CHILD_FIELDS[kind]
+def _children(node: Any) -> list[str]:
+    # A Policy holds its statements twice (per file, and merged): walk the merged lists.
+    skip = "files" if isinstance(node, Policy) else ""
+    return [
+        f.name
+        for f in dataclasses.fields(node)
+        if not f.name.endswith(("span", "spans")) and f.name != skip
+    ]
 
 
 def walk(node: Any) -> Iterator[Any]:
