@@ -24,7 +24,7 @@ from typing import Any
 
 from router.models import NodePool, TargetRef, Workload
 from router.models.inventory import Taint, untolerated
-from router.plan.model import Resources
+from router.models.placement import Resources
 from router.quantity import format_duration, format_memory
 
 

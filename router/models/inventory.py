@@ -398,7 +398,11 @@ class Cluster(Frozen):
     partitions: list[Partition] = Field(default_factory=list)
     node_pools: list[NodePool] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
-    slurm: SlurmSettings | None = None
+    slurm: SlurmSettings | None = Field(
+        None,
+        description="Slurm only: log folder, setup lines, mounts and the priority → QOS"
+        " / nice tables the scripts use",
+    )
     kubernetes: KubernetesCluster = Field(
         default_factory=KubernetesCluster, description="Kubernetes only: priority classes"
     )
