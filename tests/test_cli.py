@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -25,8 +26,9 @@ def example_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _doc(out: Path) -> dict:
-    return json.loads((out / "plan.json").read_text())
+def _doc(out: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((out / "plan.json").read_text())
+    return doc
 
 
 def test_example_plan_routes_as_the_policy_says(example_out: Path) -> None:
@@ -71,7 +73,7 @@ def test_two_runs_give_identical_out_folders(example_out: Path, tmp_path: Path) 
     assert result.exit_code in (0, 3), result.output
     cmp = filecmp.dircmp(example_out, again)
 
-    def same(c: filecmp.dircmp) -> bool:
+    def same(c: filecmp.dircmp[str]) -> bool:
         if c.left_only or c.right_only or c.diff_files or c.funny_files:
             return False
         _, mismatch, errors = filecmp.cmpfiles(c.left, c.right, c.common_files, shallow=False)
@@ -114,16 +116,22 @@ def test_bad_workload_file_names_file_line_and_field(tmp_path: Path) -> None:
 
 # `check` is not in this list: since its static analysis proves rule reachability with CP-SAT,
 # it solves, and so imports ortools (lazily, only once the inputs have loaded).
-@pytest.mark.parametrize("args", [["schema", "workload"], ["inventory", "--help"],
-                                  ["fmt", "--check", str(EXAMPLE / "policies")], ["--help"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["schema", "workload"],
+        ["inventory", "--help"],
+        ["fmt", "--check", str(EXAMPLE / "policies")],
+        ["--help"],
+    ],
+)
 def test_commands_that_do_not_solve_do_not_import_ortools(args: list[str]) -> None:
     code = (
         "import sys\nfrom router.cli.main import cli\n"
         f"try:\n    cli({args!r}, standalone_mode=False)\nexcept SystemExit:\n    pass\n"
         "print('ortools' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr
 
 
@@ -158,15 +166,32 @@ def test_same_bytes_across_processes_cwd_hash_seed_and_workers(tmp_path: Path) -
         out = tmp_path / f"out{n}"
         project = os.path.relpath(EXAMPLE, cwd)
         done = subprocess.run(
-            [sys.executable, "-c", "from router.cli.main import main; main()", "plan", project,
-             "-o", str(out), "--workers", workers, "--format", "json", "--previous",
-             str(previous)],
-            cwd=cwd, capture_output=True, text=True,
+            [
+                sys.executable,
+                "-c",
+                "from router.cli.main import main; main()",
+                "plan",
+                project,
+                "-o",
+                str(out),
+                "--workers",
+                workers,
+                "--format",
+                "json",
+                "--previous",
+                str(previous),
+            ],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
             env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(repo)},
         )
         assert done.returncode == 3, done.stderr
-        files = {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-                 for p in sorted(out.rglob("*")) if p.is_file()}
+        files = {
+            p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(out.rglob("*"))
+            if p.is_file()
+        }
         runs.append((done.stdout, files))
     assert runs[0] == runs[1]
     assert json.loads(runs[0][0])["diff"]["changed"] is False

@@ -43,25 +43,57 @@ def _progress(message: str, enabled: bool) -> Iterator[None]:
 @click.command()
 @project_options
 @click.option("-o", "--out", type=click.Path(file_okay=False), help="Output folder.")
-@click.option("-r", "--running", type=click.Path(dir_okay=False),
-              help="What already runs on the nodes (YAML with running:); overrides router.yaml.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
-              default="text", show_default=True, help="What to print.")
-@click.option("--workers", type=click.IntRange(1, 64), default=None,
-              help="Threads solving independent parts (the plan does not depend on it).")
+@click.option(
+    "-r",
+    "--running",
+    type=click.Path(dir_okay=False),
+    help="What already runs on the nodes (YAML with running:); overrides router.yaml.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="What to print.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Threads solving independent parts (the plan does not depend on it).",
+)
 @click.option("--no-write", is_flag=True, help="Plan and print, but do not write out/.")
-@click.option("--previous", metavar="PLAN.json|git:REF",
-              help="Diff against a previous plan.json, or against the project as it is at a "
-                   "git revision (planned too), e.g. git:origin/main.")
-@click.option("--detailed-exitcode", is_flag=True,
-              help="Exit 0 when nothing changed against --previous, 2 when something did, "
-                   "1 on error (as terraform plan -detailed-exitcode).")
-@click.option("-q", "--quiet", is_flag=True,
-              help="Print only the summary line (and errors), for pipelines.")
+@click.option(
+    "--previous",
+    metavar="PLAN.json|git:REF",
+    help="Diff against a previous plan.json, or against the project as it is at a "
+    "git revision (planned too), e.g. git:origin/main.",
+)
+@click.option(
+    "--detailed-exitcode",
+    is_flag=True,
+    help="Exit 0 when nothing changed against --previous, 2 when something did, "
+    "1 on error (as terraform plan -detailed-exitcode).",
+)
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Print only the summary line (and errors), for pipelines."
+)
 @reports_errors
-def plan(directory: str, policy: str | None, inventory: str | None, workloads: str | None,
-         out: str | None, running: str | None, fmt: str, workers: int | None, no_write: bool,
-         previous: str | None, detailed_exitcode: bool, quiet: bool) -> None:
+def plan(
+    directory: str,
+    policy: str | None,
+    inventory: str | None,
+    workloads: str | None,
+    out: str | None,
+    running: str | None,
+    fmt: str,
+    workers: int | None,
+    no_write: bool,
+    previous: str | None,
+    detailed_exitcode: bool,
+    quiet: bool,
+) -> None:
     """Plan DIRECTORY (a folder with router.yaml): place every workload, write out/.
 
     \b
@@ -85,66 +117,48 @@ def plan(directory: str, policy: str | None, inventory: str | None, workloads: s
     summary and in plan.json's diff.summary.unplaced, which a pipeline can gate on).
     Denied workloads are a planned outcome, never a failure.
     """
-    from router.config import load_project
-    from router.emit import assign_artifacts, emit_all
-    from router.output import write_out
-    from router.plan.build import build_plan
-    from router.plan.diff import diff_documents
-    from router.plan.document import dumps, plan_document, with_diff
-    from router.plan.previous import load_previous
-    from router.plan.render import render_markdown, render_rich, render_text, summary_line
-    from router.solve.cpsat import SolveOptions
+    import router
+    from router.plan.render import render_rich
 
     if detailed_exitcode and not previous:
-        raise PlanError("--detailed-exitcode needs --previous (a plan.json or git:REF) to "
-                        "compare with")
-    project = load_project(directory, policy=policy, inventory=inventory,
-                           workloads=workloads, out=out, running=running)
-    options = SolveOptions()
-    if workers:
-        options.workers = workers
+        raise PlanError(
+            "--detailed-exitcode needs --previous (a plan.json or git:REF) to compare with"
+        )
+    platform = router.load(
+        directory, policy=policy, inventory=inventory, workloads=workloads, out=out, running=running
+    )
     spinner = not quiet and sys.stderr.isatty()
-    before = None
-    if previous:
-        with _progress(f"Planning the previous plan ({previous})…", spinner):
-            before = load_previous(previous, project, options)
-        if before.note and not quiet:
-            click.echo(f"router: {before.note}", err=True)
-        # The solver's stability level keeps workloads where the previous plan put them.
-        options.previous = dict(before.assignment)
     with _progress("Planning…", spinner):
-        result = build_plan(project, options)
-    assign_artifacts(result.placements)
-    doc = plan_document(result)
-    diff = diff_documents(before.doc, doc, before.against) if before else None
-    doc = with_diff(doc, diff)
+        result = router.plan(platform, previous, workers=workers)
+    if result.previous and result.previous.note and not quiet:
+        click.echo(f"router: {result.previous.note}", err=True)
+    doc = result.document()
+    diff = doc.get("diff")
     files: dict[str, str] = {}
     if not no_write:
-        files = emit_all(result.placements)
-        files["plan.json"] = dumps(doc)
-        write_out(project.out, files,
-                  protect=[project.root, project.policy, project.inventory, project.workloads])
+        files = result.write()
     if quiet:
-        click.echo(summary_line(doc))
-    elif fmt == "json":
-        click.echo(dumps(doc), nl=False)
-    elif fmt == "markdown":
-        click.echo(render_markdown(doc), nl=False)
+        click.echo(result.render("summary"))
+    elif fmt in ("json", "markdown"):
+        click.echo(result.render(fmt), nl=False)
     else:
         if sys.stdout.isatty():
             from rich.console import Console
 
             render_rich(doc, Console())
         else:
-            click.echo(render_text(doc), nl=False)
+            click.echo(result.render("text"), nl=False)
         if not no_write:
-            click.echo(f"Wrote {len(files)} files to {project.out}/")
+            click.echo(f"Wrote {len(files)} files to {platform.project.out}/")
     if not quiet:
         # Timing differs between runs, so it goes to stderr and stdout stays the same bytes.
-        run = result.solve
-        click.echo(f"Solved in {run.wall_seconds:.2f} s with {run.workers} workers "
-                   f"(deterministic time {run.deterministic_time:.3f}).", err=True)
+        run = result.built.solve
+        click.echo(
+            f"Solved in {run.wall_seconds:.2f} s with {run.workers} workers "
+            f"(deterministic time {run.deterministic_time:.3f}).",
+            err=True,
+        )
     if detailed_exitcode:
         sys.exit(EXIT_CHANGED if diff and diff["changed"] else 0)
-    if result.unplaced or result.unrouted:
+    if not result.ok:
         sys.exit(EXIT_UNPLACED)

@@ -16,21 +16,44 @@ from router.cli.main import EXIT_INVALID, reports_errors
 
 @click.command("test")
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
-@click.option("-p", "--policy", type=click.Path(exists=True),
-              help="Policy file or folder of .route files.")
-@click.option("-i", "--inventory", type=click.Path(exists=True, dir_okay=False),
-              help="Inventory YAML.")
-@click.option("--cases", "cases_path", type=click.Path(exists=True),
-              help="Test case file or folder (default: tests/ in the policy folder).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "sarif", "github"]),
-              default="text", show_default=True, help="Output format.")
-@click.option("--coverage-json", type=click.Path(dir_okay=False),
-              help="Write rule and route coverage of the test cases as JSON to FILE.")
-@click.option("--coverage-threshold", type=click.FloatRange(0, 100), default=None,
-              help="Fail (exit 1) when coverage is below N percent.")
+@click.option(
+    "-p", "--policy", type=click.Path(exists=True), help="Policy file or folder of .route files."
+)
+@click.option(
+    "-i", "--inventory", type=click.Path(exists=True, dir_okay=False), help="Inventory YAML."
+)
+@click.option(
+    "--cases",
+    "cases_path",
+    type=click.Path(exists=True),
+    help="Test case file or folder (default: tests/ in the policy folder).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "junit", "sarif", "github"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--coverage-json",
+    type=click.Path(dir_okay=False),
+    help="Write rule and route coverage of the test cases as JSON to FILE.",
+)
+@click.option(
+    "--coverage-threshold",
+    type=click.FloatRange(0, 100),
+    default=None,
+    help="Fail (exit 1) when coverage is below N percent.",
+)
 @click.option("--no-checks", is_flag=True, help="Run only the test cases, not the properties.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the report to FILE instead of standard output.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the report to FILE instead of standard output.",
+)
 @reports_errors
 def test(directory: str, policy: str | None, inventory: str | None, cases_path: str | None,
          fmt: str, coverage_json: str | None, coverage_threshold: float | None,
@@ -38,31 +61,23 @@ def test(directory: str, policy: str | None, inventory: str | None, cases_path: 
     """Prove the `check` blocks of DIRECTORY's policy and run its test cases."""
     import json
 
-    from router.assure.cases import default_cases_path, load_cases, run_cases
+    import router
     from router.assure.coverage import coverage
-    from router.assure.prove import prove_check
-    from router.assure.report_test import RENDERERS, TestReport
+    from router.assure.report_test import RENDERERS
     from router.config import load_project
-    from router.evaluate.evaluate import Evaluator
-    from router.evaluate.quota import compile_quotas
-    from router.language import load_policy
-    from router.models import load_inventory
 
-    # Workloads are not needed: give load_project a placeholder so router.yaml is optional.
+    # Workloads are not needed (router.test reads only the policy and the inventory): a
+    # placeholder keeps router.yaml optional.
     project = load_project(directory, policy=policy, inventory=inventory,
                            workloads=directory if policy and inventory else None)  # fmt: skip
-    pol = load_policy(project.policy)
-    inv = load_inventory(project.inventory)
-    ev = Evaluator(pol, inv)
-    cases = load_cases(Path(cases_path) if cases_path else default_cases_path(project.policy))
-    # Each case is planned alone, so a `per` workload key has one part: that workload's own,
-    # which limits it as the quota without that key does.
-    results = run_cases(ev, compile_quotas(pol, inv, workload_keys=False), cases)
-    checks = [] if no_checks else [prove_check(ev, c, inv) for c in pol.checks]
-    cov = coverage(pol, results) if cases else None
-    if coverage_threshold is not None and cov is None:
-        cov = coverage(pol, [])
-    report = TestReport(checks, results, cov, coverage_threshold)
+    platform = router.Platform(project)
+    report = router.test(
+        platform,
+        Path(cases_path) if cases_path else None,
+        checks=not no_checks,
+        coverage_threshold=coverage_threshold,
+    )
+    pol, checks, cases, cov = platform.policy, report.checks, report.cases, report.coverage
 
     def rel(source: str) -> str:
         path, _, line = source.rpartition(":")

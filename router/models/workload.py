@@ -42,6 +42,7 @@ from router.models.fields import (
     show,
     whole,
 )
+from router.models.k8s import KubernetesSpec
 from router.models.run import Array, Checkpoint, Launcher, Mount, SetupLine
 
 KIND = re.compile(r"[a-z][a-z0-9_-]{0,62}")
@@ -226,7 +227,7 @@ class Workload(Frozen):
         None, description="the serving port of a service, 1..65535"
     )
 
-    # ---- how a Slurm job runs (issue 13; router.models.run) ----
+    # ---- how a job runs (issue 13; router.models.run; Kubernetes reads the launcher too) ----
     launcher: Launcher | None = Field(
         None, description="torchrun, mpi or plain (one task per node); a rule's option else"
     )
@@ -252,6 +253,13 @@ class Workload(Frozen):
     )
     checkpoint: Checkpoint | None = Field(
         None, description="{signal_lead: 5min}: a signal before the time limit"
+    )
+
+    # ---- Kubernetes only: volumes, secrets, service account, probes (router.models.k8s) ----
+    kubernetes: KubernetesSpec = Field(
+        default_factory=KubernetesSpec,
+        description="Kubernetes only: volumes, env from secrets, service account, pull"
+        " secrets, probes, shared memory, notebook storage",
     )
 
     _source: tuple[str, int] | None = PrivateAttr(default=None)
@@ -332,3 +340,28 @@ class Workload(Frozen):
     @property
     def priority_weight(self) -> int:
         return max(self.priority, 1)
+
+
+def _defaults() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, f in Workload.model_fields.items():
+        if f.default_factory is not None:
+            out[name] = f.default_factory()  # type: ignore[call-arg]
+        elif not f.is_required():
+            out[name] = f.default
+    out["nodes"] = 1  # unset: derived from the target; a workload by itself is one node
+    out["min_replicas"] = out["max_replicas"] = 1
+    return out
+
+
+# What a field is when a workload does not say: the one place the checker's prover and
+# encoder (router.assure) read it from, so they agree with the model.
+WORKLOAD_DEFAULTS: dict[str, Any] = _defaults()
+
+
+def keeps_its_place(priority_weight: int, preemptible: bool, newcomer_weight: int) -> bool:
+    """The preemption rule, in one place (the solver's protection, plan.json's `preempted`
+    and `router explain` all read it): planned work keeps its place against a newcomer unless
+    it is preemptible or the newcomer's priority is strictly higher, as with Kubernetes
+    PriorityClasses and Slurm QOS preemption."""
+    return not preemptible and priority_weight >= newcomer_weight

@@ -12,11 +12,11 @@ import json
 from collections import Counter
 from typing import Any
 
-from router import __version__
 from router.evaluate.quota import capacity, usage
+from router.models.placement import Placement
 from router.plan.build import Plan, input_hashes
-from router.plan.model import Placement
 from router.plan.packcheck import scale_out
+from router.version import __version__
 
 FORMAT_VERSION = "1"
 
@@ -74,8 +74,10 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         for d in sorted(plan.denied, key=lambda d: d.workload.name)
     ]
     unrouted = [
-        {"reasons": [f"no rule matches (tried {', '.join(d.rules_tried) or 'none'})"],
-         "workload": d.workload.name}
+        {
+            "reasons": [f"no rule matches (tried {', '.join(d.rules_tried) or 'none'})"],
+            "workload": d.workload.name,
+        }
         for d in sorted(plan.unrouted, key=lambda d: d.workload.name)
     ]
     unplaced = [
@@ -115,7 +117,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "denied": denied,
         "format_version": FORMAT_VERSION,
-        "inputs": input_hashes(project, plan.inputs.files),
+        "inputs": input_hashes(project, plan.inputs.files, plan.inputs.contents),
         "placements": placements,
         "policy": plan.inputs.policy.name,
         "router_version": __version__,
@@ -138,12 +140,19 @@ def target_usage(plan: Plan) -> list[dict[str, Any]]:
     out = []
     for ref in plan.targets:
         mine = [p for p in plan.placements if p.target.id == ref.id]
-        row: dict[str, Any] = {"backend": ref.backend, "cluster": ref.cluster, "id": ref.id,
-                               "placements": len(mine)}
+        row: dict[str, Any] = {
+            "backend": ref.backend,
+            "cluster": ref.cluster,
+            "id": ref.id,
+            "placements": len(mine),
+        }
         for resource in ("gpus", "cpus", "memory", "nodes"):
             key = "memory_mib" if resource == "memory" else resource
-            used = (sum(p.resources.whole_nodes for p in mine) if resource == "nodes"
-                    else sum(usage(resource, p.resources, ref) for p in mine))
+            used = (
+                sum(p.resources.whole_nodes for p in mine)
+                if resource == "nodes"
+                else sum(usage(resource, p.resources, ref) for p in mine)
+            )
             row[key] = {"capacity": capacity(ref, resource), "used": used}
         out.append(row)
     return out

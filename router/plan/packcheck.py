@@ -24,7 +24,7 @@ from typing import Any
 
 from router.models import Inventory, Running
 from router.models.capacity import node_classes
-from router.plan.model import Placement
+from router.models.placement import Placement
 from router.plan.packing import DEFAULT_LIMIT, Node, Problem, Verdict, Work, check
 
 SCALE_OUT_LIMIT = 1.0  # deterministic seconds per exact check while searching scale-out

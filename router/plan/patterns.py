@@ -110,8 +110,9 @@ def _lp_needs_more(patterns: list[dict[int, int]], types: list[_Type], count: in
     return bool(status == pywraplp.Solver.OPTIMAL and objective.Value() > count + 1e-6)
 
 
-def pattern_check(problem: Problem, work: list[Work], limit: float,
-                  search: bool = True) -> Verdict | None:
+def pattern_check(
+    problem: Problem, work: list[Work], limit: float, search: bool = True
+) -> Verdict | None:
     """The verdict by node patterns, or None when they do not apply or are too many (or,
     with search=False, when the LP relaxation alone does not rule a packing out)."""
     from ortools.sat.python import cp_model  # here: its import alone costs ~0.75 s

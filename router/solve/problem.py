@@ -24,6 +24,7 @@ from router.solve.aggregate import (
     node_capacity,
     work,
 )
+from router.solve.preempt import protect
 
 __all__ = ["RESOURCES", "Level", "Problem", "Row", "build_problem", "node_capacity", "work"]
 
@@ -45,7 +46,7 @@ def build_problem(
     previous: dict[str, str] | None = None,
     spreads: list[SpreadLimit] | None = None,
 ) -> Problem:
-    return expand(build_aggregate(decisions, targets, quotas, previous, spreads=spreads))
+    return expand(protect(build_aggregate(decisions, targets, quotas, previous, spreads=spreads)))
 
 
 def expand(agg: Aggregate) -> Problem:

@@ -20,7 +20,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ml-platform"
 
 
 def setup(root: Path, policy: str | None = None):  # type: ignore[no-untyped-def]
-    make_project(root, [], **({"policy": policy} if policy else {}))
+    make_project(root, [], policy=policy) if policy else make_project(root, [])
     pol = load_policy(root / "policies")
     inv = load_inventory(root / "inventory.yaml")
     return pol, Evaluator(pol, inv), compile_quotas(pol, inv)
@@ -83,8 +83,10 @@ def test_targets_options_denial_and_unplaced(tmp_path: Path) -> None:
     results = {r.case.name: r for r in run_cases(ev, quotas, load_cases(tmp_path / "c.yaml"))}
     for name in ("big", "fallback", "denied", "too big"):
         assert results[name].passed, (name, results[name].diffs)
-    assert results["wrong"].diffs == [("denied", False, True),
-                                      ("message", "two GPUs", "notebooks get one GPU")]
+    assert results["wrong"].diffs == [
+        ("denied", False, True),
+        ("message", "two GPUs", "notebooks get one GPU"),
+    ]
     assert not results["bad workload"].passed
     assert "gpus" in results["bad workload"].error
     cov = coverage(pol, list(results.values()))

@@ -30,28 +30,46 @@ quota team_a: for team == "a" limit gpus <= 12
 
 def _platform(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     def target(name: str, gpus: int, gtype: str) -> dict[str, Any]:
-        t: dict[str, Any] = {"name": name, "nodes": rng.randint(1, 3),
-                             "cpus_per_node": rng.choice([16, 32, 64]),
-                             "memory_per_node": rng.choice([64, 128]) * 1024}
+        t: dict[str, Any] = {
+            "name": name,
+            "nodes": rng.randint(1, 3),
+            "cpus_per_node": rng.choice([16, 32, 64]),
+            "memory_per_node": rng.choice([64, 128]) * 1024,
+        }
         if gpus:
-            t |= {"gpus_per_node": gpus, "gpu_type": gtype,
-                  "cost_per_gpu_hour": rng.choice([1.0, 2.0])}
+            t |= {
+                "gpus_per_node": gpus,
+                "gpu_type": gtype,
+                "cost_per_gpu_hour": rng.choice([1.0, 2.0]),
+            }
         return t
 
-    inventory = {"clusters": [
-        {"name": "hpc", "backend": "slurm", "partitions": [
-            target("g8", 8, rng.choice(["h100", "a100"])), target("cpu", 0, "")]},
-        {"name": "k8s", "backend": "kubernetes", "node_pools": [
-            target("g4", 4, "l4"), target("cpu", 0, "")]},
-    ]}
+    inventory = {
+        "clusters": [
+            {
+                "name": "hpc",
+                "backend": "slurm",
+                "partitions": [target("g8", 8, rng.choice(["h100", "a100"])), target("cpu", 0, "")],
+            },
+            {
+                "name": "k8s",
+                "backend": "kubernetes",
+                "node_pools": [target("g4", 4, "l4"), target("cpu", 0, "")],
+            },
+        ]
+    }
     workloads = []
     for i in range(rng.randint(1, 8)):
         kind = rng.choice(["training", "training", "inference", "batch"])
         w: dict[str, Any] = {
-            "name": f"w{i}", "kind": kind, "team": rng.choice(["a", "b"]),
-            "image": "example.com/x:1", "command": "run",
+            "name": f"w{i}",
+            "kind": kind,
+            "team": rng.choice(["a", "b"]),
+            "image": "example.com/x:1",
+            "command": "run",
             "gpus": rng.choice([0, 1, 2, 4, 8, 16]) if kind != "batch" else 0,
-            "cpus": rng.choice([2, 8, 16, 40]), "memory": rng.choice([8, 32, 96]) * 1024,
+            "cpus": rng.choice([2, 8, 16, 40]),
+            "memory": rng.choice([8, 32, 96]) * 1024,
             "priority": rng.choice(["low", "normal", "high"]),
         }
         if kind == "inference":
@@ -106,7 +124,7 @@ def policy_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_plan_equals_brute_force(policy_path: Path) -> None:
     policy = load_policy(policy_path)
     rng = random.Random(20240611)
-    checked = 0
+    binding = 0  # platforms where not every routed workload fits: the comparison that matters
     for _ in range(300):
         inv_doc, wl_docs = _platform(rng)
         inventory = Inventory.model_validate(inv_doc)
@@ -117,11 +135,17 @@ def test_plan_equals_brute_force(policy_path: Path) -> None:
         result = solve(problem, SolveOptions(workers=1, deterministic_limit=5.0))
         assert result.objective == _best(problem), (inv_doc, wl_docs)
         assert result.status in ("OPTIMAL", "EMPTY")
-        from router.plan.model import Placement
+        from router.models.placement import Placement
 
-        placements = [Placement(d.workload, c.target, "r", "x:1", c.rank, c.options,
-                                c.resources)
-                      for d in decisions if (c := result.assignment.get(d.workload.name))]
+        placements = [
+            Placement(d.workload, c.target, "r", "x:1", c.rank, c.options, c.resources)
+            for d in decisions
+            if (c := result.assignment.get(d.workload.name))
+        ]
         assert verify_plan(policy, inventory, workloads, placements) == []
-        checked += 1
-    assert checked == 300
+        binding += any(vs for vs in problem.choices) and len(result.assignment) < sum(
+            1 for vs in problem.choices if vs
+        )
+    # The generator must keep producing platforms where capacity or the quota binds, or the
+    # optimum is trivially "place everything" and the brute force proves little.
+    assert binding >= 60, binding

@@ -7,7 +7,7 @@ from typing import Any
 
 from router.evaluate.shape import shape
 from router.models import Inventory, Running, Workload
-from router.plan.model import Placement, Resources
+from router.models.placement import Placement, Resources
 from router.plan.packcheck import check_assignment, check_plan, scale_out, unpackable
 
 GiB = 1024

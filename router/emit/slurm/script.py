@@ -57,7 +57,7 @@ from typing import ClassVar
 from router.errors import PlanError
 from router.language.names import PRIORITIES
 from router.models import Partition
-from router.plan.model import Placement
+from router.models.placement import Placement
 from router.quantity import slurm_time
 
 from .launch import launch, nodes_of, task_shape
