@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
+import router
 from router.bench.generator import generate
-from router.bench.run import _parse
 from router.evaluate.evaluate import Evaluator
 from router.evaluate.quota import compile_quotas
 from router.evaluate.spread import compile_spreads
@@ -20,7 +20,10 @@ def test_same_seed_same_platform_other_seed_another() -> None:
 
 
 def test_platform_has_mig_pools_spreads_per_quotas_and_clamped_replicas() -> None:
-    policy, inventory, workloads = _parse(generate("M", 1))
+    g = generate("M", 1)
+    p = router.Platform.from_objects(policy=g.policy, inventory=g.inventory, workloads=g.workloads)
+    policy, inventory, workloads = p.policy, p.inventory, p.workloads
+    assert policy is not None
     mig = [t for t in inventory.targets() if t.target.mig]
     assert mig and all(
         t.target.slices_per_node == {"1g.10gb": 28} and t.target.whole_gpus_per_node == 4
