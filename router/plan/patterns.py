@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from router.plan.packing import Problem, Verdict, Work, deal
+from router.plan.packdata import Problem, Verdict, Work, deal
 
 PATTERN_CAP = 50_000
 
