@@ -253,7 +253,7 @@ def test_bad_quantity_names_the_pod() -> None:
         running_from_pods(data, source="pods.json")
 
 
-INVENTORY = {
+INVENTORY: dict[str, Any] = {
     "clusters": [
         {
             "name": "hpc",
