@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.models import TargetRef, Workload
+from router.models import Partition, TargetRef, Workload
 from router.plan.model import Resources
 from router.quantity import format_duration, format_memory
 
@@ -42,6 +42,9 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         return "a Kubernetes pod needs an image; the workload has none"
     if ref.backend == "slurm" and not (w.command or w.image):
         return "a Slurm job needs a command or an image; the workload has neither"
+    refused = _partition_access(w, t, options)
+    if refused:
+        return refused
     capacity_nodes = getattr(t, "max_nodes", None) or t.nodes
     gpu_type = t.gpu_type if w.gpus and not t.untyped_gpus else None
     mig = options.get("mig") if ref.backend == "kubernetes" else None
@@ -109,6 +112,9 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         return f"{format_memory(t.memory_per_node)} per node < {format_memory(mpn)} asked per node"
     if nodes > capacity_nodes:
         return f"{capacity_nodes} nodes < {nodes} needed"
+    per_job = getattr(t, "max_nodes_per_job", None)
+    if per_job is not None and nodes > per_job:
+        return f"the partition allows {per_job} nodes per job (MaxNodes) < {nodes} needed"
     exclusive = bool(options.get("exclusive")) or nodes > 1
     return Resources(
         nodes=nodes,
@@ -121,3 +127,22 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         gpu_type=gpu_type,
         mig=mig,
     )
+
+
+def _partition_access(w: Workload, t: object, options: dict[str, Any]) -> str | None:
+    """Why Slurm would refuse the job on this partition (AllowAccounts/AllowQos/AllowGroups),
+    or None. Unset lists allow all; a job that states no account or QOS where the partition
+    allows only some is refused too, since its default could be any of them."""
+    if not isinstance(t, Partition):
+        return None
+    asked = (
+        ("accounts", "account", t.allow_accounts,
+         options.get("account") or w.account or t.account),
+        ("QOS", "QOS", t.allow_qos, options.get("qos") or t.qos),
+        ("groups", "team", t.allow_groups, w.team),
+    )
+    for what, one, allowed, value in asked:
+        if allowed is not None and value not in allowed:
+            got = f"the workload's {one} is {value}" if value else f"the workload states no {one}"
+            return f"the partition allows {what} {', '.join(allowed)}; {got}"
+    return None
