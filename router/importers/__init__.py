@@ -71,9 +71,9 @@ def render_inventory(cluster: ImportedCluster) -> str:
     out = _comments(cluster.source, "")
     out += ["clusters:", f"  - name: {_scalar(cluster.name)}", f"    backend: {cluster.backend}"]
     out += _comments(cluster.notes, "    ")
-    if cluster.exclusions:
-        out += _comments([f"Left out ({len(cluster.exclusions)}):"]
-                         + [f"  {line}" for line in cluster.exclusions], "    ")
+    if cluster.exclusions:  # one line each, unwrapped: the same lines as on stderr
+        out.append(f"    # Left out ({len(cluster.exclusions)}):")
+        out += [f"    #   {one_line(line)}" for line in cluster.exclusions]
     if cluster.node_sets:
         out.append("    node_sets:")
         out += _items(cluster.node_sets)
