@@ -24,7 +24,7 @@ from typing import Any
 
 from router.errors import LoadError
 from router.importers import one_line
-from router.importers.gpu import gpu_type_of, mig_layout, mig_profile
+from router.importers.gpu import gpu_type_of, mig_layout, mig_profile, slices_per_gpu
 from router.importers.kubernetes.quantity import parse_quantity
 from router.quantity import format_memory
 
@@ -141,10 +141,11 @@ def _gpus(name: str, labels: dict[str, str], capacity: dict[str, Any]
     if single:  # every GPU cut alike: nvidia.com/gpu counts slices
         gpus = int(physical) if physical.isdigit() and int(physical) > 0 else 0
         per = count // gpus if gpus and count % gpus == 0 else 0
-        if not per:
-            gpus, per = 1, count
+        if not per:  # no GPU count label: as many GPUs as the profile's slices need
+            per = min(slices_per_gpu(single), count)
+            gpus = -(-count // per)
             notes.append(f"MIG single strategy ({product}) without {GPU_COUNT}: {count} "
-                         "slices counted as one GPU")
+                         f"slices taken as {gpus} GPUs of {per}")
         notes.append(f"MIG single strategy: every GPU cut into {per} × {single}")
         return gpus, gpu_type, ((gpus, single, per),), True, notes
     if replicas.isdigit() and int(replicas) > 1 or sharing in ("time-slicing", "mps"):
@@ -160,6 +161,8 @@ def _gpus(name: str, labels: dict[str, str], capacity: dict[str, Any]
         notes.append(f"vGPU profile {product}: a slice of a GPU, so gpu_type {gpu_type} "
                      "(workloads asking for a whole GPU model do not go here)")
     mig = tuple(mig_layout(slices))
+    if mig and not count:
+        notes.append("every GPU is in MIG mode (nvidia.com/gpu is 0): only MIG work runs here")
     return count + sum(g for g, _, _ in mig), gpu_type, mig, False, notes
 
 

@@ -153,7 +153,7 @@ def _pool(name: str, label: str, value: str, nodes: list[Node], extra: dict[str,
         fields["taints"] = _taints(nodes[0].taints)
     fields["node_names"] = sorted(n.name for n in nodes)
     notes = [f"{len(nodes)} × {shape.describe()}", *notes]
-    if name != (value or name):
+    if value and pool_name(value) != value:
         notes.append(f'{label}={value}: named "{name}" (a pool name must be a DNS-1123 label)')
     notes += sorted({note for n in nodes for note in n.notes})
     return ImportedTarget(fields, notes)
