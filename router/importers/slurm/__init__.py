@@ -20,11 +20,15 @@ from router.importers.slurm.nodes import parse_gres
 from router.importers.slurm.records import SlurmNode, SlurmPartition, slurm_minutes
 from router.importers.slurm.restd import nodes_from_json, partitions_from_json
 from router.importers.slurm.sinfo import cluster_name_of, from_sinfo, release_of
-from router.importers.slurm.text import nodes_from_text, partitions_from_text
+from router.importers.slurm.text import (
+    nodes_from_text,
+    parse_scontrol_lines,
+    partitions_from_text,
+)
 
 __all__ = [
-    "SlurmInput", "cluster_name_of", "dns_name", "import_slurm", "parse_gres", "read_nodes",
-    "read_partitions", "slurm_minutes",
+    "SlurmInput", "cluster_name_of", "dns_name", "import_slurm", "parse_gres",
+    "parse_scontrol_lines", "read_nodes", "read_partitions", "slurm_minutes",
 ]
 
 NODES_EXPECTED = (

@@ -84,7 +84,12 @@ def build_cluster(nodes: list[SlurmNode], partitions: list[SlurmPartition] | Non
             usable_parts.add(name)
     exclusions: list[str] = []
     sets: dict[tuple[NodeType, tuple[str, ...]], _Set] = {}
+    # Every node type of each partition, usable or not: a job sent to one type must not land
+    # on another when a down node comes back.
+    every_type: dict[str, set[NodeType]] = defaultdict(set)
     for n in sorted(nodes, key=lambda n: _natural(n.name)):
+        for p in n.partitions:
+            every_type[p].add(node_type(n)[0])
         member = tuple(sorted(p for p in n.partitions if p in usable_parts))
         if not member:
             if not n.partitions:
@@ -106,7 +111,7 @@ def build_cluster(nodes: list[SlurmNode], partitions: list[SlurmPartition] | Non
         if not members:
             notes.append(f"partition {pname}: no usable node, left out")
             continue
-        targets += _targets(parts[pname], members, taken)
+        targets += _targets(parts[pname], members, taken, every_type[pname])
     if not targets:
         raise LoadError("no partition could be imported: " + ("; ".join(notes + exclusions[:5])
                                                                or "no nodes"))
@@ -171,27 +176,31 @@ def _node_set(s: _Set) -> ImportedTarget:
     return ImportedTarget(fields, notes)
 
 
-def _targets(p: SlurmPartition, members: list[_Set], taken: set[str]) -> list[ImportedTarget]:
+def _targets(p: SlurmPartition, members: list[_Set], taken: set[str],
+             every_type: set[NodeType]) -> list[ImportedTarget]:
     by_type: dict[NodeType, list[_Set]] = defaultdict(list)
     for s in members:
         by_type[s.type].append(s)
     base = _unique(dns_name(p.name), taken)
-    if len(by_type) == 1:
+    everything = sorted(every_type | set(by_type))
+    if len(everything) == 1:
         return [_target(base, p, members, None, None, [])]
     out = []
     types = sorted(by_type)
-    notes = [f"Partition {p.name} has {len(types)} node types: one target per type, each sent "
-             "to its nodes by --partition and --constraint"]
+    notes = [f"Partition {p.name} has {len(everything)} node types: one target per usable type,"
+             " each sent to its nodes by --partition and --constraint"]
     for t in types:
-        name = _unique(f"{base[:40]}-{dns_name(t.label().replace('.', '-'))}", taken)
-        constraint = _constraint(t, [u for u in types if u != t])
+        name = base if len(types) == 1 else _unique(
+            f"{base[:40]}-{dns_name(t.label().replace('.', '-'))}", taken)
+        others = [u for u in everything if u != t]
+        constraint = _constraint(t, others)
         nodelist = None
         why: list[str] = list(notes)
         if constraint is None:
             names = [n for s in by_type[t] for n in s.usable + s.headroom]
             if len(names) == 1:
                 nodelist = names[0]
-            elif t.gpu_type and all(u.gpu_type != t.gpu_type for u in types if u != t):
+            elif t.gpu_type and all(u.gpu_type != t.gpu_type for u in others):
                 why.append(f"no feature tells these nodes apart: GPU jobs land on them by "
                            f"their GPU type ({t.gres_type or t.gpu_type}); CPU-only jobs may "
                            "land on the partition's other nodes")

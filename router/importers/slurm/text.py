@@ -26,17 +26,12 @@ _KEY = re.compile(r"^([A-Z][A-Za-z0-9_:/]*)=(.*)$", re.S)
 _RANGE = re.compile(r"^([^\[\],]*)\[([^\]]+)\](.*)$")
 
 
-def parse_records(text: str, first_key: str, source: str) -> list[dict[str, str]]:
-    """The records of `scontrol show ... -o` text; each line must start with `first_key=`."""
+def parse_scontrol_lines(text: str) -> list[dict[str, str]]:
+    """`scontrol show ... -o` text, one record a line, whatever the first key."""
     records = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for line in text.splitlines():
         if not line.strip():
             continue
-        if not line.startswith(first_key + "="):
-            raise LoadError(
-                f"line {number} does not start with {first_key}=: expected the output of "
-                f"`scontrol show {'node' if first_key == 'NodeName' else 'partition'} -o` "
-                "(one record a line)", path=source, line=number)
         record: dict[str, str] = {}
         key: str | None = None
         for token in line.strip().split(" "):
@@ -48,6 +43,17 @@ def parse_records(text: str, first_key: str, source: str) -> list[dict[str, str]
                 record[key] += " " + token
         records.append({k: v.strip() for k, v in record.items()})
     return records
+
+
+def parse_records(text: str, first_key: str, source: str) -> list[dict[str, str]]:
+    """The records of `scontrol show ... -o` text; each line must start with `first_key=`."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip() and not line.startswith(first_key + "="):
+            raise LoadError(
+                f"line {number} does not start with {first_key}=: expected the output of "
+                f"`scontrol show {'node' if first_key == 'NodeName' else 'partition'} -o` "
+                "(one record a line)", path=source, line=number)
+    return parse_scontrol_lines(text)
 
 
 def expand_hostlist(text: str) -> tuple[str, ...]:
