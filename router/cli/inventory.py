@@ -49,21 +49,40 @@ def inventory() -> None:
 
 @inventory.command("import")
 @click.argument("backend", type=click.Choice(["slurm", "kubernetes"]))
-@click.option("--from", "--from-json", "from_file", type=click.Path(exists=True, dir_okay=False),
-              help="Saved output instead of asking the live cluster: `sinfo --json`, `scontrol "
-                   "show nodes --json`, slurmrestd /nodes or `scontrol show node -o` (slurm); "
-                   "`kubectl get nodes -o json` (kubernetes).")
-@click.option("--partitions-from", type=click.Path(exists=True, dir_okay=False),
-              help="Saved `scontrol show partition -o`, `scontrol show partitions --json` or "
-                   "slurmrestd /partitions (slurm): limits, states, the default partition.")
+@click.option(
+    "--from",
+    "--from-json",
+    "from_file",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Saved output instead of asking the live cluster: `sinfo --json`, `scontrol "
+    "show nodes --json`, slurmrestd /nodes or `scontrol show node -o` (slurm); "
+    "`kubectl get nodes -o json` (kubernetes).",
+)
+@click.option(
+    "--partitions-from",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Saved `scontrol show partition -o`, `scontrol show partitions --json` or "
+    "slurmrestd /partitions (slurm): limits, states, the default partition.",
+)
 @click.option("--pool-label", help="Node label that names a node's pool (kubernetes).")
-@click.option("--cluster",
-              help='Cluster name (default: Slurm\'s ClusterName if known, else "slurm").')
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the YAML to this file (atomically) instead of stdout.")
+@click.option(
+    "--cluster", help='Cluster name (default: Slurm\'s ClusterName if known, else "slurm").'
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the YAML to this file (atomically) instead of stdout.",
+)
 @reports_errors
-def import_command(backend: str, from_file: str | None, partitions_from: str | None,
-                   pool_label: str | None, cluster: str | None, output: str | None) -> None:
+def import_command(
+    backend: str,
+    from_file: str | None,
+    partitions_from: str | None,
+    pool_label: str | None,
+    cluster: str | None,
+    output: str | None,
+) -> None:
     """Write an inventory YAML for BACKEND (slurm or kubernetes) from a cluster or its output."""
     from router.importers import ImportedCluster, render_inventory
 
@@ -85,8 +104,7 @@ def import_command(backend: str, from_file: str | None, partitions_from: str | N
         click.echo(text, nl=False)
 
 
-def _import_slurm(from_file: str | None, partitions_from: str | None,
-                  cluster: str | None) -> Any:
+def _import_slurm(from_file: str | None, partitions_from: str | None, cluster: str | None) -> Any:
     from router.importers.slurm import import_slurm, read_nodes, read_partitions
 
     partitions = None
@@ -107,8 +125,9 @@ def _import_slurm(from_file: str | None, partitions_from: str | None,
             partitions = read_partitions(text, "`scontrol show partition -o`")
             partitions_source = "`scontrol show partition -o`"
         name = cluster or _live_cluster_name()
-    return import_slurm(nodes, partitions, cluster=name, source=source,
-                        partitions_source=partitions_source)
+    return import_slurm(
+        nodes, partitions, cluster=name, source=source, partitions_source=partitions_source
+    )
 
 
 def _live_nodes_command() -> list[str]:
@@ -126,18 +145,20 @@ def _read(path: str) -> str:
         raise LoadError("not text (UTF-8): expected saved command output", path=path) from None
 
 
-def _import_kubernetes(from_file: str | None, pool_label: str | None,
-                       cluster: str | None) -> Any:
+def _import_kubernetes(from_file: str | None, pool_label: str | None, cluster: str | None) -> Any:
     try:
         from router.importers.kubernetes import import_cluster
     except ImportError:
-        raise LoadError("the kubernetes importer is not available in this version of router",
-                        hint="import from Slurm, or write the node_pools by hand") from None
+        raise LoadError(
+            "the kubernetes importer is not available in this version of router",
+            hint="import from Slurm, or write the node_pools by hand",
+        ) from None
     if from_file:
         data = _read_json(from_file)
     else:
-        data = _parse_json(_run(["kubectl", "get", "nodes", "-o", "json"]),
-                           "`kubectl get nodes -o json`")
+        data = _parse_json(
+            _run(["kubectl", "get", "nodes", "-o", "json"]), "`kubectl get nodes -o json`"
+        )
     kwargs: dict[str, Any] = {"cluster": cluster or "kubernetes"}
     if pool_label:
         kwargs["pool_label"] = pool_label
@@ -154,8 +175,10 @@ def _run(args: list[str]) -> str:
     try:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
     except FileNotFoundError:
-        raise LoadError(f"`{command}`: {args[0]} is not installed here",
-                        hint="import a saved copy with --from-json FILE") from None
+        raise LoadError(
+            f"`{command}`: {args[0]} is not installed here",
+            hint="import a saved copy with --from-json FILE",
+        ) from None
     except subprocess.TimeoutExpired:
         raise LoadError(f"`{command}` did not answer within 120 s") from None
     if proc.returncode != 0:

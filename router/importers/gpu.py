@@ -17,23 +17,68 @@ import re
 
 # Short GPU types, by the product's model word. Longer names that share a prefix (a10g, l40s)
 # are separate entries: the match is on the whole word.
-GPU_MODELS = frozenset({
-    "gb300", "gb200", "b300", "b200", "b100", "gh200", "h200", "h100", "h800", "h20",
-    "a800", "a100", "a40", "a30", "a16", "a10g", "a10", "a2",
-    "l40s", "l40", "l20", "l4", "t4", "v100", "p100", "p40", "p4", "k80",
-    "mi300x", "mi300a", "mi250x", "mi250", "mi210", "mi100",
-})
+GPU_MODELS = frozenset(
+    {
+        "gb300",
+        "gb200",
+        "b300",
+        "b200",
+        "b100",
+        "gh200",
+        "h200",
+        "h100",
+        "h800",
+        "h20",
+        "a800",
+        "a100",
+        "a40",
+        "a30",
+        "a16",
+        "a10g",
+        "a10",
+        "a2",
+        "l40s",
+        "l40",
+        "l20",
+        "l4",
+        "t4",
+        "v100",
+        "p100",
+        "p40",
+        "p4",
+        "k80",
+        "mi300x",
+        "mi300a",
+        "mi250x",
+        "mi250",
+        "mi210",
+        "mi100",
+    }
+)
 VENDOR_WORDS = frozenset({"nvidia", "tesla", "geforce", "amd", "instinct", "intel", "gpu"})
 # A GRES type or product that names only a vendor ("gpu:nvidia:3"): GPUs of no stated model.
 VENDOR_ONLY = frozenset({"nvidia", "amd", "intel", "tesla", "gpu"})
 MIG_PROFILE = re.compile(r"(?:^|[_-])(?:mig-)?(\d+g\.\d+gb(?:\+me)?)$", re.I)
 # Slices of one profile that one GPU holds; profiles not listed count one per GPU.
 _SLICES: dict[str, int] = {
-    "1g.5gb": 7, "1g.10gb": 7, "1g.12gb": 7, "1g.18gb": 7,
-    "1g.20gb": 4, "1g.24gb": 4, "1g.35gb": 4,
-    "2g.10gb": 3, "2g.20gb": 3, "2g.24gb": 3, "2g.35gb": 3,
-    "3g.20gb": 2, "3g.40gb": 2, "3g.47gb": 2, "3g.71gb": 2,
-    "1g.6gb": 4, "2g.12gb": 2, "4g.24gb": 1,
+    "1g.5gb": 7,
+    "1g.10gb": 7,
+    "1g.12gb": 7,
+    "1g.18gb": 7,
+    "1g.20gb": 4,
+    "1g.24gb": 4,
+    "1g.35gb": 4,
+    "2g.10gb": 3,
+    "2g.20gb": 3,
+    "2g.24gb": 3,
+    "2g.35gb": 3,
+    "3g.20gb": 2,
+    "3g.40gb": 2,
+    "3g.47gb": 2,
+    "3g.71gb": 2,
+    "1g.6gb": 4,
+    "2g.12gb": 2,
+    "4g.24gb": 1,
 }
 
 

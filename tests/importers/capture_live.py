@@ -22,11 +22,26 @@ LAYOUT = [
 CHANGES = [
     ["scontrol", "update", "NodeName=gpu-n3", "State=DRAIN", "Reason=bad GPU"],
     ["scontrol", "update", "NodeName=cpu-n3", "State=DOWN", "Reason=power supply"],
-    ["scontrol", "create", "PartitionName=EquityHighPriority", "Nodes=gpu-n[1-4]",
-     "MaxTime=UNLIMITED", "AllowAccounts=equity,research", "MaxNodes=2", "PreemptMode=OFF",
-     "OverSubscribe=EXCLUSIVE"],
-    ["scontrol", "create", "PartitionName=long", "Nodes=cpu-n[1-3]", "MaxTime=7-00:00:00",
-     "DefaultTime=1-00:00:00", "AllowQos=normal,long"],
+    [
+        "scontrol",
+        "create",
+        "PartitionName=EquityHighPriority",
+        "Nodes=gpu-n[1-4]",
+        "MaxTime=UNLIMITED",
+        "AllowAccounts=equity,research",
+        "MaxNodes=2",
+        "PreemptMode=OFF",
+        "OverSubscribe=EXCLUSIVE",
+    ],
+    [
+        "scontrol",
+        "create",
+        "PartitionName=long",
+        "Nodes=cpu-n[1-3]",
+        "MaxTime=7-00:00:00",
+        "DefaultTime=1-00:00:00",
+        "AllowQos=normal,long",
+    ],
 ]
 
 

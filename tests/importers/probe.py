@@ -22,8 +22,10 @@ from tests.helpers import make_project
 # router plan does not count a node set once across the partitions that draw on it yet: the
 # node-by-node planning of issue 11 does. Until then these probes fail, and say why.
 SHARED_SETS = pytest.mark.xfail(
-    strict=True, reason="router plan counts a shared node set in every partition that draws on"
-    " it; issue 11 (plans true node by node) counts it once")
+    strict=True,
+    reason="router plan counts a shared node set in every partition that draws on"
+    " it; issue 11 (plans true node by node) counts it once",
+)
 
 POLICY = """
 policy probe
@@ -34,8 +36,15 @@ rule rest: route any
 
 def placed(tmp: Path, inventory_yaml: str, count: int, **fields: Any) -> int:
     """How many of `count` jobs with these fields `router plan` places on the inventory."""
-    base: dict[str, Any] = {"kind": "batch", "gpus": 0, "cpus": 1, "memory": "1GiB",
-                            "duration": "1h", "command": ["sleep", "1"], "image": "busybox:1"}
+    base: dict[str, Any] = {
+        "kind": "batch",
+        "gpus": 0,
+        "cpus": 1,
+        "memory": "1GiB",
+        "duration": "1h",
+        "command": ["sleep", "1"],
+        "image": "busybox:1",
+    }
     base.update(fields)
     jobs = [{**base, "name": f"probe-{i}"} for i in range(count)]
     root = make_project(tmp, jobs, policy=POLICY, inventory=yaml.safe_load(inventory_yaml))

@@ -24,8 +24,11 @@ DATA = Path(__file__).parent / "data"
 
 def imported(nodes: str, partitions: str | None = None, **kw: Any) -> ImportedCluster:
     n = read_nodes((DATA / nodes).read_text(encoding="utf-8"), nodes)
-    p = read_partitions((DATA / partitions).read_text(encoding="utf-8"),
-                        partitions) if partitions else None
+    p = (
+        read_partitions((DATA / partitions).read_text(encoding="utf-8"), partitions)
+        if partitions
+        else None
+    )
     return import_slurm(n, p, source=nodes, partitions_source=partitions, **kw)
 
 
@@ -35,79 +38,131 @@ def inventory(nodes: str, partitions: str | None = None) -> tuple[str, Inventory
 
 
 def parts(inv: Inventory) -> dict[str, Partition]:
-    return {r.target.name: r.target for r in inv.targets()
-            if isinstance(r.target, Partition)}
+    return {r.target.name: r.target for r in inv.targets() if isinstance(r.target, Partition)}
 
 
 # fixture → node sets {name: (usable, ceiling)}, targets {name: (partition, node sets)},
 # nodes left out
-CASES: dict[tuple[str, str | None], tuple[dict[str, tuple[int, int]],
-                                          dict[str, tuple[str, list[str]]], set[str]]] = {
+CASES: dict[
+    tuple[str, str | None],
+    tuple[dict[str, tuple[int, int]], dict[str, tuple[str, list[str]]], set[str]],
+] = {
     ("sinfo-21.08.json", None): (
-        {"cpu64": (3, 3)}, {"hw": ("hw", ["cpu64"])}, {"cs5.example.company.com"}),
+        {"cpu64": (3, 3)},
+        {"hw": ("hw", ["cpu64"])},
+        {"cs5.example.company.com"},
+    ),
     ("live-22.05-sinfo.json", "live-22.05-scontrol-partitions.txt"): (
         {"h100x8": (1, 1)},
-        {"gpu": ("gpu", ["h100x8"]),
-         "equity-high-priority": ("EquityHighPriority", ["h100x8"])},
-        {"cpu-n1", "cpu-n2", "cpu-n3", "gpu-n2", "gpu-n3", "gpu-n4"}),
+        {"gpu": ("gpu", ["h100x8"]), "equity-high-priority": ("EquityHighPriority", ["h100x8"])},
+        {"cpu-n1", "cpu-n2", "cpu-n3", "gpu-n2", "gpu-n3", "gpu-n4"},
+    ),
     ("live-22.05-scontrol-nodes.txt", "live-22.05-scontrol-partitions.txt"): (
         {"h100x8": (1, 1)},
-        {"gpu": ("gpu", ["h100x8"]),
-         "equity-high-priority": ("EquityHighPriority", ["h100x8"])},
-        {"cpu-n1", "cpu-n2", "cpu-n3", "gpu-n2", "gpu-n3", "gpu-n4"}),
+        {"gpu": ("gpu", ["h100x8"]), "equity-high-priority": ("EquityHighPriority", ["h100x8"])},
+        {"cpu-n1", "cpu-n2", "cpu-n3", "gpu-n2", "gpu-n3", "gpu-n4"},
+    ),
     ("sinfo-25.11.json", None): (
-        {"cpu22": (1, 16), "cpu32": (0, 8), "cpu8": (0, 8), "gpux1": (0, 8),
-         "spot-cpu16": (0, 32), "standard-cpu16": (0, 32)},
-        {"computehigh": ("computehigh", ["cpu22"]), "gpul4": ("gpul4", ["gpux1"]),
-         "highmem": ("highmem", ["cpu32"]), "nvmescratch": ("nvmescratch", ["cpu8"]),
-         "spot": ("spot", ["spot-cpu16"]), "standard": ("standard", ["standard-cpu16"])},
-        set()),
+        {
+            "cpu22": (1, 16),
+            "cpu32": (0, 8),
+            "cpu8": (0, 8),
+            "gpux1": (0, 8),
+            "spot-cpu16": (0, 32),
+            "standard-cpu16": (0, 32),
+        },
+        {
+            "computehigh": ("computehigh", ["cpu22"]),
+            "gpul4": ("gpul4", ["gpux1"]),
+            "highmem": ("highmem", ["cpu32"]),
+            "nvmescratch": ("nvmescratch", ["cpu8"]),
+            "spot": ("spot", ["spot-cpu16"]),
+            "standard": ("standard", ["standard-cpu16"]),
+        },
+        set(),
+    ),
     ("restd-nodes-23.11.json", "restd-partitions-23.11.json"): (
         {"cpu64": (2, 2), "h200x4": (2, 2)},
-        {"ia": ("ia", ["h200x4"]), "normal": ("normal", ["cpu64"]),
-         "standard": ("standard", ["cpu64"])},
-        {"cn1", "cn4"}),
+        {
+            "ia": ("ia", ["h200x4"]),
+            "normal": ("normal", ["cpu64"]),
+            "standard": ("standard", ["cpu64"]),
+        },
+        {"cn1", "cn4"},
+    ),
     ("restd-nodes-24.05-0.0.41.json", "restd-partitions-24.05-0.0.41.json"): (
         {"batch-cpu64": (80, 80), "debug-cpu64": (19, 19), "interactive-cpu64": (1, 1)},
-        {"batch": ("batch", ["batch-cpu64"]), "debug": ("debug", ["debug-cpu64"]),
-         "interactive": ("interactive", ["interactive-cpu64"])},
-        set()),
+        {
+            "batch": ("batch", ["batch-cpu64"]),
+            "debug": ("debug", ["debug-cpu64"]),
+            "interactive": ("interactive", ["interactive-cpu64"]),
+        },
+        set(),
+    ),
     ("restd-nodes-24.11-0.0.42.json", "restd-partitions-24.11-0.0.42.json"): (
         {"cpu64": (2, 2), "h200x4": (2, 2)},
-        {"ia": ("ia", ["h200x4"]), "standard": ("standard", ["cpu64"])}, {"cn3", "cn4"}),
+        {"ia": ("ia", ["h200x4"]), "standard": ("standard", ["cpu64"])},
+        {"cn3", "cn4"},
+    ),
     ("restd-nodes-25.05-0.0.43.json", "restd-partitions-25.05-0.0.43.json"): (
         {"cpu64": (2, 2), "h100x4": (2, 2)},
-        {"gpu": ("gpu", ["h100x4"]), "normal": ("normal", ["cpu64"])}, {"cn3", "cn4"}),
+        {"gpu": ("gpu", ["h100x4"]), "normal": ("normal", ["cpu64"])},
+        {"cn3", "cn4"},
+    ),
     ("restd-nodes-25.11-0.0.44.json", "restd-partitions-25.11-0.0.44.json"): (
         {"cpu64": (2, 2), "gpux4": (2, 2), "h100x4": (2, 2)},
-        {"gpu-gpux4": ("gpu", ["gpux4"]), "gpu-h100x4": ("gpu", ["h100x4"]),
-         "normal": ("normal", ["cpu64"])},
-        {"cn1", "cn2"}),
+        {
+            "gpu-gpux4": ("gpu", ["gpux4"]),
+            "gpu-h100x4": ("gpu", ["h100x4"]),
+            "normal": ("normal", ["cpu64"]),
+        },
+        {"cn1", "cn2"},
+    ),
     ("scontrol-nodes-25.05.json", None): (
-        {"gh200x1": (2, 2)}, {"all": ("all", ["gh200x1"]), "gh200": ("gh200", ["gh200x1"])},
-        set()),
+        {"gh200x1": (2, 2)},
+        {"all": ("all", ["gh200x1"]), "gh200": ("gh200", ["gh200x1"])},
+        set(),
+    ),
     ("scontrol-nodes-24.11.txt", None): (
-        {"cpu-cpu32": (7, 7), "cpu-cpu32-2": (2, 2), "cpu-cpu32-3": (1, 1),
-         "model-ax2": (2, 2), "model-ax4": (4, 4), "model-bx4": (4, 4)},
-        {"cpu": ("cpu", ["cpu-cpu32", "cpu-cpu32-2", "cpu-cpu32-3"]),
-         "debug": ("debug", ["cpu-cpu32-2"]), "high": ("high", ["cpu-cpu32-2", "cpu-cpu32-3"]),
-         "gpu-model-ax2": ("gpu", ["model-ax2"]), "gpu-model-ax4": ("gpu", ["model-ax4"]),
-         "gpu-model-bx4": ("gpu", ["model-bx4"])},
-        set()),
+        {
+            "cpu-cpu32": (7, 7),
+            "cpu-cpu32-2": (2, 2),
+            "cpu-cpu32-3": (1, 1),
+            "model-ax2": (2, 2),
+            "model-ax4": (4, 4),
+            "model-bx4": (4, 4),
+        },
+        {
+            "cpu": ("cpu", ["cpu-cpu32", "cpu-cpu32-2", "cpu-cpu32-3"]),
+            "debug": ("debug", ["cpu-cpu32-2"]),
+            "high": ("high", ["cpu-cpu32-2", "cpu-cpu32-3"]),
+            "gpu-model-ax2": ("gpu", ["model-ax2"]),
+            "gpu-model-ax4": ("gpu", ["model-ax4"]),
+            "gpu-model-bx4": ("gpu", ["model-bx4"]),
+        },
+        set(),
+    ),
     ("scontrol-nodes-25.11.txt", None): (
-        {"cpu32": (2, 2)}, {"cpu": ("cpu", ["cpu32"])}, {"c1", "c2", "c3", "c4", "c5"}),
+        {"cpu32": (2, 2)},
+        {"cpu": ("cpu", ["cpu32"])},
+        {"c1", "c2", "c3", "c4", "c5"},
+    ),
 }
 
 
 @pytest.mark.parametrize(("files", "expected"), CASES.items(), ids=[k[0] for k in CASES])
-def test_fixture_imports_to_its_inventory(files: tuple[str, str | None],
-                                          expected: tuple[Any, Any, set[str]]) -> None:
+def test_fixture_imports_to_its_inventory(
+    files: tuple[str, str | None], expected: tuple[Any, Any, set[str]]
+) -> None:
     sets, targets, out = expected
     cluster = imported(*files)
     text = render_inventory(cluster)
     inv = Inventory.model_validate(yaml.safe_load(text))
-    got_sets = {s.spec.name: (s.spec.nodes, s.spec.capacity_nodes) for s in inv.node_sets()
-                if hasattr(s.spec, "name")}
+    got_sets = {
+        s.spec.name: (s.spec.nodes, s.spec.capacity_nodes)
+        for s in inv.node_sets()
+        if hasattr(s.spec, "name")
+    }
     assert got_sets == sets
     got = {name: (t.slurm_name, t.node_sets) for name, t in parts(inv).items()}
     assert got == targets
@@ -164,8 +219,10 @@ def test_probes_count_shared_nodes_once(tmp_path: Path) -> None:
     assert single_gpus(tmp_path / "b", text, 12, "h100") == 8
     # 10 days: only EquityHighPriority (UNLIMITED) and only for its accounts
     assert whole_nodes(tmp_path / "c", text, 3, duration="10d") == 0
-    assert placed(tmp_path / "d", text, 3, labels={"probe": "whole"}, duration="10d",
-                  account="equity") == 1
+    assert (
+        placed(tmp_path / "d", text, 3, labels={"probe": "whole"}, duration="10d", account="equity")
+        == 1
+    )
 
 
 def test_probes_of_a_mixed_partition(tmp_path: Path) -> None:
@@ -201,14 +258,20 @@ def test_probes_of_slurmrestd_24_05(tmp_path: Path) -> None:
 
 
 def test_scontrol_partitions_json_limits() -> None:
-    got = {p.name: p for p in read_partitions(
-        (DATA / "scontrol-partitions-25.05.json").read_text(), "p.json")}
+    got = {
+        p.name: p
+        for p in read_partitions((DATA / "scontrol-partitions-25.05.json").read_text(), "p.json")
+    }
     assert sorted(got) == ["cpu", "default-partition", "gpu"]
     assert got["gpu"].nodes == ("node-001", "node-002") and got["cpu"].nodes == ()
     assert all(p.max_time == "unlimited" and p.max_nodes == "unlimited" for p in got.values())
     assert got["gpu"].state == "UP" and got["gpu"].allow_accounts is None
-    restd = {p.name: p for p in read_partitions(
-        (DATA / "restd-partitions-24.05-0.0.41.json").read_text(), "r.json")}
+    restd = {
+        p.name: p
+        for p in read_partitions(
+            (DATA / "restd-partitions-24.05-0.0.41.json").read_text(), "r.json"
+        )
+    }
     assert restd["debug"].max_time == 3600 and restd["interactive"].max_time == 600
     assert len(restd["batch"].nodes or ()) == 80 + 432  # cn[001-080,101-532]
 

@@ -33,13 +33,20 @@ LAYOUT = [
     PartitionSpec("gpu-a100", 1, 8, "a100", 64, 256 * 1024, 48 * 60, ["ib"]),
     PartitionSpec("cpu", 1, 0, None, 64, 64 * 1024, 24 * 60, default=True),
 ]
-MIXED = ["scontrol", "create", "PartitionName=MixedGPU", "Nodes=gpu-h100-n[1-2],gpu-a100-n1",
-         "MaxTime=UNLIMITED", "AllowAccounts=ALL"]
+MIXED = [
+    "scontrol",
+    "create",
+    "PartitionName=MixedGPU",
+    "Nodes=gpu-h100-n[1-2],gpu-a100-n1",
+    "MaxTime=UNLIMITED",
+    "AllowAccounts=ALL",
+]
 
 
 @pytest.fixture
-def live(slurm_cluster_factory: ClusterFactory, monkeypatch: pytest.MonkeyPatch,
-         tmp_path: Path) -> tuple[SlurmCluster, Path, str]:
+def live(
+    slurm_cluster_factory: ClusterFactory, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> tuple[SlurmCluster, Path, str]:
     """The live cluster with a mixed, CamelCase partition; the CLI's import of it."""
     cluster = slurm_cluster_factory(LAYOUT, "gpu-h100")
     cluster.run(MIXED)
@@ -53,7 +60,7 @@ def live(slurm_cluster_factory: ClusterFactory, monkeypatch: pytest.MonkeyPatch,
 
 @pytest.mark.slurm
 def test_live_import_counts_usable_nodes_once(live: tuple[SlurmCluster, Path, str]) -> None:
-    cluster, out, printed = live
+    _, out, printed = live
     text = out.read_text()
     assert "from `sinfo --json` and `scontrol show partition -o` (Slurm 22.05" in text
     inv = Inventory.model_validate(yaml.safe_load(text))
@@ -74,11 +81,13 @@ def test_live_import_counts_usable_nodes_once(live: tuple[SlurmCluster, Path, st
 
 @pytest.mark.slurm
 def test_live_import_equals_import_of_its_saved_output(
-        live: tuple[SlurmCluster, Path, str]) -> None:
+    live: tuple[SlurmCluster, Path, str],
+) -> None:
     cluster, out, _ = live
     nodes = read_nodes(cluster.run(["sinfo", "--json"]).stdout, "sinfo.json")
-    partitions = read_partitions(cluster.run(["scontrol", "show", "partition", "-o"]).stdout,
-                                 "partitions.txt")
+    partitions = read_partitions(
+        cluster.run(["scontrol", "show", "partition", "-o"]).stdout, "partitions.txt"
+    )
     saved = render_inventory(import_slurm(nodes, partitions, cluster="routertest"))
     body = [line for line in out.read_text().splitlines() if not line.startswith("# ")]
     assert body == [line for line in saved.splitlines() if not line.startswith("# ")]
@@ -86,17 +95,28 @@ def test_live_import_equals_import_of_its_saved_output(
 
 @pytest.mark.slurm
 def test_scripts_for_imported_targets_land_on_the_real_partition(
-        live: tuple[SlurmCluster, Path, str], tmp_path: Path) -> None:
+    live: tuple[SlurmCluster, Path, str], tmp_path: Path
+) -> None:
     cluster, out, _ = live
     policy = """
     rule mixed: when labels.to == "mixed" route slurm where name == "mixed-gpu"
     rule rest: route slurm where name == "gpu-h100"
     """
-    workloads = [job("to-mixed", gpus=8, gpu_type="h100", cpus=32, memory="64GiB",
-                     labels={"to": "mixed"}, duration="4d"),
-                 job("to-h100", gpus=8, gpu_type="h100", cpus=32, memory="64GiB")]
-    root = make_project(tmp_path / "p", workloads, policy=policy,
-                        inventory=yaml.safe_load(out.read_text()))
+    workloads = [
+        job(
+            "to-mixed",
+            gpus=8,
+            gpu_type="h100",
+            cpus=32,
+            memory="64GiB",
+            labels={"to": "mixed"},
+            duration="4d",
+        ),
+        job("to-h100", gpus=8, gpu_type="h100", cpus=32, memory="64GiB"),
+    ]
+    root = make_project(
+        tmp_path / "p", workloads, policy=policy, inventory=yaml.safe_load(out.read_text())
+    )
     plan = build_plan(load_project(root))
     assert not plan.unplaced and not plan.unrouted
     seen = {}

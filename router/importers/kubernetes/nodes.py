@@ -31,8 +31,12 @@ from router.quantity import format_memory
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
 GPU_PRODUCT = "nvidia.com/gpu.product"
 GPU_COUNT = "nvidia.com/gpu.count"
-PRODUCT_LABELS = (GPU_PRODUCT, "cloud.google.com/gke-accelerator",
-                  "k8s.amazonaws.com/accelerator", "karpenter.k8s.aws/instance-gpu-name")
+PRODUCT_LABELS = (
+    GPU_PRODUCT,
+    "cloud.google.com/gke-accelerator",
+    "k8s.amazonaws.com/accelerator",
+    "karpenter.k8s.aws/instance-gpu-name",
+)
 MIG_RESOURCE = "nvidia.com/mig-"
 MIB = 1 << 20
 VGPU = re.compile(r"(?i)(?:grid[- _])?(?:nvidia[- _])?([a-z]+\d+[a-z]?)[- _](\d+[abcq])$")
@@ -40,13 +44,23 @@ VGPU = re.compile(r"(?i)(?:grid[- _])?(?:nvidia[- _])?([a-z]+\d+[a-z]?)[- _](\d+
 Taint = tuple[str, str, str]  # key, value, effect
 # Taints that say the node cannot take pods now, whatever the pool: the node is left out.
 LIFECYCLE_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
-LIFECYCLE = frozenset({
-    "ToBeDeletedByClusterAutoscaler", "DeletionCandidateOfClusterAutoscaler",
-    "karpenter.sh/disrupted", "karpenter.sh/disruption", "karpenter.sh/unregistered",
-})
-CONTROL_PLANE = frozenset({"node-role.kubernetes.io/control-plane",
-                           "node-role.kubernetes.io/master", "node-role.kubernetes.io/etcd",
-                           "CriticalAddonsOnly"})
+LIFECYCLE = frozenset(
+    {
+        "ToBeDeletedByClusterAutoscaler",
+        "DeletionCandidateOfClusterAutoscaler",
+        "karpenter.sh/disrupted",
+        "karpenter.sh/disruption",
+        "karpenter.sh/unregistered",
+    }
+)
+CONTROL_PLANE = frozenset(
+    {
+        "node-role.kubernetes.io/control-plane",
+        "node-role.kubernetes.io/master",
+        "node-role.kubernetes.io/etcd",
+        "CriticalAddonsOnly",
+    }
+)
 
 
 @dataclass(frozen=True, order=True)
@@ -117,14 +131,18 @@ def _problem(raw: dict[str, Any], taints: frozenset[Taint]) -> str | None:
     return None
 
 
-def _gpus(name: str, labels: dict[str, str], capacity: dict[str, Any]
-          ) -> tuple[int, str | None, tuple[tuple[int, str, int], ...], bool, list[str]]:
+def _gpus(
+    name: str, labels: dict[str, str], capacity: dict[str, Any]
+) -> tuple[int, str | None, tuple[tuple[int, str, int], ...], bool, list[str]]:
     notes: list[str] = []
     count = 0
     for key in GPU_RESOURCES:
         count += int(_resource(capacity, key, name) or 0)
-    slices = {key[len(MIG_RESOURCE):]: int(_resource(capacity, key, name) or 0)
-              for key in capacity if key.startswith(MIG_RESOURCE)}
+    slices = {
+        key[len(MIG_RESOURCE) :]: int(_resource(capacity, key, name) or 0)
+        for key in capacity
+        if key.startswith(MIG_RESOURCE)
+    }
     slices = {p: n for p, n in slices.items() if n > 0}
     if not count and not slices:
         return 0, None, (), False, notes
@@ -136,30 +154,42 @@ def _gpus(name: str, labels: dict[str, str], capacity: dict[str, Any]
     single = mig_profile(base) if "-mig-" in base.lower() else None
     gpu_type = gpu_type_of(re.sub(r"(?i)-mig-.*$", "", base)) if product else "any"
     if not product:
-        notes.append(f"GPUs without a product label ({GPU_PRODUCT}): gpu_type any, so only "
-                     "workloads asking for any GPU type go here")
+        notes.append(
+            f"GPUs without a product label ({GPU_PRODUCT}): gpu_type any, so only "
+            "workloads asking for any GPU type go here"
+        )
     if single:  # every GPU cut alike: nvidia.com/gpu counts slices
         gpus = int(physical) if physical.isdigit() and int(physical) > 0 else 0
         per = count // gpus if gpus and count % gpus == 0 else 0
         if not per:  # no GPU count label: as many GPUs as the profile's slices need
             per = min(slices_per_gpu(single), count)
             gpus = -(-count // per)
-            notes.append(f"MIG single strategy ({product}) without {GPU_COUNT}: {count} "
-                         f"slices taken as {gpus} GPUs of {per}")
+            notes.append(
+                f"MIG single strategy ({product}) without {GPU_COUNT}: {count} "
+                f"slices taken as {gpus} GPUs of {per}"
+            )
         notes.append(f"MIG single strategy: every GPU cut into {per} × {single}")
         return gpus, gpu_type, ((gpus, single, per),), True, notes
-    if replicas.isdigit() and int(replicas) > 1 or sharing in ("time-slicing", "mps"):
+    if (replicas.isdigit() and int(replicas) > 1) or sharing in ("time-slicing", "mps"):
         shared = int(replicas) if replicas.isdigit() and int(replicas) > 1 else 1
         gpus = int(physical) if physical.isdigit() else max(1, count // shared)
-        notes.append(f"GPUs shared by {sharing or 'time-slicing'} ({shared} replicas per GPU,"
-                     f" nvidia.com/gpu {count}): counted as the {gpus} physical GPUs")
+        notes.append(
+            f"GPUs shared by {sharing or 'time-slicing'} ({shared} replicas per GPU,"
+            f" nvidia.com/gpu {count}): counted as the {gpus} physical GPUs"
+        )
         count = gpus
-    vgpu = VGPU.search(base) if labels.get("nvidia.com/vgpu.present") == "true" or (
-        product and VGPU.search(base) and "grid" in base.lower()) else None
+    vgpu = (
+        VGPU.search(base)
+        if labels.get("nvidia.com/vgpu.present") == "true"
+        or (product and VGPU.search(base) and "grid" in base.lower())
+        else None
+    )
     if vgpu:
         gpu_type = f"{gpu_type_of(vgpu.group(1))}-vgpu-{vgpu.group(2).lower()}"
-        notes.append(f"vGPU profile {product}: a slice of a GPU, so gpu_type {gpu_type} "
-                     "(workloads asking for a whole GPU model do not go here)")
+        notes.append(
+            f"vGPU profile {product}: a slice of a GPU, so gpu_type {gpu_type} "
+            "(workloads asking for a whole GPU model do not go here)"
+        )
     mig = tuple(mig_layout(slices))
     if mig and not count:
         notes.append("every GPU is in MIG mode (nvidia.com/gpu is 0): only MIG work runs here")
@@ -186,12 +216,15 @@ def parse_node(raw: Any) -> Node:
 
     taints = frozenset(
         (str(t.get("key", "")), str(t.get("value") or ""), str(t.get("effect", "")))
-        for t in (raw.get("spec") or {}).get("taints") or [] if isinstance(t, dict))
+        for t in (raw.get("spec") or {}).get("taints") or []
+        if isinstance(t, dict)
+    )
     gpus, gpu_type, mig, single, notes = _gpus(name, labels, capacity)
     shape = Shape(gpus, gpu_type, int(amount("cpu")), int(amount("memory") // MIB), mig, single)
     problem = _problem(raw, taints)
     if problem is None and (shape.cpus < 1 or shape.memory < 1):
         problem = "less than one allocatable CPU or MiB"
-    kept = frozenset(t for t in taints if not (t[0] in LIFECYCLE
-                                                or t[0].startswith(LIFECYCLE_PREFIXES)))
+    kept = frozenset(
+        t for t in taints if not (t[0] in LIFECYCLE or t[0].startswith(LIFECYCLE_PREFIXES))
+    )
     return Node(name, labels, kept, shape, tuple(notes), problem)

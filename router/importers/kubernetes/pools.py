@@ -25,17 +25,42 @@ from router.quantity import format_memory
 
 HOSTNAME = "kubernetes.io/hostname"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
-KEEP_LABELS = frozenset({
-    "kubernetes.io/arch", "kubernetes.io/os", INSTANCE_TYPE, "topology.kubernetes.io/region",
-    "topology.kubernetes.io/zone", GPU_PRODUCT, "cloud.google.com/gke-accelerator",
-    "cloud.google.com/gke-spot", "cloud.google.com/gke-preemptible",
-    "eks.amazonaws.com/capacityType", "karpenter.sh/capacity-type",
-    "kubernetes.azure.com/scalesetpriority", *(k for k, _ in POOL_LABELS),
-})
+KEEP_LABELS = frozenset(
+    {
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        INSTANCE_TYPE,
+        "topology.kubernetes.io/region",
+        "topology.kubernetes.io/zone",
+        GPU_PRODUCT,
+        "cloud.google.com/gke-accelerator",
+        "cloud.google.com/gke-spot",
+        "cloud.google.com/gke-preemptible",
+        "eks.amazonaws.com/capacityType",
+        "karpenter.sh/capacity-type",
+        "kubernetes.azure.com/scalesetpriority",
+        *(k for k, _ in POOL_LABELS),
+    }
+)
 SYSTEM_DOMAINS = (
-    "kubernetes.io", "k8s.io", "nvidia.com", "cloud.google.com", "gke.io", "amazonaws.com",
-    "azure.com", "karpenter.sh", "karpenter.k8s.aws", "digitalocean.com", "openshift.io",
-    "eksctl.io", "cattle.io", "k3s.io", "rke2.io", "x-k8s.io", "amd.com", "intel.com",
+    "kubernetes.io",
+    "k8s.io",
+    "nvidia.com",
+    "cloud.google.com",
+    "gke.io",
+    "amazonaws.com",
+    "azure.com",
+    "karpenter.sh",
+    "karpenter.k8s.aws",
+    "digitalocean.com",
+    "openshift.io",
+    "eksctl.io",
+    "cattle.io",
+    "k3s.io",
+    "rke2.io",
+    "x-k8s.io",
+    "amd.com",
+    "intel.com",
 )
 PER_NODE = re.compile(r"(^|[/.-])(node-?id|hostname|instance-?id|machine-?id|node-?name)$", re.I)
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
@@ -70,8 +95,11 @@ def selector_label(key: str, pool_label: str) -> bool:
 def common_labels(nodes: list[Node], pool_label: str) -> dict[str, str]:
     first = nodes[0].labels
     common = {k: v for k, v in first.items() if all(n.labels.get(k) == v for n in nodes[1:])}
-    return {k: v for k, v in sorted(common.items())
-            if selector_label(k, pool_label) and LABEL_VALUE.fullmatch(v)}
+    return {
+        k: v
+        for k, v in sorted(common.items())
+        if selector_label(k, pool_label) and LABEL_VALUE.fullmatch(v)
+    }
 
 
 def _taints(taints: frozenset[Taint]) -> list[dict[str, str]]:
@@ -95,8 +123,10 @@ def pools_of(label: str, value: str, nodes: list[Node], taken: set[str]) -> list
         return [_pool(_unique(base, taken), label, value, nodes, {}, [])]
     out = []
     ordered = sorted(kinds.items(), key=lambda kv: (kv[0][0], sorted(kv[0][1])))
-    note = (f"{label}={value} has {len(kinds)} kinds of node: one pool per kind, so nothing is"
-            " shrunk to the smallest node")
+    note = (
+        f"{label}={value} has {len(kinds)} kinds of node: one pool per kind, so nothing is"
+        " shrunk to the smallest node"
+    )
     for (shape, taints), members in ordered:
         others = [m for k, m in ordered if m is not members]
         extra = _telling_label(members, others, label)
@@ -105,15 +135,18 @@ def pools_of(label: str, value: str, nodes: list[Node], taken: set[str]) -> list
             suffix += "-" + pool_name(sorted(taints)[0][0].rpartition("/")[2])
         notes = [note]
         if not extra:
-            notes.append("no stable label tells these nodes apart from the pool's others: "
-                         "pods sent here may also run on those")
+            notes.append(
+                "no stable label tells these nodes apart from the pool's others: "
+                "pods sent here may also run on those"
+            )
         name = _unique(f"{base[:40]}-{suffix}"[:63].strip("-"), taken)
         out.append(_pool(name, label, value, members, dict([extra]) if extra else {}, notes))
     return out
 
 
-def _telling_label(members: list[Node], others: list[list[Node]],
-                   pool_label: str) -> tuple[str, str] | None:
+def _telling_label(
+    members: list[Node], others: list[list[Node]], pool_label: str
+) -> tuple[str, str] | None:
     """A selector label common to `members` that no node of the other kinds has."""
     common = common_labels(members, pool_label)
     ranked = sorted(common.items(), key=lambda kv: (kv[0] != INSTANCE_TYPE, kv[0]))
@@ -132,8 +165,9 @@ def _unique(name: str, taken: set[str]) -> str:
     return out
 
 
-def _pool(name: str, label: str, value: str, nodes: list[Node], extra: dict[str, str],
-          notes: list[str]) -> ImportedTarget:
+def _pool(
+    name: str, label: str, value: str, nodes: list[Node], extra: dict[str, str], notes: list[str]
+) -> ImportedTarget:
     shape = nodes[0].shape
     fields: dict[str, Any] = {"name": name, "nodes": len(nodes)}
     if shape.gpus:

@@ -43,11 +43,12 @@ def pool_keys(nodes: list[Node], pool_label: str | None) -> tuple[dict[str, tupl
     """node name → (label, value) of its pool, and a sentence saying how pools were found.
     Nodes missing from the result are left out by the caller (they have no pool label)."""
     if pool_label:
-        keys = {n.name: (pool_label, n.labels[pool_label]) for n in nodes
-                if pool_label in n.labels}
+        keys = {n.name: (pool_label, n.labels[pool_label]) for n in nodes if pool_label in n.labels}
         if not keys:
-            raise LoadError(f"no node has the label {pool_label}",
-                            hint=f"labels router knows for pools: {tried()}")
+            raise LoadError(
+                f"no node has the label {pool_label}",
+                hint=f"labels router knows for pools: {tried()}",
+            )
         return keys, f"by the label {pool_label} (--pool-label)"
     keys = {}
     used: dict[str, str] = {}
@@ -61,8 +62,11 @@ def pool_keys(nodes: list[Node], pool_label: str | None) -> tuple[dict[str, tupl
         how = ", ".join(f"{label} ({provider})" for label, provider in sorted(used.items()))
         return keys, f"by the provider's pool label: {how}"
     for n in nodes:
-        roles = sorted(k for k in n.labels if k.startswith(ROLE)
-                       and k[len(ROLE):] not in CONTROL_ROLES and k[len(ROLE):])
+        roles = sorted(
+            k
+            for k in n.labels
+            if k.startswith(ROLE) and k[len(ROLE) :] not in CONTROL_ROLES and k[len(ROLE) :]
+        )
         if roles:
             keys[n.name] = (roles[0], n.labels[roles[0]])
             continue
@@ -71,7 +75,12 @@ def pool_keys(nodes: list[Node], pool_label: str | None) -> tuple[dict[str, tupl
                 keys[n.name] = (label, n.labels[label])
                 break
     if not keys:
-        raise LoadError(f"no node carries a pool label (tried {tried()})",
-                        hint="name the label that groups nodes into pools with --pool-label KEY")
-    return keys, ("without a provider pool label (tried " + ", ".join(k for k, _ in POOL_LABELS)
-                  + "): by node role, else node.kubernetes.io/instance-type or kubernetes.io/os")
+        raise LoadError(
+            f"no node carries a pool label (tried {tried()})",
+            hint="name the label that groups nodes into pools with --pool-label KEY",
+        )
+    return keys, (
+        "without a provider pool label (tried "
+        + ", ".join(k for k, _ in POOL_LABELS)
+        + "): by node role, else node.kubernetes.io/instance-type or kubernetes.io/os"
+    )

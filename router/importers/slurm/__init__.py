@@ -27,8 +27,15 @@ from router.importers.slurm.text import (
 )
 
 __all__ = [
-    "SlurmInput", "cluster_name_of", "dns_name", "import_slurm", "parse_gres",
-    "parse_scontrol_lines", "read_nodes", "read_partitions", "slurm_minutes",
+    "SlurmInput",
+    "cluster_name_of",
+    "dns_name",
+    "import_slurm",
+    "parse_gres",
+    "parse_scontrol_lines",
+    "read_nodes",
+    "read_partitions",
+    "slurm_minutes",
 ]
 
 NODES_EXPECTED = (
@@ -44,8 +51,14 @@ PARTITIONS_EXPECTED = (
 class SlurmInput:
     """What one nodes document said: its nodes, partitions if it has them, release, name."""
 
-    def __init__(self, nodes: list[SlurmNode], partitions: list[SlurmPartition] | None,
-                 release: str | None, cluster: str | None, layout: str) -> None:
+    def __init__(
+        self,
+        nodes: list[SlurmNode],
+        partitions: list[SlurmPartition] | None,
+        release: str | None,
+        cluster: str | None,
+        layout: str,
+    ) -> None:
         self.nodes, self.partitions = nodes, partitions
         self.release, self.cluster, self.layout = release, cluster, layout
 
@@ -61,11 +74,13 @@ def read_nodes(text: str, source: str) -> SlurmInput:
     """Nodes (and partitions, where the layout has them) from any nodes layout."""
     stripped = text.lstrip()
     if stripped.startswith("NodeName="):
-        return SlurmInput(nodes_from_text(text, source), None, None, None,
-                          "scontrol show node -o")
+        return SlurmInput(nodes_from_text(text, source), None, None, None, "scontrol show node -o")
     if stripped.startswith("PartitionName="):
-        raise LoadError("this is `scontrol show partition -o` output: give it to "
-                        "--partitions-from; " + NODES_EXPECTED, path=source)
+        raise LoadError(
+            "this is `scontrol show partition -o` output: give it to "
+            "--partitions-from; " + NODES_EXPECTED,
+            path=source,
+        )
     if not stripped.startswith("{"):
         raise LoadError(NODES_EXPECTED, path=source, line=1)
     data = _json(text, source, NODES_EXPECTED)
@@ -75,13 +90,18 @@ def read_nodes(text: str, source: str) -> SlurmInput:
         return SlurmInput(nodes, parts, release, name, "sinfo --json (data_parser)")
     if isinstance(data, dict) and isinstance(data.get("nodes"), list):
         layout = "sinfo --json" if release and release < "23" else "nodes JSON"
-        if data["nodes"] and isinstance(data["nodes"][0], dict) and isinstance(
-                data["nodes"][0].get("state"), list):
+        if (
+            data["nodes"]
+            and isinstance(data["nodes"][0], dict)
+            and isinstance(data["nodes"][0].get("state"), list)
+        ):
             layout = "scontrol show nodes --json / slurmrestd /nodes"
         return SlurmInput(nodes_from_json(data, source), None, release, name, layout)
     if isinstance(data, dict) and isinstance(data.get("partitions"), list):
-        raise LoadError("this is a partitions document: give it to --partitions-from; "
-                        + NODES_EXPECTED, path=source)
+        raise LoadError(
+            "this is a partitions document: give it to --partitions-from; " + NODES_EXPECTED,
+            path=source,
+        )
     errors = data.get("errors") if isinstance(data, dict) else None
     if errors:
         raise LoadError(f"the JSON reports errors: {json.dumps(errors)[:300]}", path=source)
@@ -101,9 +121,14 @@ def read_partitions(text: str, source: str) -> list[SlurmPartition]:
     raise LoadError(PARTITIONS_EXPECTED, path=source, line=1)
 
 
-def import_slurm(nodes: SlurmInput, partitions: list[SlurmPartition] | None = None, *,
-                 cluster: str | None = None, source: str = "sinfo --json",
-                 partitions_source: str | None = None) -> ImportedCluster:
+def import_slurm(
+    nodes: SlurmInput,
+    partitions: list[SlurmPartition] | None = None,
+    *,
+    cluster: str | None = None,
+    source: str = "sinfo --json",
+    partitions_source: str | None = None,
+) -> ImportedCluster:
     """The inventory cluster for one nodes document (+ a partitions document)."""
     parts = partitions if partitions is not None else nodes.partitions
     if partitions is not None and nodes.partitions:
@@ -112,13 +137,16 @@ def import_slurm(nodes: SlurmInput, partitions: list[SlurmPartition] | None = No
     name = cluster or nodes.cluster or "slurm"
     header = [
         f'Inventory of Slurm cluster "{name}", imported by `router inventory import slurm`',
-        f"from {source}" + (f" and {partitions_source}" if partitions_source else "")
+        f"from {source}"
+        + (f" and {partitions_source}" if partitions_source else "")
         + (f" (Slurm {nodes.release})." if nodes.release else "."),
         "Usable nodes only: nodes that are down, drained, failed, in maintenance or reserved",
         "are left out (listed below); powered-down nodes Slurm can power up are max_nodes.",
         "Slurm does not know costs: add them here (a new import writes the file afresh).",
     ]
     if parts is None:
-        header.append("No partition limits were read (scontrol show partition -o): max_time "
-                      "and the partitions' other limits are unknown.")
+        header.append(
+            "No partition limits were read (scontrol show partition -o): max_time "
+            "and the partitions' other limits are unknown."
+        )
     return build_cluster(nodes.nodes, parts, cluster=name, source=header)

@@ -62,12 +62,19 @@ class _Set:
     name: str = ""
 
 
-def build_cluster(nodes: list[SlurmNode], partitions: list[SlurmPartition] | None, *,
-                  cluster: str, source: list[str]) -> ImportedCluster:
+def build_cluster(
+    nodes: list[SlurmNode],
+    partitions: list[SlurmPartition] | None,
+    *,
+    cluster: str,
+    source: list[str],
+) -> ImportedCluster:
     """The inventory cluster (node sets and partitions) for these nodes and partitions."""
     if not DNS_LABEL.fullmatch(cluster):
-        raise LoadError(f"cluster name {cluster!r} is not a DNS-1123 label",
-                        hint="give --cluster NAME: lowercase letters, digits and '-' (hpc-east)")
+        raise LoadError(
+            f"cluster name {cluster!r} is not a DNS-1123 label",
+            hint="give --cluster NAME: lowercase letters, digits and '-' (hpc-east)",
+        )
     if not nodes:
         raise LoadError("the Slurm data lists no nodes")
     parts = {p.name: p for p in partitions or []}
@@ -113,8 +120,9 @@ def build_cluster(nodes: list[SlurmNode], partitions: list[SlurmPartition] | Non
             continue
         targets += _targets(parts[pname], members, taken, every_type[pname])
     if not targets:
-        raise LoadError("no partition could be imported: " + ("; ".join(notes + exclusions[:5])
-                                                               or "no nodes"))
+        raise LoadError(
+            "no partition could be imported: " + ("; ".join(notes + exclusions[:5]) or "no nodes")
+        )
     node_sets = [_node_set(s) for s in sorted(sets.values(), key=lambda s: s.name)]
     return ImportedCluster(cluster, "slurm", targets, source, notes, node_sets, exclusions)
 
@@ -129,8 +137,17 @@ def _merge(nodes: list[SlurmNode], parts: dict[str, SlurmPartition]) -> list[Slu
     for n in nodes:
         old = by_name.get(n.name)
         names = set(n.partitions) | extra.get(n.name, set()) | set(old.partitions if old else ())
-        by_name[n.name] = SlurmNode(n.name, tuple(sorted(names)), n.cpus, n.memory, n.gres,
-                                    n.features, n.states, n.reason, n.reservation)
+        by_name[n.name] = SlurmNode(
+            n.name,
+            tuple(sorted(names)),
+            n.cpus,
+            n.memory,
+            n.gres,
+            n.features,
+            n.states,
+            n.reason,
+            n.reservation,
+        )
     return list(by_name.values())
 
 
@@ -165,8 +182,10 @@ def _node_set(s: _Set) -> ImportedTarget:
     if t.mig:
         fields["mig"] = [{"gpus": g, "slices": {p: n}} for g, p, n in t.mig]
     fields["node_names"] = s.usable + s.headroom
-    notes = [f"{len(s.usable) + len(s.headroom)} × {t.describe()}; in partition(s) "
-             + ", ".join(s.partitions)]
+    notes = [
+        f"{len(s.usable) + len(s.headroom)} × {t.describe()}; in partition(s) "
+        + ", ".join(s.partitions)
+    ]
     if s.headroom:
         notes.append(f"{len(s.headroom)} powered down (max_nodes headroom: Slurm powers them up)")
     bad = [f for f in t.features if not FEATURE.fullmatch(f)]
@@ -176,8 +195,9 @@ def _node_set(s: _Set) -> ImportedTarget:
     return ImportedTarget(fields, notes)
 
 
-def _targets(p: SlurmPartition, members: list[_Set], taken: set[str],
-             every_type: set[NodeType]) -> list[ImportedTarget]:
+def _targets(
+    p: SlurmPartition, members: list[_Set], taken: set[str], every_type: set[NodeType]
+) -> list[ImportedTarget]:
     by_type: dict[NodeType, list[_Set]] = defaultdict(list)
     for s in members:
         by_type[s.type].append(s)
@@ -187,11 +207,16 @@ def _targets(p: SlurmPartition, members: list[_Set], taken: set[str],
         return [_target(base, p, members, None, None, [])]
     out = []
     types = sorted(by_type)
-    notes = [f"Partition {p.name} has {len(everything)} node types: one target per usable type,"
-             " each sent to its nodes by --partition and --constraint"]
+    notes = [
+        f"Partition {p.name} has {len(everything)} node types: one target per usable type,"
+        " each sent to its nodes by --partition and --constraint"
+    ]
     for t in types:
-        name = base if len(types) == 1 else _unique(
-            f"{base[:40]}-{dns_name(t.label().replace('.', '-'))}", taken)
+        name = (
+            base
+            if len(types) == 1
+            else _unique(f"{base[:40]}-{dns_name(t.label().replace('.', '-'))}", taken)
+        )
         others = [u for u in everything if u != t]
         constraint = _constraint(t, others)
         nodelist = None
@@ -201,13 +226,17 @@ def _targets(p: SlurmPartition, members: list[_Set], taken: set[str],
             if len(names) == 1:
                 nodelist = names[0]
             elif t.gpu_type and all(u.gpu_type != t.gpu_type for u in others):
-                why.append(f"no feature tells these nodes apart: GPU jobs land on them by "
-                           f"their GPU type ({t.gres_type or t.gpu_type}); CPU-only jobs may "
-                           "land on the partition's other nodes")
+                why.append(
+                    f"no feature tells these nodes apart: GPU jobs land on them by "
+                    f"their GPU type ({t.gres_type or t.gpu_type}); CPU-only jobs may "
+                    "land on the partition's other nodes"
+                )
             else:
-                why.append("no feature tells these nodes apart from the partition's others: "
-                           "a job sent here may run on those; give them a feature in "
-                           "slurm.conf (Features=) and import again")
+                why.append(
+                    "no feature tells these nodes apart from the partition's others: "
+                    "a job sent here may run on those; give them a feature in "
+                    "slurm.conf (Features=) and import again"
+                )
         out.append(_target(name, p, by_type[t], constraint, nodelist, why))
     return out
 
@@ -238,8 +267,14 @@ def _time(value: Limit) -> str | None:
     return format_duration(value) if isinstance(value, int) and value > 0 else None
 
 
-def _target(name: str, p: SlurmPartition, members: list[_Set], constraint: str | None,
-            nodelist: str | None, notes: list[str]) -> ImportedTarget:
+def _target(
+    name: str,
+    p: SlurmPartition,
+    members: list[_Set],
+    constraint: str | None,
+    nodelist: str | None,
+    notes: list[str],
+) -> ImportedTarget:
     fields: dict[str, Any] = {"name": name}
     notes = list(notes)
     if name != p.name:
@@ -262,8 +297,11 @@ def _target(name: str, p: SlurmPartition, members: list[_Set], constraint: str |
         fields["max_nodes_per_job"] = p.max_nodes
     if p.oversubscribe and p.oversubscribe != "no":
         fields["oversubscribe"] = p.oversubscribe
-    for key, value in (("allow_accounts", p.allow_accounts), ("allow_groups", p.allow_groups),
-                       ("allow_qos", p.allow_qos)):
+    for key, value in (
+        ("allow_accounts", p.allow_accounts),
+        ("allow_groups", p.allow_groups),
+        ("allow_qos", p.allow_qos),
+    ):
         if value is not None:
             fields[key] = sorted(value)
     if p.preempt_mode and p.preempt_mode != "off":
@@ -271,14 +309,18 @@ def _target(name: str, p: SlurmPartition, members: list[_Set], constraint: str |
     if p.default:
         fields["default"] = True
     if p.deny_accounts:
-        notes.append(f"DenyAccounts={','.join(p.deny_accounts)}: not imported (router checks "
-                     "AllowAccounts only)")
+        notes.append(
+            f"DenyAccounts={','.join(p.deny_accounts)}: not imported (router checks "
+            "AllowAccounts only)"
+        )
     if p.deny_qos:
         notes.append(f"DenyQos={','.join(p.deny_qos)}: not imported")
     if p.qos:
         notes.append(f"partition QOS {p.qos} applies to every job here (Slurm adds it)")
     shared = sorted({q for s in members for q in s.partitions if q != p.name})
     if shared:
-        notes.append(f"nodes shared with partition(s) {', '.join(shared)}: one capacity, "
-                     "counted once (node_sets)")
+        notes.append(
+            f"nodes shared with partition(s) {', '.join(shared)}: one capacity, "
+            "counted once (node_sets)"
+        )
     return ImportedTarget(fields, notes)

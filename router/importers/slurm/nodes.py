@@ -25,13 +25,21 @@ from router.importers.slurm.records import SlurmNode
 from router.quantity import format_memory
 
 BAD: tuple[tuple[str, str], ...] = (
-    ("DOWN", "down"), ("FAIL", "failed"), ("FAILING", "failing"),
-    ("MAINT", "in maintenance"), ("MAINTENANCE", "in maintenance"),
-    ("RESERVED", "reserved"), ("NOT_RESPONDING", "not responding"),
-    ("NO_RESPOND", "not responding"), ("FUTURE", "not in service yet (FUTURE)"),
-    ("UNKNOWN", "in an unknown state"), ("INVALID_REG", "registered with a bad configuration"),
-    ("INVAL", "registered with a bad configuration"), ("REBOOT_ISSUED", "rebooting"),
-    ("DRAINED", "drained"), ("DRAINING", "draining"),
+    ("DOWN", "down"),
+    ("FAIL", "failed"),
+    ("FAILING", "failing"),
+    ("MAINT", "in maintenance"),
+    ("MAINTENANCE", "in maintenance"),
+    ("RESERVED", "reserved"),
+    ("NOT_RESPONDING", "not responding"),
+    ("NO_RESPOND", "not responding"),
+    ("FUTURE", "not in service yet (FUTURE)"),
+    ("UNKNOWN", "in an unknown state"),
+    ("INVALID_REG", "registered with a bad configuration"),
+    ("INVAL", "registered with a bad configuration"),
+    ("REBOOT_ISSUED", "rebooting"),
+    ("DRAINED", "drained"),
+    ("DRAINING", "draining"),
 )
 POWER_OFF = frozenset({"POWERED_DOWN", "POWERING_DOWN", "POWERING_UP", "POWER_UP"})
 
@@ -114,8 +122,10 @@ def gpus_of(gres: str) -> Gpus:
             slices[mig_profile(kind) or ""] += count
         elif vendor_only(kind):
             untyped += count
-            notes.append(f'GRES type "{kind}" ({gres}) names a vendor, not a GPU model: '
-                         "gpu_type any, so only workloads asking for any GPU go here")
+            notes.append(
+                f'GRES type "{kind}" ({gres}) names a vendor, not a GPU model: '
+                "gpu_type any, so only workloads asking for any GPU go here"
+            )
         else:
             models[kind] += count
     if not models and not untyped and not slices:
@@ -127,17 +137,22 @@ def gpus_of(gres: str) -> Gpus:
         others = {k: c for k, c in models.items() if k != kind}
         if others:
             shown = ", ".join(f"{c} × {k}" for k, c in sorted(others.items()))
-            notes.append(f"nodes with several GPU models ({gres}): counted as {count} × {kind};"
-                         f" {shown} left out")
+            notes.append(
+                f"nodes with several GPU models ({gres}): counted as {count} × {kind};"
+                f" {shown} left out"
+            )
         gpu_type = gpu_type_of(kind)
         exact = kind if kind != gpu_type else None
         return Gpus(gpu_type, count + cut, exact, mig, tuple(notes))
     if untyped or not mig:
-        notes.append(f"GPUs without a model (GRES {gres}): gpu_type any, so only workloads "
-                     "asking for any GPU type go here; Type= in gres.conf would name the model")
+        notes.append(
+            f"GPUs without a model (GRES {gres}): gpu_type any, so only workloads "
+            "asking for any GPU type go here; Type= in gres.conf would name the model"
+        )
         return Gpus("any", untyped + cut, None, mig, tuple(notes))
-    notes.append(f"every GPU is cut into MIG slices (GRES {gres}); the GPU model is unknown: "
-                 "gpu_type any")
+    notes.append(
+        f"every GPU is cut into MIG slices (GRES {gres}); the GPU model is unknown: gpu_type any"
+    )
     return Gpus("any", cut, None, mig, tuple(notes))
 
 
@@ -166,8 +181,15 @@ def parse_gres(text: str | None) -> list[tuple[str, str | None, int]]:
 
 def node_type(node: SlurmNode) -> tuple[NodeType, tuple[str, ...]]:
     g = gpus_of(node.gres)
-    t = NodeType(g.gpu_type, g.gpus, g.gres_type, g.mig, max(node.cpus, 1),
-                 max(node.memory, 1), tuple(sorted(set(node.features))))
+    t = NodeType(
+        g.gpu_type,
+        g.gpus,
+        g.gres_type,
+        g.mig,
+        max(node.cpus, 1),
+        max(node.memory, 1),
+        tuple(sorted(set(node.features))),
+    )
     notes = g.notes
     if node.memory <= 1:
         notes += ("RealMemory is not configured in slurm.conf (Slurm says 1 MB)",)

@@ -142,9 +142,19 @@ def states(value: Any) -> frozenset[str]:
         if not word:
             continue
         if word.endswith(("*", "~", "#", "%", "!", "$", "@", "^", "-")) and len(word) > 1:
-            out.add({"*": "NOT_RESPONDING", "~": "POWERED_DOWN", "#": "POWERING_UP",
-                     "%": "POWERING_DOWN", "!": "POWER_DOWN", "$": "MAINTENANCE",
-                     "@": "REBOOT_REQUESTED", "^": "REBOOT_ISSUED", "-": "PLANNED"}[word[-1]])
+            out.add(
+                {
+                    "*": "NOT_RESPONDING",
+                    "~": "POWERED_DOWN",
+                    "#": "POWERING_UP",
+                    "%": "POWERING_DOWN",
+                    "!": "POWER_DOWN",
+                    "$": "MAINTENANCE",
+                    "@": "REBOOT_REQUESTED",
+                    "^": "REBOOT_ISSUED",
+                    "-": "PLANNED",
+                }[word[-1]]
+            )
             word = word[:-1]
         out.add(word)
     return frozenset(out)

@@ -28,7 +28,7 @@ from router.importers.slurm.text import expand_hostlist
 
 
 def node_from_json(raw: Any, source: str) -> SlurmNode:
-    """One node of sinfo 21.08/22.05 `nodes`, slurmrestd `/nodes` or `scontrol show nodes --json`."""
+    """One node of sinfo 21.08/22.05 `nodes`, slurmrestd /nodes, `scontrol show nodes --json`."""
     if not isinstance(raw, dict):
         raise LoadError(f"{source}: a node must be a mapping, got {type(raw).__name__}")
     name = str(raw.get("name") or raw.get("hostname") or "")
@@ -91,8 +91,11 @@ def partition_from_json(raw: Any, source: str) -> SlurmPartition:
     configured = _get(raw, "nodes", "configured")
     state = _get(raw, "partition", "state")
     state_text = ",".join(str(s) for s in state) if isinstance(state, list) else str(state or "UP")
-    flags = {str(f).upper() for f in _get(raw, "flags") or []} if isinstance(
-        _get(raw, "flags"), list) else set()
+    flags = (
+        {str(f).upper() for f in _get(raw, "flags") or []}
+        if isinstance(_get(raw, "flags"), list)
+        else set()
+    )
     try:
         max_nodes = number(_get(raw, "maximums", "nodes"))
         resume = number(_get(raw, "timeouts", "resume"))

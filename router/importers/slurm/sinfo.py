@@ -38,8 +38,9 @@ def cluster_name_of(data: Any) -> str | None:
     return None
 
 
-def from_sinfo_blocks(data: dict[str, Any], source: str) -> tuple[list[SlurmNode],
-                                                                  list[SlurmPartition]]:
+def from_sinfo_blocks(
+    data: dict[str, Any], source: str
+) -> tuple[list[SlurmNode], list[SlurmPartition]]:
     """Nodes and partitions of the 23.02+ layout."""
     blocks = data["sinfo"]
     seen: dict[str, dict[str, Any]] = {}
@@ -61,13 +62,20 @@ def from_sinfo_blocks(data: dict[str, Any], source: str) -> tuple[list[SlurmNode
         mem = number(memory.get("minimum"))
         reason = (block.get("reason") or {}).get("description") or ""
         for name in names:
-            entry = seen.setdefault(str(name), {
-                "name": str(name), "partitions": [], "cpus": cpu, "real_memory": mem,
-                "gres": (block.get("gres") or {}).get("total") or "",
-                "features": list(words((block.get("features") or {}).get("total"))),
-                "state": sorted(states((block.get("node") or {}).get("state"))),
-                "reason": reason, "reservation": block.get("reservation") or "",
-            })
+            entry = seen.setdefault(
+                str(name),
+                {
+                    "name": str(name),
+                    "partitions": [],
+                    "cpus": cpu,
+                    "real_memory": mem,
+                    "gres": (block.get("gres") or {}).get("total") or "",
+                    "features": list(words((block.get("features") or {}).get("total"))),
+                    "state": sorted(states((block.get("node") or {}).get("state"))),
+                    "reason": reason,
+                    "reservation": block.get("reservation") or "",
+                },
+            )
             if part.name not in entry["partitions"]:
                 entry["partitions"].append(part.name)
     nodes = [node_from_json(raw, source) for raw in seen.values()]
@@ -81,6 +89,7 @@ def from_sinfo(data: Any, source: str) -> tuple[list[SlurmNode], list[SlurmParti
     if isinstance(data, dict) and isinstance(data.get("nodes"), list):
         return [node_from_json(raw, source) for raw in data["nodes"]], None
     raise LoadError(
-        f"{source}: expected the output of `sinfo --json` (a mapping with a \"sinfo\" list, "
+        f'{source}: expected the output of `sinfo --json` (a mapping with a "sinfo" list, '
         'Slurm 23.02 and later, or a "nodes" list, 21.08 and 22.05), `scontrol show nodes '
-        "--json` or slurmrestd's /nodes")
+        "--json` or slurmrestd's /nodes"
+    )

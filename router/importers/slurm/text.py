@@ -52,7 +52,10 @@ def parse_records(text: str, first_key: str, source: str) -> list[dict[str, str]
             raise LoadError(
                 f"line {number} does not start with {first_key}=: expected the output of "
                 f"`scontrol show {'node' if first_key == 'NodeName' else 'partition'} -o` "
-                "(one record a line)", path=source, line=number)
+                "(one record a line)",
+                path=source,
+                line=number,
+            )
     return parse_scontrol_lines(text)
 
 
@@ -97,17 +100,20 @@ def nodes_from_text(text: str, source: str) -> list[SlurmNode]:
     for r in parse_records(text, "NodeName", source):
         name = r["NodeName"]
         where = f"{source}: node {name}"
-        nodes.append(SlurmNode(
-            name=name,
-            partitions=words(r.get("Partitions", "")),
-            cpus=whole(r.get("CPUTot", r.get("CPUEfctv")), "CPUTot", where),
-            memory=whole(r.get("RealMemory"), "RealMemory", where),
-            gres=r.get("Gres", ""),
-            features=words(r.get("AvailableFeatures", "")) or words(r.get("ActiveFeatures", "")),
-            states=states(r.get("State", "")),
-            reason=_clean(r.get("Reason", "")),
-            reservation=_clean(r.get("ReservationName", "")),
-        ))
+        nodes.append(
+            SlurmNode(
+                name=name,
+                partitions=words(r.get("Partitions", "")),
+                cpus=whole(r.get("CPUTot", r.get("CPUEfctv")), "CPUTot", where),
+                memory=whole(r.get("RealMemory"), "RealMemory", where),
+                gres=r.get("Gres", ""),
+                features=words(r.get("AvailableFeatures", ""))
+                or words(r.get("ActiveFeatures", "")),
+                states=states(r.get("State", "")),
+                reason=_clean(r.get("Reason", "")),
+                reservation=_clean(r.get("ReservationName", "")),
+            )
+        )
     return nodes
 
 
@@ -121,24 +127,26 @@ def partitions_from_text(text: str, source: str) -> list[SlurmPartition]:
     for r in parse_records(text, "PartitionName", source):
         name = r["PartitionName"]
         try:
-            out.append(SlurmPartition(
-                name=name,
-                nodes=expand_hostlist(r["Nodes"]) if "Nodes" in r else None,
-                state=r.get("State", "UP").upper(),
-                default=r.get("Default", "NO").upper() == "YES",
-                max_time=slurm_minutes(r.get("MaxTime", "UNLIMITED")),
-                default_time=slurm_minutes(r.get("DefaultTime", "NONE")),
-                max_nodes=slurm_count(r.get("MaxNodes", "UNLIMITED")),
-                oversubscribe=r.get("OverSubscribe", "").lower() or None,
-                allow_accounts=name_list(r.get("AllowAccounts", "ALL")),
-                deny_accounts=words(r.get("DenyAccounts", "")),
-                allow_groups=name_list(r.get("AllowGroups", "ALL")),
-                allow_qos=name_list(r.get("AllowQos", "ALL")),
-                deny_qos=words(r.get("DenyQos", "")),
-                qos=(r.get("QoS") or None) if r.get("QoS", "N/A") not in ("N/A", "") else None,
-                preempt_mode=r.get("PreemptMode", "").lower() or None,
-                power_up=_power_up(r),
-            ))
+            out.append(
+                SlurmPartition(
+                    name=name,
+                    nodes=expand_hostlist(r["Nodes"]) if "Nodes" in r else None,
+                    state=r.get("State", "UP").upper(),
+                    default=r.get("Default", "NO").upper() == "YES",
+                    max_time=slurm_minutes(r.get("MaxTime", "UNLIMITED")),
+                    default_time=slurm_minutes(r.get("DefaultTime", "NONE")),
+                    max_nodes=slurm_count(r.get("MaxNodes", "UNLIMITED")),
+                    oversubscribe=r.get("OverSubscribe", "").lower() or None,
+                    allow_accounts=name_list(r.get("AllowAccounts", "ALL")),
+                    deny_accounts=words(r.get("DenyAccounts", "")),
+                    allow_groups=name_list(r.get("AllowGroups", "ALL")),
+                    allow_qos=name_list(r.get("AllowQos", "ALL")),
+                    deny_qos=words(r.get("DenyQos", "")),
+                    qos=(r.get("QoS") or None) if r.get("QoS", "N/A") not in ("N/A", "") else None,
+                    preempt_mode=r.get("PreemptMode", "").lower() or None,
+                    power_up=_power_up(r),
+                )
+            )
         except ValueError as e:
             raise LoadError(f"{source}: partition {name}: {e}") from None
     return out
