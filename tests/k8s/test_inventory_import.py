@@ -4,9 +4,9 @@ The fixture, data/gke-nodes.json, is HAND-MADE in the layout `kubectl get nodes 
 (real clusters' outputs are in tests/importers/data): an L4 pool of 3 nodes across three zones
 with the nvidia.com/gpu taint (one node cordoned: left out), an A100 pool with MIG slices (GPU
 operator, mixed strategy), a CPU pool, an H100 pool whose two nodes differ (8 GPUs and 4: two
-pools, by instance type), and a node joined by hand without a pool label (left out). The imported YAML
-is loaded as `router plan` loads it, compared value by value, and planned against: every
-manifest validates and selects exactly the imported pool.
+pools, by instance type), and a node joined by hand without a pool label (left out). The
+imported YAML is loaded as `router plan` loads it, compared value by value, and planned
+against: every manifest validates and selects exactly the imported pool.
 """
 
 from __future__ import annotations
