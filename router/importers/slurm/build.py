@@ -80,15 +80,15 @@ def build_cluster(
     parts = {p.name: p for p in partitions or []}
     nodes = _merge(nodes, parts)
     for n in nodes:  # partitions only the nodes name (sinfo 22.05 without scontrol's text)
-        for p in n.partitions:
-            parts.setdefault(p, SlurmPartition(p))
+        for pname in n.partitions:
+            parts.setdefault(pname, SlurmPartition(pname))
     notes: list[str] = []
     usable_parts = set()
-    for name, p in sorted(parts.items()):
-        if p.state not in ("UP", ""):
-            notes.append(f"partition {name}: State={p.state}, left out (it takes no jobs)")
+    for pname, part in sorted(parts.items()):
+        if part.state not in ("UP", ""):
+            notes.append(f"partition {pname}: State={part.state}, left out (it takes no jobs)")
         else:
-            usable_parts.add(name)
+            usable_parts.add(pname)
     exclusions: list[str] = []
     sets: dict[tuple[NodeType, tuple[str, ...]], _Set] = {}
     # Every node type of each partition, usable or not: a job sent to one type must not land
@@ -130,9 +130,9 @@ def build_cluster(
 def _merge(nodes: list[SlurmNode], parts: dict[str, SlurmPartition]) -> list[SlurmNode]:
     """One record per node name; partitions that list a node the node does not name join it."""
     extra: dict[str, set[str]] = defaultdict(set)
-    for p in parts.values():
-        for n in p.nodes or ():
-            extra[n].add(p.name)
+    for part in parts.values():
+        for name in part.nodes or ():
+            extra[name].add(part.name)
     by_name: dict[str, SlurmNode] = {}
     for n in nodes:
         old = by_name.get(n.name)
