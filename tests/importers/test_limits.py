@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from router.config import load_project
-from router.models import Inventory
+from router.models import Inventory, Partition
 from router.plan.build import build_plan
 from tests.helpers import job, make_project
 
@@ -82,6 +82,7 @@ def test_limits_load_and_reject_bad_values() -> None:
         )
     )
     part = inv.target("hpc/equity").target
+    assert isinstance(part, Partition)
     assert part.max_time == 10**9 and part.slurm_name == "EquityHighPriority"
     with pytest.raises(ValueError, match="OverSubscribe"):
         Inventory.model_validate(cluster(oversubscribe="sometimes"))
