@@ -293,3 +293,27 @@ def test_mig_time_slicing_and_vgpu_are_recognised() -> None:
     (vg,) = cluster.targets
     assert vg.fields["gpu_type"] == "a100-vgpu-4c"
     assert any("vGPU profile" in n for n in vg.notes)
+
+
+def test_unhealthy_gpus_fargate_and_system_pools_are_not_capacity() -> None:
+    gpu = node(
+        "g",
+        {"router.dev/pool": "p", "nvidia.com/gpu.product": "NVIDIA-L4"},
+        extra={"nvidia.com/gpu": "8"},
+    )
+    gpu["status"]["allocatable"] = {**gpu["status"]["capacity"], "nvidia.com/gpu": "6"}
+    fargate = node(
+        "fargate-ip-10-0-1-2", {"router.dev/pool": "p", "eks.amazonaws.com/compute-type": "fargate"}
+    )
+    system = node(
+        "sys",
+        {"router.dev/pool": "p"},
+        taints=[{"key": "CriticalAddonsOnly", "value": "true", "effect": "NoSchedule"}],
+    )
+    cluster = import_cluster(nodes(gpu, fargate, system))
+    (target,) = cluster.targets
+    assert target.fields["gpus_per_node"] == 6  # two GPUs the device plugin took out
+    assert cluster.exclusions == [
+        "fargate-ip-10-0-1-2: an EKS Fargate virtual node (one pod each), left out",
+        "sys: for system pods only (taint CriticalAddonsOnly=true:NoSchedule), left out",
+    ]

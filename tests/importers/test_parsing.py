@@ -3,6 +3,7 @@ errors for input they cannot read (which must name the file and what was expecte
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -245,3 +246,50 @@ def test_cli_kubernetes_from_file(tmp_path: Path) -> None:
     assert "ci-ln-d53y532-f76d1-2btqq-master-0: control plane" in result.output
     assert result.output.count("      - name:") == 1  # the worker pool only
     assert "      - name: worker" in result.output
+
+
+def test_effective_cpus_and_specialised_memory_are_what_jobs_get() -> None:
+    text = (
+        "NodeName=a CPUTot=64 CPUEfctv=62 RealMemory=1000 MemSpecLimit=100 Gres=(null) "
+        "Partitions=p State=IDLE\n"
+    )
+    (node,) = read_nodes(text, "nodes.txt").nodes
+    assert (node.cpus, node.memory) == (62, 900)
+    data = (
+        '{"nodes": [{"name": "a", "cpus": 64, "effective_cpus": 60, "real_memory": 1000,'
+        ' "specialized_memory": 24, "state": ["IDLE"], "partitions": ["p"]}]}'
+    )
+    (node,) = read_nodes(data, "nodes.json").nodes
+    assert (node.cpus, node.memory) == (60, 976)
+
+
+def test_slurmrestd_v0_0_37_partitions() -> None:
+    # The flat layout of slurmrestd v0.0.37/38 (21.08/22.05), written here: no public sample.
+    text = json.dumps(
+        {
+            "partitions": [
+                {
+                    "name": "gpu",
+                    "nodes": "g[1-2]",
+                    "state": "UP",
+                    "flags": ["default"],
+                    "maximum_time": 4294967295,
+                    "default_time": 60,
+                    "maximum_nodes_per_job": 2,
+                    "allowed_accounts": "ml,hpc",
+                    "allowed_groups": "",
+                    "allowed_qos": "ALL",
+                },
+                {"name": "old", "nodes": "o1", "state": "DOWN", "maximum_time": 120},
+            ]
+        }
+    )
+    gpu, old = read_partitions(text, "partitions.json")
+    assert (gpu.nodes, gpu.default, gpu.max_time, gpu.default_time) == (
+        ("g1", "g2"),
+        True,
+        UNLIMITED,
+        3600,
+    )
+    assert (gpu.max_nodes, gpu.allow_accounts, gpu.allow_qos) == (2, ("ml", "hpc"), None)
+    assert (old.state, old.max_time) == ("DOWN", 7200)

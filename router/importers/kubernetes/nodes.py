@@ -58,9 +58,12 @@ CONTROL_PLANE = frozenset(
         "node-role.kubernetes.io/control-plane",
         "node-role.kubernetes.io/master",
         "node-role.kubernetes.io/etcd",
-        "CriticalAddonsOnly",
     }
 )
+# Nodes for system pods only (AKS system pools), and virtual nodes that are not machines
+# (EKS Fargate, virtual-kubelet): ordinary pods do not run there as on a node.
+SYSTEM_ONLY = frozenset({"CriticalAddonsOnly"})
+VIRTUAL = ("eks.amazonaws.com/compute-type", "virtual-kubelet.io/provider")
 
 
 @dataclass(frozen=True, order=True)
@@ -128,19 +131,27 @@ def _problem(raw: dict[str, Any], taints: frozenset[Taint]) -> str | None:
             return f"tainted {shown}"
         if key in CONTROL_PLANE:
             return f"control plane (taint {shown})"
+        if key in SYSTEM_ONLY:
+            return f"for system pods only (taint {shown})"
+        if key in VIRTUAL:
+            return f"a virtual node (taint {shown})"
     return None
 
 
 def _gpus(
-    name: str, labels: dict[str, str], capacity: dict[str, Any]
+    name: str, labels: dict[str, str], capacity: dict[str, Any], allocatable: dict[str, Any]
 ) -> tuple[int, str | None, tuple[tuple[int, str, int], ...], bool, list[str]]:
     notes: list[str] = []
-    count = 0
-    for key in GPU_RESOURCES:
-        count += int(_resource(capacity, key, name) or 0)
+
+    # Allocatable: the device plugin takes unhealthy GPUs out of it; capacity keeps them.
+    def usable(key: str) -> int:
+        found = allocatable if key in allocatable else capacity
+        return int(_resource(found, key, name) or 0)
+
+    count = sum(usable(key) for key in GPU_RESOURCES)
     slices = {
-        key[len(MIG_RESOURCE) :]: int(_resource(capacity, key, name) or 0)
-        for key in capacity
+        key[len(MIG_RESOURCE) :]: usable(key)
+        for key in sorted({*capacity, *allocatable})
         if key.startswith(MIG_RESOURCE)
     }
     slices = {p: n for p, n in slices.items() if n > 0}
@@ -219,9 +230,13 @@ def parse_node(raw: Any) -> Node:
         for t in (raw.get("spec") or {}).get("taints") or []
         if isinstance(t, dict)
     )
-    gpus, gpu_type, mig, single, notes = _gpus(name, labels, capacity)
+    gpus, gpu_type, mig, single, notes = _gpus(name, labels, capacity, allocatable)
     shape = Shape(gpus, gpu_type, int(amount("cpu")), int(amount("memory") // MIB), mig, single)
     problem = _problem(raw, taints)
+    if problem is None and labels.get("eks.amazonaws.com/compute-type") == "fargate":
+        problem = "an EKS Fargate virtual node (one pod each)"
+    if problem is None and labels.get("type") == "virtual-kubelet":
+        problem = "a virtual-kubelet node, not a machine"
     if problem is None and (shape.cpus < 1 or shape.memory < 1):
         problem = "less than one allocatable CPU or MiB"
     kept = frozenset(

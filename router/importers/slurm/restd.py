@@ -45,14 +45,27 @@ def node_from_json(raw: Any, source: str) -> SlurmNode:
     return SlurmNode(
         name=name,
         partitions=words(raw.get("partitions")),
-        cpus=whole(raw.get("cpus"), "cpus", where),
-        memory=whole(raw.get("real_memory"), "real_memory", where),
+        # effective_cpus (23.11+) leaves out CoreSpecCount's cores; memory less MemSpecLimit
+        cpus=whole(raw.get("effective_cpus") or raw.get("cpus"), "cpus", where),
+        memory=max(
+            whole(raw.get("real_memory"), "real_memory", where)
+            - _spec_memory(raw.get("specialized_memory")),
+            1,
+        ),
         gres=gres if isinstance(gres, str) else ",".join(words(gres)),
         features=words(raw.get("features")) or words(raw.get("active_features")),
         states=state,
         reason=str(reason),
         reservation=str(raw.get("reservation") or ""),
     )
+
+
+def _spec_memory(value: Any) -> int:
+    try:
+        n = number(value)
+    except ValueError:
+        return 0
+    return n if isinstance(n, int) and n > 0 else 0
 
 
 def _get(raw: dict[str, Any], *path: str) -> Any:
@@ -88,6 +101,8 @@ def partition_from_json(raw: Any, source: str) -> SlurmPartition:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str):
         raise LoadError(f"{source}: a partition must be a mapping with a name")
     name = raw["name"]
+    if isinstance(raw.get("nodes"), str):
+        return _legacy_partition(raw, source)
     configured = _get(raw, "nodes", "configured")
     state = _get(raw, "partition", "state")
     state_text = ",".join(str(s) for s in state) if isinstance(state, list) else str(state or "UP")
@@ -121,6 +136,41 @@ def partition_from_json(raw: Any, source: str) -> SlurmPartition:
         )
     except ValueError as e:
         raise LoadError(f"{source}: partition {name}: {e}") from None
+
+
+_INFINITE = 0xFFFFFFFE  # Slurm's NO_VAL (…fe) and INFINITE (…ff) in 32-bit fields
+
+
+def _legacy_limit(value: Any, scale: int = 1) -> Limit:
+    if isinstance(value, bool) or not isinstance(value, int):
+        return None
+    if value < 0 or value >= _INFINITE:
+        return UNLIMITED
+    return value * scale
+
+
+def _legacy_partition(raw: dict[str, Any], source: str) -> SlurmPartition:
+    """slurmrestd v0.0.37/v0.0.38 (Slurm 21.08/22.05): flat keys, times in minutes."""
+    flags = {str(f).lower() for f in raw.get("flags") or []}
+    try:
+        return SlurmPartition(
+            name=str(raw["name"]),
+            nodes=expand_hostlist(raw["nodes"]),
+            state=str(raw.get("state") or "UP").upper(),
+            default="default" in flags,
+            max_time=_legacy_limit(raw.get("maximum_time", raw.get("max_time_limit")), 60),
+            default_time=_legacy_limit(raw.get("default_time", raw.get("default_time_limit")), 60),
+            max_nodes=_legacy_limit(raw.get("maximum_nodes_per_job")),
+            allow_accounts=name_list(raw.get("allowed_accounts")),
+            deny_accounts=words(raw.get("deny_accounts", raw.get("denied_accounts"))),
+            allow_groups=name_list(raw.get("allowed_groups")),
+            allow_qos=name_list(raw.get("allowed_qos")),
+            deny_qos=words(raw.get("deny_qos", raw.get("denied_qos"))),
+            qos=str(raw.get("qos") or "") or None,
+            preempt_mode=",".join(words(raw.get("preemption_mode"))).lower() or None,
+        )
+    except ValueError as e:
+        raise LoadError(f"{source}: partition {raw.get('name')}: {e}") from None
 
 
 def nodes_from_json(data: dict[str, Any], source: str) -> list[SlurmNode]:

@@ -104,8 +104,13 @@ def nodes_from_text(text: str, source: str) -> list[SlurmNode]:
             SlurmNode(
                 name=name,
                 partitions=words(r.get("Partitions", "")),
-                cpus=whole(r.get("CPUTot", r.get("CPUEfctv")), "CPUTot", where),
-                memory=whole(r.get("RealMemory"), "RealMemory", where),
+                # CPUEfctv (23.02+) leaves out CoreSpecCount's cores; memory less MemSpecLimit
+                cpus=whole(r.get("CPUEfctv") or r.get("CPUTot"), "CPUTot", where),
+                memory=max(
+                    whole(r.get("RealMemory"), "RealMemory", where)
+                    - _spec(r.get("MemSpecLimit", "")),
+                    1,
+                ),
                 gres=r.get("Gres", ""),
                 features=words(r.get("AvailableFeatures", ""))
                 or words(r.get("ActiveFeatures", "")),
@@ -115,6 +120,10 @@ def nodes_from_text(text: str, source: str) -> list[SlurmNode]:
             )
         )
     return nodes
+
+
+def _spec(text: str) -> int:
+    return int(text) if text.isdigit() else 0
 
 
 def _clean(text: str) -> str:
