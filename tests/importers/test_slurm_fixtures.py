@@ -90,6 +90,31 @@ CASES: dict[
         },
         {"cn1", "cn4"},
     ),
+    ("restd-nodes-23.11.1.json", "restd-partitions-23.11.1.json"): (
+        {
+            "a100x1": (1, 1),
+            "cpu28": (2, 2),
+            "cpu40": (1, 1),
+            "gpu-gpux3": (2, 2),
+            "h100x8": (1, 1),
+            "interactivegpu-gpux3": (1, 1),
+        },
+        {
+            "amt": ("amt", ["cpu40"]),
+            "gpu-a100x1": ("gpu", ["a100x1"]),
+            "gpu-gpux3": ("gpu", ["gpu-gpux3"]),
+            "gpulong": ("gpulong", ["gpu-gpux3"]),
+            "interactive": ("interactive", ["cpu28"]),
+            "interactivegpu": ("interactivegpu", ["interactivegpu-gpux3"]),
+            "kerngpu": ("kerngpu", ["h100x8"]),
+            "preempt-a100x1": ("preempt", ["a100x1"]),
+            "preempt-cpu28": ("preempt", ["cpu28"]),
+            "preempt-cpu40": ("preempt", ["cpu40"]),
+            "preempt-gpux3": ("preempt", ["gpu-gpux3", "interactivegpu-gpux3"]),
+            "preempt-h100x8": ("preempt", ["h100x8"]),
+        },
+        {"dtn1", "dtn2", "n0164", "n0999"},
+    ),
     ("restd-nodes-24.05-0.0.41.json", "restd-partitions-24.05-0.0.41.json"): (
         {"batch-cpu64": (80, 80), "debug-cpu64": (19, 19), "interactive-cpu64": (1, 1)},
         {
@@ -289,3 +314,30 @@ def test_same_input_same_bytes() -> None:
     a = render_inventory(imported("sinfo-25.11.json"))
     b = render_inventory(imported("sinfo-25.11.json"))
     assert a == b
+
+
+def test_production_23_11_mig_gres_types_and_constraints(tmp_path: Path) -> None:
+    text, inv = inventory("restd-nodes-23.11.1.json", "restd-partitions-23.11.1.json")
+    p = parts(inv)
+    # gpu:1g.10gb:21 is 21 MIG slices: 3 A100s cut into 7, never 21 GPUs
+    mig = p["gpu-gpux3"]
+    assert (mig.gpus_per_node, mig.whole_gpus_per_node, mig.slices_per_node) == (
+        3,
+        0,
+        {"1g.10gb": 21},
+    )
+    assert (p["kerngpu"].gpu_type, p["kerngpu"].gres_type) == ("h100", "nvidia_h100_80gb_hbm3")
+    # preempt mixes 7 node types: each sub-target lands on its type
+    assert p["preempt-h100x8"].constraint == "8480cl"
+    assert p["preempt-cpu28"].constraint == "broadwell"
+    assert p["preempt-gpux3"].constraint == "gpu-10gb"
+    assert p["gpu-a100x1"].nodelist == "n0160"  # n0164's features hold all of n0160's
+    assert p["gpulong"].constraint == "gpu-10gb"  # the drained n0164 is gpulong's other type
+    assert (p["preempt-cpu28"].max_nodes_per_job, p["preempt-cpu28"].max_time) == (48, 7 * 86400)
+    assert held(text) == 8 and held(text, "h100") == 8 and held(text, "a100") == 1
+
+
+@SHARED_SETS
+def test_single_gpu_probe_of_a_node_in_two_partitions(tmp_path: Path) -> None:
+    text, _ = inventory("restd-nodes-23.11.1.json", "restd-partitions-23.11.1.json")
+    assert single_gpus(tmp_path / "a", text, 4, "a100") == 1  # n0160, in gpu and preempt

@@ -122,7 +122,7 @@ def pools_of(label: str, value: str, nodes: list[Node], taken: set[str]) -> list
     if len(kinds) == 1:
         return [_pool(_unique(base, taken), label, value, nodes, {}, [])]
     out = []
-    ordered = sorted(kinds.items(), key=lambda kv: (kv[0][0], sorted(kv[0][1])))
+    ordered = sorted(kinds.items(), key=lambda kv: (repr(kv[0][0]), sorted(kv[0][1])))
     note = (
         f"{label}={value} has {len(kinds)} kinds of node: one pool per kind, so nothing is"
         " shrunk to the smallest node"

@@ -112,7 +112,7 @@ def build_cluster(
         s.notes.update(type_notes)
     _name_sets(list(sets.values()))
     targets: list[ImportedTarget] = []
-    taken = {s.name for s in sets.values()}
+    taken: set[str] = set()  # target names (a node set may share its name with a target)
     for pname in sorted(usable_parts):
         members = [s for s in sets.values() if pname in s.partitions]
         if not members:
@@ -158,7 +158,7 @@ def _name_sets(sets: list[_Set]) -> None:
         by_label[dns_name(s.type.label().replace(".", "-"))].append(s)
     taken: set[str] = set()
     for label, group in sorted(by_label.items()):
-        group.sort(key=lambda s: (s.type, s.partitions))
+        group.sort(key=lambda s: (s.type.sort_key(), s.partitions))
         for s in group:  # alike types apart: by their first partition, then a number
             name = label if len(group) == 1 else f"{dns_name(s.partitions[0])[:40]}-{label}"
             s.name = _unique(name, taken)
@@ -202,11 +202,11 @@ def _targets(
     for s in members:
         by_type[s.type].append(s)
     base = _unique(dns_name(p.name), taken)
-    everything = sorted(every_type | set(by_type))
+    everything = sorted(every_type | set(by_type), key=NodeType.sort_key)
     if len(everything) == 1:
         return [_target(base, p, members, None, None, [])]
     out = []
-    types = sorted(by_type)
+    types = sorted(by_type, key=NodeType.sort_key)
     notes = [
         f"Partition {p.name} has {len(everything)} node types: one target per usable type,"
         " each sent to its nodes by --partition and --constraint"

@@ -72,7 +72,7 @@ def verdict(node: SlurmNode, can_power_up: bool | None) -> Verdict:
 # ---- node types -----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True)
 class NodeType:
     """Identical nodes have one type. gpu_type None: no GPUs router can ask for."""
 
@@ -83,6 +83,18 @@ class NodeType:
     cpus: int
     memory: int  # MiB
     features: tuple[str, ...]
+
+    def sort_key(self) -> tuple[str, int, str, str, int, int, tuple[str, ...]]:
+        """A total order (None sorts as ""), for output in a fixed order."""
+        return (
+            self.gpu_type or "",
+            self.gpus,
+            self.gres_type or "",
+            repr(self.mig),
+            self.cpus,
+            self.memory,
+            self.features,
+        )
 
     def describe(self) -> str:
         gpus = f"{self.gpus} × {self.gpu_type}" if self.gpu_type else "no GPUs"
