@@ -115,6 +115,28 @@ CASES: dict[
         },
         {"dtn1", "dtn2", "n0164", "n0999"},
     ),
+    ("scontrol-nodes-23.02-3nodes.json", None): (
+        {"a100x2": (1, 1), "cpu256": (1, 1), "cpu72": (1, 1)},
+        {
+            "jinx-a100x2": ("jinx", ["a100x2"]),
+            "jinx-cpu256": ("jinx", ["cpu256"]),
+            "jinx-cpu72": ("jinx", ["cpu72"]),
+            "magic-cpu256": ("magic", ["cpu256"]),
+            "magic-cpu72": ("magic", ["cpu72"]),
+            "sorcery": ("sorcery", ["a100x2"]),
+        },
+        set(),
+    ),
+    ("scontrol-nodes-23.02-2nodes.json", None): (
+        {"a100x2": (1, 1), "a100x8": (1, 1)},
+        {
+            "jinx-a100x2": ("jinx", ["a100x2"]),
+            "jinx-a100x8": ("jinx", ["a100x8"]),
+            "sorcery-a100x2": ("sorcery", ["a100x2"]),
+            "sorcery-a100x8": ("sorcery", ["a100x8"]),
+        },
+        set(),
+    ),
     ("restd-nodes-24.05-0.0.41.json", "restd-partitions-24.05-0.0.41.json"): (
         {"batch-cpu64": (80, 80), "debug-cpu64": (19, 19), "interactive-cpu64": (1, 1)},
         {
@@ -341,3 +363,17 @@ def test_production_23_11_mig_gres_types_and_constraints(tmp_path: Path) -> None
 def test_single_gpu_probe_of_a_node_in_two_partitions(tmp_path: Path) -> None:
     text, _ = inventory("restd-nodes-23.11.1.json", "restd-partitions-23.11.1.json")
     assert single_gpus(tmp_path / "a", text, 4, "a100") == 1  # n0160, in gpu and preempt
+
+
+def test_23_02_constraints_from_site_features_and_specialised_memory(tmp_path: Path) -> None:
+    text, inv = inventory("scontrol-nodes-23.02-2nodes.json")
+    p = parts(inv)
+    # two A100 node types in both partitions, told apart by a Slurm feature only each has
+    assert p["sorcery-a100x8"].constraint == "ETH:100G"
+    assert p["sorcery-a100x2"].constraint == "ETH:25G"
+    # gx03: RealMemory 512000 less MemSpecLimit 16384; 48 effective CPUs
+    assert (p["sorcery-a100x2"].memory_per_node, p["sorcery-a100x2"].cpus_per_node) == (495616, 48)
+    # KEY:VALUE features constrain but are not inventory features: a comment says so
+    assert p["sorcery-a100x8"].features == ["g", "x"]
+    assert "features left out (not valid names): ARCH:X86" in text
+    assert held(text, "a100") == 10

@@ -32,6 +32,7 @@ from router.quantity import format_duration, format_memory
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 FEATURE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,62}")
+CONSTRAINT_FEATURE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:-]{0,62}")
 SLURM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -242,11 +243,13 @@ def _targets(
 
 
 def _constraint(t: NodeType, others: list[NodeType]) -> str | None:
-    """A feature expression only nodes of type t satisfy among the partition's types."""
-    feats = [f for f in t.features if FEATURE.fullmatch(f)]
+    """A feature expression only nodes of type t satisfy among the partition's types. Slurm
+    features such as CPU_GEN:MILAN count here, though the inventory's `features` cannot
+    hold them."""
+    feats = [f for f in t.features if CONSTRAINT_FEATURE.fullmatch(f)]
     unique = [f for f in feats if all(f not in u.features for u in others)]
-    if unique:
-        return unique[0]
+    if unique:  # the plainest: a bare word before a KEY:VALUE one, short before long
+        return min(unique, key=lambda f: (":" in f, len(f), f))
     if feats and all(not set(feats) <= set(u.features) for u in others):
         return "&".join(feats)
     return None
