@@ -77,6 +77,23 @@ def test_kubeadm_gpu_node_and_eks_node_group(tmp_path: Path) -> None:
     assert (eks.nodes, eks.cpus_per_node, eks.memory_per_node) == (1, 1, 7408576 // 1024)
 
 
+def test_eksctl_node_group(tmp_path: Path) -> None:
+    text, got = pools(load("k8s-eksctl.json"))
+    (pool,) = got.values()
+    assert (pool.name, pool.nodes, pool.cpus_per_node, pool.memory_per_node) == (
+        "gil-standard-workers2",
+        2,
+        2,
+        3875836 // 1024,
+    )
+    assert pool.labels == {
+        "alpha.eksctl.io/nodegroup-name": "gil-standard-workers2",
+        "kubernetes.io/arch": "amd64",
+        "kubernetes.io/os": "linux",
+    }
+    assert placed(tmp_path / "a", text, 6) == 4  # 2 nodes × 2 CPUs
+
+
 # ---- nodes built here (no public dump of these found; see data/README.md) -------------------
 
 
