@@ -77,6 +77,21 @@ def test_kubeadm_gpu_node_and_eks_node_group(tmp_path: Path) -> None:
     assert (eks.nodes, eks.cpus_per_node, eks.memory_per_node) == (1, 1, 7408576 // 1024)
 
 
+def test_aks_agent_pool(tmp_path: Path) -> None:
+    text, got = pools(load("k8s-aks.json"))
+    (pool,) = got.values()
+    assert (pool.name, pool.nodes, pool.cpus_per_node, pool.memory_per_node) == (
+        "agentpool",
+        3,
+        1,
+        5497568 // 1024,
+    )  # allocatable "1900m", "5497568Ki"
+    assert pool.labels["agentpool"] == "agentpool"
+    assert pool.labels["node.kubernetes.io/instance-type"] == "Standard_D2s_v3"
+    assert "kubernetes.azure.com/node-image-version" not in pool.labels
+    assert placed(tmp_path / "a", text, 5) == 3
+
+
 def test_eksctl_node_group(tmp_path: Path) -> None:
     text, got = pools(load("k8s-eksctl.json"))
     (pool,) = got.values()
