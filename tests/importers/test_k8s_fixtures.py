@@ -77,6 +77,20 @@ def test_kubeadm_gpu_node_and_eks_node_group(tmp_path: Path) -> None:
     assert (eks.nodes, eks.cpus_per_node, eks.memory_per_node) == (1, 1, 7408576 // 1024)
 
 
+def test_gke_node_below_one_whole_cpu_is_left_out_saying_why() -> None:
+    # 940m allocatable: router's workloads ask for whole CPUs, so none fits there
+    with pytest.raises(LoadError) as e:
+        import_cluster(load("k8s-gke.json"))
+    assert (
+        "gke-gar-1-pool-1-dce25db1-2mm5: less than one whole allocatable CPU or MiB (cpu 0.940"
+    ) in e.value.message
+    data = load("k8s-gke.json")
+    data["items"][0]["status"]["allocatable"]["cpu"] = "1940m"  # were it a bigger machine
+    _, got = pools(data)
+    assert got["pool-1"].labels["cloud.google.com/gke-nodepool"] == "pool-1"
+    assert got["pool-1"].labels["cloud.google.com/gke-preemptible"] == "true"
+
+
 def test_aks_agent_pool(tmp_path: Path) -> None:
     text, got = pools(load("k8s-aks.json"))
     (pool,) = got.values()

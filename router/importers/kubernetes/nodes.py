@@ -238,7 +238,11 @@ def parse_node(raw: Any) -> Node:
     if problem is None and labels.get("type") == "virtual-kubelet":
         problem = "a virtual-kubelet node, not a machine"
     if problem is None and (shape.cpus < 1 or shape.memory < 1):
-        problem = "less than one allocatable CPU or MiB"
+        # router's workloads ask for whole CPUs: none fits on 940m
+        problem = (
+            f"less than one whole allocatable CPU or MiB (cpu {amount('cpu')}, memory "
+            f"{amount('memory') // MIB}Mi): no workload fits"
+        )
     kept = frozenset(
         t for t in taints if not (t[0] in LIFECYCLE or t[0].startswith(LIFECYCLE_PREFIXES))
     )
