@@ -293,3 +293,15 @@ def test_slurmrestd_v0_0_37_partitions() -> None:
     )
     assert (gpu.max_nodes, gpu.allow_accounts, gpu.allow_qos) == (2, ("ml", "hpc"), None)
     assert (old.state, old.max_time) == ("DOWN", 7200)
+
+
+def test_names_sbatch_cannot_take_are_left_out_not_scripted() -> None:
+    from router.importers.slurm import import_slurm
+
+    nodes = read_nodes(
+        "NodeName=a CPUTot=4 RealMemory=1000 Partitions=ok,we$(rd) State=IDLE\n", "n.txt"
+    )
+    parts = read_partitions("PartitionName=ok Nodes=a\nPartitionName=we$(rd) Nodes=a\n", "p.txt")
+    cluster = import_slurm(nodes, parts)
+    assert [t.fields["name"] for t in cluster.targets] == ["ok"]
+    assert any("we$(rd)" in n and "left out" in n for n in cluster.notes)

@@ -63,6 +63,7 @@ SYSTEM_DOMAINS = (
     "intel.com",
 )
 PER_NODE = re.compile(r"(^|[/.-])(node-?id|hostname|instance-?id|machine-?id|node-?name)$", re.I)
+NODE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")  # the inventory's node_names
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?")
 
@@ -185,7 +186,9 @@ def _pool(
     fields["labels"] = dict(sorted(labels.items()))
     if nodes[0].taints:
         fields["taints"] = _taints(nodes[0].taints)
-    fields["node_names"] = sorted(n.name for n in nodes)
+    names = sorted(n.name for n in nodes)
+    if all(NODE_NAME.fullmatch(n) for n in names):
+        fields["node_names"] = names
     notes = [f"{len(nodes)} × {shape.describe()}", *notes]
     if value and pool_name(value) != value:
         notes.append(f'{label}={value}: named "{name}" (a pool name must be a DNS-1123 label)')

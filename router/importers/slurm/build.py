@@ -119,6 +119,9 @@ def build_cluster(
         if not members:
             notes.append(f"partition {pname}: no usable node, left out")
             continue
+        if not SLURM_NAME.fullmatch(pname):
+            notes.append(f"partition {pname!r}: a name sbatch cannot take safely, left out")
+            continue
         targets += _targets(parts[pname], members, taken, every_type[pname])
     if not targets:
         raise LoadError(
@@ -182,7 +185,9 @@ def _node_set(s: _Set) -> ImportedTarget:
         fields["features"] = feats
     if t.mig:
         fields["mig"] = [{"gpus": g, "slices": {p: n}} for g, p, n in t.mig]
-    fields["node_names"] = s.usable + s.headroom
+    names = s.usable + s.headroom
+    if all(SLURM_NAME.fullmatch(n) for n in names):  # else no names rather than a bad file
+        fields["node_names"] = names
     notes = [
         f"{len(s.usable) + len(s.headroom)} × {t.describe()}; in partition(s) "
         + ", ".join(s.partitions)
