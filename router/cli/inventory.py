@@ -86,14 +86,20 @@ def import_command(
     """Write an inventory YAML for BACKEND (slurm or kubernetes) from a cluster or its output."""
     from router.importers import ImportedCluster, render_inventory
 
-    if backend == "slurm":
-        if pool_label:
-            raise click.UsageError("--pool-label is for kubernetes")
-        imported: ImportedCluster = _import_slurm(from_file, partitions_from, cluster)
-    else:
-        if partitions_from:
-            raise click.UsageError("--partitions-from is for slurm")
-        imported = _import_kubernetes(from_file, pool_label, cluster)
+    if backend == "slurm" and pool_label:
+        raise click.UsageError("--pool-label is for kubernetes")
+    if backend == "kubernetes" and partitions_from:
+        raise click.UsageError("--partitions-from is for slurm")
+    try:
+        if backend == "slurm":
+            imported: ImportedCluster = _import_slurm(from_file, partitions_from, cluster)
+        else:
+            imported = _import_kubernetes(from_file, pool_label, cluster)
+    except LoadError as e:
+        if e.path or not from_file:
+            raise
+        # what the file held could not be imported: say which file
+        raise LoadError(e.message, hint=e.hint, path=from_file) from None
     text = render_inventory(imported)
     count = _check(text)
     _warn(imported)

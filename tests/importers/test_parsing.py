@@ -305,3 +305,22 @@ def test_names_sbatch_cannot_take_are_left_out_not_scripted() -> None:
     cluster = import_slurm(nodes, parts)
     assert [t.fields["name"] for t in cluster.targets] == ["ok"]
     assert any("we$(rd)" in n and "left out" in n for n in cluster.notes)
+
+
+@pytest.mark.parametrize(
+    ("backend", "text", "needle"),
+    [
+        ("slurm", '{"meta": {}, "nodes": []}', "the Slurm data lists no nodes"),
+        ("slurm", '{"sinfo": []}', "the Slurm data lists no nodes"),
+        ("kubernetes", '{"kind": "List", "items": []}', "the node list is empty"),
+        ("kubernetes", '{"nodes": []}', "kubectl get nodes -o json"),
+    ],
+)
+def test_cli_empty_or_foreign_input_names_the_file(
+    tmp_path: Path, backend: str, text: str, needle: str
+) -> None:
+    path = tmp_path / "saved.json"
+    path.write_text(text)
+    result = CliRunner().invoke(cli, ["inventory", "import", backend, "--from", str(path)])
+    assert result.exit_code == 1
+    assert needle in result.output and str(path) in result.output
