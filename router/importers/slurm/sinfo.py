@@ -51,7 +51,8 @@ def from_sinfo_blocks(
         part_raw = block.get("partition")
         part = partition_from_json(part_raw, f"{source}: sinfo entry {i}")
         partitions.setdefault(part.name, part)
-        names = (block.get("nodes") or {}).get("nodes")
+        listed = block.get("nodes") or {}
+        names = listed.get("nodes") or listed.get("hostnames")
         if not isinstance(names, list):
             raise LoadError(f"{source}: sinfo entry {i} has no nodes.nodes list")
         cpus = block.get("cpus") or {}
