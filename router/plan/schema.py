@@ -28,7 +28,7 @@ def plan_schema() -> dict[str, Any]:
             "cpus_per_node": _INT, "memory_mib": _INT, "memory_per_node_mib": _INT,
             "time_seconds": _INT, "exclusive": {"type": "boolean"}, "whole_nodes": _INT,
         },
-        {"gpu_type": _STR, "mig": _STR,
+        {"gpu_type": _STR, "mig": _STR, "array_parallel": _INT,
          "replicas": _obj({"min": _INT, "max": _INT})},
     )
     placement = _obj(
@@ -38,7 +38,9 @@ def plan_schema() -> dict[str, Any]:
             "cluster": _STR, "target": _STR, "target_id": _STR, "rule": _STR,
             "rule_source": {"type": "string", "pattern": r"^.+:\d+$"}, "rank": _INT,
             "options": {"type": "object"}, "resources": resources, "artifacts": _list(_STR),
-        }
+        },
+        {"after": _list(_obj({"workload": _STR, "supported": {"type": "boolean"}},
+                             {"backend": _STR, "cluster": _STR}))},
     )
     nullable = {"type": ["string", "null"]}
     reasons = _obj({"workload": _STR, "reasons": _list(_STR)}, {"rule": nullable, "fix": nullable})
