@@ -3,7 +3,8 @@
 Run as root from the repository root: `python -m tests.importers.capture_live`. It starts the
 harness cluster with a small layout, then changes it the way production clusters look: a node
 drained with a reason, one set DOWN, a CamelCase partition sharing nodes with another, one with
-MaxTime=UNLIMITED, AllowAccounts and a per-job MaxNodes. It writes data/live-22.05-*.
+MaxTime=UNLIMITED, AllowAccounts and a per-job MaxNodes. It writes data/live-22.05-*
+(sinfo --json, scontrol -o, and scontrol without -o, all of the same moment).
 """
 
 from __future__ import annotations
@@ -56,6 +57,9 @@ def main() -> int:
                 "live-22.05-sinfo.json": ["sinfo", "--json"],
                 "live-22.05-scontrol-nodes.txt": ["scontrol", "show", "node", "-o"],
                 "live-22.05-scontrol-partitions.txt": ["scontrol", "show", "partition", "-o"],
+                # the default layout, without -o: a record over several lines
+                "live-22.05-scontrol-nodes-long.txt": ["scontrol", "show", "node"],
+                "live-22.05-scontrol-partitions-long.txt": ["scontrol", "show", "partition"],
             }
             for name, args in outputs.items():
                 (DATA / name).write_text(cluster.run(args).stdout, encoding="utf-8")

@@ -247,6 +247,14 @@ def test_text_and_json_of_the_same_live_moment_give_the_same_inventory() -> None
     assert a.exclusions == b.exclusions
 
 
+def test_scontrol_without_o_gives_the_same_inventory_as_with_it() -> None:
+    a = imported("live-22.05-scontrol-nodes.txt", "live-22.05-scontrol-partitions.txt")
+    b = imported("live-22.05-scontrol-nodes-long.txt", "live-22.05-scontrol-partitions-long.txt")
+    assert [t.fields for t in a.targets] == [t.fields for t in b.targets]
+    assert [s.fields for s in a.node_sets] == [s.fields for s in b.node_sets]
+    assert a.exclusions == b.exclusions and len(b.targets) == 2
+
+
 def test_cloud_nodes_are_headroom_and_unlimited_time_passes_where(tmp_path: Path) -> None:
     text, inv = inventory("sinfo-25.11.json")
     ch = parts(inv)["computehigh"]

@@ -1,4 +1,5 @@
-"""`scontrol show node -o` and `scontrol show partition -o`: one `Key=value` record a line.
+"""`scontrol show node -o` and `scontrol show partition -o`: one `Key=value` record a line
+(and the same without -o: a record over several indented lines).
 
 Slurm 22.05 has no `scontrol --json`, and every release prints this text, so it is the layout
 that always works. Values may hold spaces (`Reason=bad GPU [root@2024-01-01]`, `OS=Linux ...`):
@@ -46,17 +47,26 @@ def parse_scontrol_lines(text: str) -> list[dict[str, str]]:
 
 
 def parse_records(text: str, first_key: str, source: str) -> list[dict[str, str]]:
-    """The records of `scontrol show ... -o` text; each line must start with `first_key=`."""
+    """The records of `scontrol show node|partition` text: one a line (`-o`), or the default
+    layout, a record over several indented lines with a blank line after it. Each record must
+    start with `first_key=`."""
+    lines: list[str] = []
     for number, line in enumerate(text.splitlines(), 1):
-        if line.strip() and not line.startswith(first_key + "="):
+        if not line.strip():
+            continue
+        if line[0] in " \t" and lines:  # the default layout: this record goes on
+            lines[-1] += " " + line.strip()
+        elif line.startswith(first_key + "="):
+            lines.append(line.strip())
+        else:
             raise LoadError(
                 f"line {number} does not start with {first_key}=: expected the output of "
                 f"`scontrol show {'node' if first_key == 'NodeName' else 'partition'} -o` "
-                "(one record a line)",
+                "(one record a line) or of the same without -o",
                 path=source,
                 line=number,
             )
-    return parse_scontrol_lines(text)
+    return parse_scontrol_lines("\n".join(lines))
 
 
 def expand_hostlist(text: str) -> tuple[str, ...]:
