@@ -324,3 +324,27 @@ def test_cli_empty_or_foreign_input_names_the_file(
     result = CliRunner().invoke(cli, ["inventory", "import", backend, "--from", str(path)])
     assert result.exit_code == 1
     assert needle in result.output and str(path) in result.output
+
+
+@pytest.mark.parametrize(
+    ("version", "command"),
+    [
+        ("slurm 22.05.8\n", ["sinfo", "--json"]),
+        ("slurm 25.11.4\n", ["sinfo", "--json"]),
+        ("slurm 20.11.9\n", ["scontrol", "show", "node", "-o"]),  # no sinfo --json before 21.08
+    ],
+)
+def test_live_mode_asks_what_the_installed_slurm_has(
+    monkeypatch: pytest.MonkeyPatch, version: str, command: list[str]
+) -> None:
+    from router.cli import inventory
+
+    calls: list[list[str]] = []
+
+    def run(args: list[str]) -> str:
+        calls.append(args)
+        return version
+
+    monkeypatch.setattr(inventory, "_run", run)
+    assert inventory._live_nodes_command() == command
+    assert calls == [["sinfo", "--version"]]
