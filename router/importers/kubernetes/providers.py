@@ -80,7 +80,6 @@ def pool_keys(nodes: list[Node], pool_label: str | None) -> tuple[dict[str, tupl
             hint="name the label that groups nodes into pools with --pool-label KEY",
         )
     return keys, (
-        "without a provider pool label (tried "
-        + ", ".join(k for k, _ in POOL_LABELS)
-        + "): by node role, else node.kubernetes.io/instance-type or kubernetes.io/os"
+        "by node role, else node.kubernetes.io/instance-type or kubernetes.io/os (no node has "
+        "a provider pool label)"
     )
