@@ -10,13 +10,20 @@ never fits there, since nothing says the GPUs are that model; one asking for `an
 count. Its placements carry no GPU type (the Slurm script asks for untyped GPUs). A policy
 reads the target's gpu_type as "any", the inventory's word: `where gpu_type == "h100"` excludes
 it, and `gpu_type == workload.gpu_type` holds there exactly for workloads asking for any.
+
+A Kubernetes pool's NoSchedule/NoExecute taints protect it: a workload fits there only when it
+is entitled to every one (the GPU taint when it uses GPUs; any other key only when the rule
+says `tolerate = ["key"]`), since the emitter writes tolerations for exactly those taints and
+a pod without one would stay Pending. A pool tainted `research-only` takes only the work of
+rules that tolerate it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from router.models import Partition, TargetRef, Workload
+from router.models import NodePool, Partition, TargetRef, Workload
+from router.models.inventory import Taint, untolerated
 from router.plan.model import Resources
 from router.quantity import format_duration, format_memory
 
@@ -35,6 +42,15 @@ def _spread(gpus: int, per_node: int) -> tuple[int, int]:
     return least, _ceil(gpus, least)
 
 
+def _taint_reason(blocked: list[Taint]) -> str:
+    others = sorted({t.key for t in blocked if not t.gpu})
+    if others:
+        listed = ", ".join(f'"{k}"' for k in others)
+        return f"tainted {', '.join(others)}; the rule does not tolerate it (tolerate = [{listed}])"
+    keys = ", ".join(sorted({t.key for t in blocked}))
+    return f"tainted {keys} for GPU work; the workload uses no GPUs"
+
+
 def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | str:
     """The resources `w` takes on `ref`, or why it cannot fit there."""
     t = ref.target
@@ -47,6 +63,10 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
     refused = _partition_access(w, t, options)
     if refused:
         return refused
+    if isinstance(t, NodePool) and t.taints:
+        blocked = untolerated(t.taints, w.gpus > 0, options.get("tolerate") or ())
+        if blocked:
+            return _taint_reason(blocked)
     capacity_nodes = getattr(t, "max_nodes", None) or t.nodes
     gpu_type = t.gpu_type if w.gpus and not t.untyped_gpus else None
     mig = options.get("mig") if ref.backend == "kubernetes" else None
@@ -58,8 +78,11 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
                     f" (has {', '.join(sorted(offered))})" if offered else ""
                 )
         elif t.whole_gpus_per_node == 0:
-            return "has no whole GPUs (all are cut into MIG slices)" if t.gpus_per_node else (
-                "has no GPUs")
+            return (
+                "has no whole GPUs (all are cut into MIG slices)"
+                if t.gpus_per_node
+                else ("has no GPUs")
+            )
         if w.gpu_type != "any" and t.untyped_gpus:
             return f"has GPUs of no stated type, the workload asks for {w.gpu_type}"
         if w.gpu_type not in ("any", t.gpu_type):
@@ -154,8 +177,7 @@ def _partition_access(w: Workload, t: object, options: dict[str, Any]) -> str | 
     if not isinstance(t, Partition):
         return None
     asked = (
-        ("accounts", "account", t.allow_accounts,
-         options.get("account") or w.account or t.account),
+        ("accounts", "account", t.allow_accounts, options.get("account") or w.account or t.account),
         ("QOS", "QOS", t.allow_qos, options.get("qos") or t.qos),
         ("groups", "team", t.allow_groups, w.team),
     )
