@@ -308,7 +308,7 @@ class Partition(Target):
             ),
         ]
         | None
-    ) = None
+    ) = Field(None, description="Slurm OverSubscribe: whether jobs may share its nodes")
     allow_accounts: SlurmAccess = Field(
         None, description="Slurm AllowAccounts: only these accounts may run here (unset: all)"
     )
@@ -324,7 +324,7 @@ class Partition(Target):
             ),
         ]
         | None
-    ) = None
+    ) = Field(None, description="Slurm PreemptMode: what happens to its preempted jobs")
 
     partition: SlurmName | None = Field(
         None, description="the real Slurm partition name, scripted as --partition; default: name"
