@@ -33,6 +33,7 @@ from router.models.fields import (
     Memory,
     PositiveCount,
     Slug,
+    SlurmName,
     Team,
     fail,
     has_control,
@@ -191,6 +192,11 @@ class Workload(Frozen):
         "batch", description="training, inference, batch, notebook or another word"
     )
     team: Team = "default"
+    account: SlurmName | None = Field(
+        None,
+        description="the Slurm account to charge (--account); partitions' AllowAccounts"
+        " are checked against it",
+    )
     labels: Labels = Field(default_factory=dict)
     image: Annotated[
         str | None,
