@@ -224,12 +224,22 @@ def encode_workload_space(policy: ast.Policy, inventory: Inventory | None = None
 
 
 # -- conditions ------------------------------------------------------------------------------
-def _lin(space: Space, form: Num) -> tuple[Any, int]:
-    """An integer linear expression and its scale (the form times `scale`)."""
+# CP-SAT's linear expressions are 64-bit: a form whose terms could pass this is left free.
+_MAX_TERM = 2**53
+
+
+def _lin(space: Space, form: Num) -> tuple[Any, int] | None:
+    """An integer linear expression and its scale (the form times `scale`); None if a term
+    could overflow CP-SAT's integers (`gpus * 10^15 * 10^15`)."""
     coeffs, const = form
     scale = lcm(*(c.denominator for c in [*coeffs.values(), const]))
+    if abs(const * scale) > _MAX_TERM:
+        return None
     expr: Any = int(const * scale)
     for f, c in coeffs.items():
+        lo, hi = NUMBERS[f][:2]
+        if abs(c * scale) * max(abs(lo), abs(hi)) > _MAX_TERM:
+            return None
         expr = expr + int(c * scale) * space.ints[f]
     return expr, scale
 
@@ -386,8 +396,8 @@ def _comparison(space: Space, e: ast.Binary, target: dict[str, Any] | None) -> A
         coeffs = {f: c for f, c in coeffs.items() if c}
         if not coeffs:
             return space.const(_py_compare(op, ka, kb))
-        lin, _ = _lin(space, (coeffs, ka - kb))
-        return _reify(space, lin, op)
+        found = _lin(space, (coeffs, ka - kb))
+        return _free(space, e) if found is None else _reify(space, found[0], op)
     if a[0] == "num" and not a[1][0]:
         a = _as_const(a[1])
     if b[0] == "num" and not b[1][0]:
@@ -443,8 +453,8 @@ def _membership(space: Space, e: ast.Binary, target: dict[str, Any] | None) -> A
 
 
 def _comparison_const(space: Space, form: Num, value: int | float) -> Any:
-    lin, _ = _lin(space, (form[0], form[1] - Fraction(str(value))))
-    return _reify(space, lin, "==")
+    found = _lin(space, (form[0], form[1] - Fraction(str(value))))
+    return space.model.new_bool_var("approx") if found is None else _reify(space, found[0], "==")
 
 
 def _any_of(space: Space, var: Any, indexes: list[int]) -> Any:
@@ -554,4 +564,6 @@ def witness_document(space: Space, w: dict[str, Any], name: str = "witness") -> 
     if w["replicas_given"]:
         doc["replicas"] = {"min": w["min_replicas"], "max": w["max_replicas"]}
     return doc
+
+
 reify = _reify  # public: a literal for `linear expression op 0`

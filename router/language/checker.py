@@ -14,12 +14,14 @@ After a successful check:
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Collection
 from typing import Any
 
 from router.errors import ErrorGroup, PolicyError, RouterError, Span, did_you_mean
 from router.language import ast
+from router.language.limits import MAX_NUMBER
 from router.language.names import (
     OPTIONS,
     OUTCOME_NAMES,
@@ -177,6 +179,11 @@ class _Checker:
         if ctx == "const":
             self.not_constant(n, clause)
             return None
+        if p[0] == "workload" and clause == "on":  # `on` is read once per target, alone
+            hint = "a quota's `on` chooses targets; conditions on workloads go in its `for`"
+            self.error(f"`{dotted}` is a workload field; a quota's `on` takes target attributes",
+                       n.span, hint)  # fmt: skip
+            return None
         if p[0] in ("workload", "target") and (ctx == "target" or p[0] == ctx == "workload"):
             return self.field(n, p[1:], p[0])
         if ctx == "outcome":
@@ -332,12 +339,20 @@ class _Checker:
         if not left or not right or left[0] is None or right[0] is None:
             return None
         try:
-            return _apply(e.op, left[0], right[0], left[1], right[1])
+            folded = _apply(e.op, left[0], right[0], left[1], right[1])
         except ZeroDivisionError:
             self.error("division by zero", e.span)
+            return None
         except TypeError:  # values of mixed types: the type check has said so
-            pass
-        return None
+            return None
+        value = folded[0] if folded else None
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            # Checked at each step, so no product grows past what a float holds.
+            if not math.isfinite(value) or abs(value) > MAX_NUMBER:
+                self.error(f"the value of `{_text(e)}` is out of range: at most 10^15",
+                           e.span, "see docs/limits.md")  # fmt: skip
+                return None
+        return folded
 
     # -- routes, options, quotas -----------------------------------------------------------
     def route(self, route: ast.Route) -> None:

@@ -33,6 +33,13 @@ _STR, _MAP, _SEQ = _TAG + "str", _TAG + "map", _TAG + "seq"
 _PLAIN = "!plain"  # the tag our resolver gives every plain scalar; resolved in Builder
 _TYPED = {_TAG + t for t in ("int", "float", "bool", "null")}
 _MISSING = object()
+_MAX_INT_TEXT = 100
+
+
+def show_text(text: str) -> str:
+    """A scalar as written, quoted and cut short for a message."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _C_PARSER = _Base is not yaml.SafeLoader
@@ -163,7 +170,16 @@ class Builder:
     def _construct(self, tag: str, node: Node) -> Any:
         if ":" in node.value and tag != _TAG + "null":  # base 60 (1:30:00): keep the text
             return node.value
-        return self._ctor.yaml_constructors[tag](self._ctor, node)
+        if tag == _TAG + "int" and len(node.value) > _MAX_INT_TEXT:
+            # Python refuses to read more than 4,300 digits; no field takes more than 16.
+            self.error(node, f"the number is too long ({len(node.value)} characters; at most "
+                             f"{_MAX_INT_TEXT}): see docs/limits.md")  # fmt: skip
+            return None
+        try:
+            return self._ctor.yaml_constructors[tag](self._ctor, node)
+        except (ValueError, OverflowError, yaml.YAMLError):  # `!!int abc`, `!!bool maybe`
+            self.error(node, f"{show_text(node.value)} is not a valid {tag.rsplit(':', 1)[-1]}")
+            return None
 
     def _mapping(self, node: MappingNode) -> dict[str, Any]:
         out: dict[str, Any] = {}
