@@ -153,7 +153,16 @@ def _strings_of(e: ast.Expr, constants: dict[str, Any]) -> list[Any]:
     return []
 
 
-def _domains(policy: ast.Policy, inventory: Inventory | None) -> dict[str, list[str | None]]:
+Domains = dict[str, list[str | None]]
+
+
+def workload_domains(policy: ast.Policy, inventory: Inventory | None = None) -> Domains:
+    """The string values each string field can tell apart (what `encode_workload_space`
+    builds its variables from); computed once, it makes new spaces cheap."""
+    return _domains(policy, inventory)
+
+
+def _domains(policy: ast.Policy, inventory: Inventory | None) -> Domains:
     found: dict[str, list[str | None]] = {"kind": [], "team": ["default"], "gpu_type": ["any"]}
     found |= {"name": [], "image": []}
     for e in (x for top in policy_exprs(policy) for x in _walk(top)):
@@ -186,12 +195,16 @@ def _domains(policy: ast.Policy, inventory: Inventory | None) -> dict[str, list[
     return found
 
 
-def encode_workload_space(policy: ast.Policy, inventory: Inventory | None = None) -> Space:
-    """A CP-SAT model whose solutions are exactly the workload views the policy can tell apart."""
+def encode_workload_space(
+    policy: ast.Policy, inventory: Inventory | None = None, domains: Domains | None = None
+) -> Space:
+    """A CP-SAT model whose solutions are exactly the workload views the policy can tell apart.
+    `domains` (from `workload_domains`) saves finding them again."""
     m = cp_model.CpModel()
     ints = {f: m.new_int_var(lo, hi, f) for f, (lo, hi, _) in NUMBERS.items()}
     strings = {}
-    for key, values in _domains(policy, inventory).items():
+    found = _domains(policy, inventory) if domains is None else domains
+    for key, values in found.items():
         strings[key] = (m.new_int_var(0, len(values) - 1, key), values)
     space = Space(policy, m, ints, strings, m.new_bool_var("replicas_given"),
                   m.new_bool_var("nodes_given"))  # fmt: skip
@@ -477,6 +490,14 @@ def satisfiable(space: Space, constraints: list[Any]) -> bool:
     return _solve(model) is not None
 
 
+def any_witness(space: Space, constraints: list[Any]) -> dict[str, Any] | None:
+    """Some workload satisfying every literal of `constraints` (one solve, on the space's own
+    model: use a space made for the question), as `minimal_witness` returns; None if none."""
+    space.model.add_bool_and(constraints)
+    solver = _solve(space.model)
+    return None if solver is None else _read(space, solver)
+
+
 def minimal_witness(space: Space, constraints: list[Any]) -> dict[str, Any] | None:
     """The lexicographically smallest workload satisfying `constraints` (fewest GPUs, then
     nodes, ..., then closest to the defaults), as field -> value; None if there is none."""
@@ -511,6 +532,10 @@ def minimal_witness(space: Space, constraints: list[Any]) -> dict[str, Any] | No
     model.clear_objective()  # type: ignore[no-untyped-call]  # unannotated in ortools
     solver = _solve(model)
     assert solver is not None
+    return _read(space, solver)
+
+
+def _read(space: Space, solver: cp_model.CpSolver) -> dict[str, Any]:
     out: dict[str, Any] = {f: int(solver.Value(v)) for f, v in space.ints.items()}
     for key, (var, values) in space.strings.items():
         out[key] = values[int(solver.Value(var))]

@@ -346,12 +346,12 @@ class _Checker:
         except TypeError:  # values of mixed types: the type check has said so
             return None
         value = folded[0] if folded else None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            # Checked at each step, so no product grows past what a float holds.
-            if not math.isfinite(value) or abs(value) > MAX_NUMBER:
-                self.error(f"the value of `{_text(e)}` is out of range: at most 10^15",
-                           e.span, "see docs/limits.md")  # fmt: skip
-                return None
+        # Checked at each step, so no product grows past what a float holds.
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if numeric and (not math.isfinite(value) or abs(value) > MAX_NUMBER):  # type: ignore[arg-type]
+            self.error(f"the value of `{_text(e)}` is out of range: at most 10^15",
+                       e.span, "see docs/limits.md")  # fmt: skip
+            return None
         return folded
 
     # -- routes, options, quotas -----------------------------------------------------------

@@ -27,7 +27,6 @@ from router.errors import (
     Span,
 )
 from router.language import ast
-from router.language.limits import MAX_DEPTH, MAX_NUMBER, too_deep
 from router.language.grammar import (
     Problem,
     RouteLexer,
@@ -37,6 +36,7 @@ from router.language.grammar import (
     string_value,
     token_error,
 )
+from router.language.limits import MAX_DEPTH, MAX_NUMBER, too_deep
 
 # The inline transformer is built once with the parser, so the file being parsed reaches it
 # through a context variable rather than an attribute.
