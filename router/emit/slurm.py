@@ -46,15 +46,16 @@ from typing import Any, ClassVar
 
 from router.errors import PlanError
 from router.models import Partition
+from router.models.fields import SBATCH_CONSTRAINT, SBATCH_SAFE
 from router.plan.model import Placement
 from router.quantity import slurm_time
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _PATH_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 # Characters sbatch's #SBATCH parser and a shell both take literally: no space, quote, '#',
-# '%' (a filename pattern), '$' or backslash.
-_SAFE = re.compile(r"[A-Za-z0-9._,:@+=/-]+")
-_CONSTRAINT = re.compile(r"[A-Za-z0-9._,:@+=/&|()\[\]*-]+")  # Slurm's feature expressions
+# '%' (a filename pattern), '$' or backslash; `router check` applies the same (models.fields).
+_SAFE = SBATCH_SAFE
+_CONSTRAINT = SBATCH_CONSTRAINT  # Slurm's feature expressions
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Variables bash will not let a script assign: `export UID=...` would abort the job.
 _READONLY = frozenset({"BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOPTS", "UID"})

@@ -29,7 +29,9 @@ from router.language.names import (
     TARGET_ATTRIBUTES,
     WORKLOAD_FIELDS,
     OptionSpec,
+    value_format,
 )
+from router.models.fields import value_problem
 
 # A folded constant: (value, type). Types are the tables' words ("number", "string", "bool",
 # "list", "memory", "duration", "labels") plus "percent"; None is unknown.
@@ -396,6 +398,10 @@ class _Checker:
         if spec.choices and value.value not in spec.choices:
             message = f"`{opt.name}` expects {_example(spec)}; got {_text(opt.value)}"
             self.error(message, opt.value.span, did_you_mean(str(value.value), spec.choices))
+        fmt = value_format(spec)
+        problem = value_problem(fmt, str(value.value)) if fmt else None
+        if problem:  # the rule the emitters apply, here at the value's position
+            self.error(f"`{opt.name}` {problem}; got {_text(opt.value)}", opt.value.span)
         opt.value = value
 
     def call(self, opt: ast.Option, spec: OptionSpec) -> None:
@@ -496,8 +502,9 @@ class _Checker:
             kind = self.field(n, p[1:], p[0])
         elif p[0] == "labels":
             hint = f"write `workload.{dotted}` or `target.{dotted}`"
-            self.error(f"`{dotted}` in `per` could be a workload label or a target label",
-                       n.span, hint)
+            self.error(
+                f"`{dotted}` in `per` could be a workload label or a target label", n.span, hint
+            )
             return False
         elif p[0] in TARGET_ATTRIBUTES:
             kind = self.field(n, p, "target")
@@ -506,7 +513,8 @@ class _Checker:
         else:
             hint = did_you_mean(p[0], [*TARGET_ATTRIBUTES, *WORKLOAD_FIELDS, "target"]) or (
                 "`per` takes a workload field (team, kind, ...) or a target attribute "
-                "(cluster, backend, ...)")
+                "(cluster, backend, ...)"
+            )
             if dotted in self.consts:
                 message, hint = f"`{dotted}` is a constant; `per` takes", None
             else:
@@ -515,8 +523,11 @@ class _Checker:
             return False
         if kind in ("list", "labels"):
             hint = f"write `{dotted}.KEY`" if kind == "labels" else None
-            self.error(f"`per` needs one value per workload or target; `{dotted}` is "
-                       f"{_WORDS[kind]}", n.span, hint)
+            self.error(
+                f"`per` needs one value per workload or target; `{dotted}` is {_WORDS[kind]}",
+                n.span,
+                hint,
+            )
             n.scope = n.field = None
             return False
         return kind is not None
@@ -535,8 +546,11 @@ class _Checker:
             return
         value, kind = folded
         if kind != "number" or value != int(value) or value < 1:
-            self.error("`max` of a spread is a whole number >= 1", sp.max.span,
-                       "the most members of one group on one value; leave it out for an even share")
+            self.error(
+                "`max` of a spread is a whole number >= 1",
+                sp.max.span,
+                "the most members of one group on one value; leave it out for an even share",
+            )
             return
         sp.max = _literal(int(value), sp.max.span, kind, _text(sp.max))
 
@@ -555,8 +569,10 @@ class _Checker:
             else:
                 message = f"unknown target attribute `{dotted}`"
                 hint = did_you_mean(word, [*TARGET_ATTRIBUTES, "target"]) or (
-                    "`across` takes a target attribute: " + ", ".join(TARGET_ATTRIBUTES)
-                    + ", or target")
+                    "`across` takes a target attribute: "
+                    + ", ".join(TARGET_ATTRIBUTES)
+                    + ", or target"
+                )
             self.error(message, n.span, hint)
             return
         kind = self.field(n, rest, "target")
