@@ -10,8 +10,12 @@ import yaml
 from router.errors import LoadError
 
 CONFIG_NAME = "router.yaml"
-DEFAULTS = {"policy": "policies", "inventory": "inventory.yaml", "workloads": "workloads",
-            "out": "out"}
+DEFAULTS = {
+    "policy": "policies",
+    "inventory": "inventory.yaml",
+    "workloads": "workloads",
+    "out": "out",
+}
 
 
 @dataclass(frozen=True)
@@ -60,8 +64,9 @@ def load_project(
                 line=mark.line + 1 if mark else None,
             ) from None
         if not isinstance(data, dict):
-            raise LoadError("expected a mapping of policy, inventory, workloads, out",
-                            path=str(config_path))
+            raise LoadError(
+                "expected a mapping of policy, inventory, workloads, out", path=str(config_path)
+            )
         for key, value in data.items():
             if key not in DEFAULTS and key != "version":
                 from router.errors import did_you_mean
@@ -73,8 +78,11 @@ def load_project(
                     hint=did_you_mean(str(key), DEFAULTS),
                 )
             if key != "version" and not isinstance(value, str):
-                raise LoadError(f"{key}: expected a path, got {value!r}", path=str(config_path),
-                                line=_line_of(text, key))
+                raise LoadError(
+                    f"{key}: expected a path, got {value!r}",
+                    path=str(config_path),
+                    line=_line_of(text, key),
+                )
             values[key] = value
     elif not (policy and inventory and workloads):
         raise LoadError(

@@ -20,8 +20,7 @@ questions about workloads are decided over the whole bounded workload space with
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from router.assure.encode import (
     Domains,
@@ -35,7 +34,7 @@ from router.assure.encode import (
     witness_document,
     workload_domains,
 )
-from router.errors import Span
+from router.assure.findings import SEVERITIES, Finding, Severity, finding_at
 from router.evaluate.views import target_view
 from router.language import ast
 from router.language.checker import name_span
@@ -43,48 +42,14 @@ from router.language.fmt import format_expr
 from router.language.names import OPTIONS
 from router.models import Inventory, TargetRef
 
-Severity = Literal["error", "warning", "info"]
+__all__ = ["SEVERITIES", "Finding", "Severity", "analyze", "finding_at"]
 Extra = Callable[[Space], list[Any]]  # literals added to a question, in the space asked
 Holds = Callable[[Any], bool]  # the same question of a concrete Workload
-SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
 _JOB_ONLY = {"operator"}  # read only when a job is emitted
 _SERVICE_ONLY = {"hpa", "pdb", "serving"}  # read only when a service is emitted
 # Target fields that neither shape.py nor the encoding of a fit reads (a `where` that reads
 # one is keyed on its value apart).
 _NOT_SHAPE = {"name", "labels", "features", "cost_per_gpu_hour", "cost_per_node_hour", "taints"}
-
-
-@dataclass
-class Finding:
-    severity: Severity
-    code: str  # unreachable-rule, unreachable-deny, unrouted, route-never-fits, ...
-    message: str
-    path: str
-    line: int
-    column: int = 1
-    witness: dict[str, Any] | None = None
-    hint: str | None = None
-    end_line: int | None = None
-    end_column: int | None = None
-
-    def location(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}"
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "severity": self.severity, "code": self.code, "message": self.message,
-            "file": self.path, "line": self.line, "column": self.column,
-        }  # fmt: skip
-        if self.hint:
-            out["hint"] = self.hint
-        if self.witness is not None:
-            out["witness"] = self.witness
-        return out
-
-
-def finding_at(severity: Severity, code: str, message: str, span: Span, **kw: Any) -> Finding:
-    end: dict[str, Any] = {"end_line": span.end_line or None, "end_column": span.end_column or None}
-    return Finding(severity, code, message, span.path, span.line, span.column, **end, **kw)
 
 
 def _where(st: Any) -> str:
@@ -685,13 +650,20 @@ def _all_exprs(p: ast.Policy) -> list[Any]:
 
 
 def analyze(
-    policy: ast.Policy, inventory: Inventory, raw: ast.Policy | None = None
+    policy: ast.Policy,
+    inventory: Inventory,
+    raw: ast.Policy | None = None,
+    workloads: list[Any] | None = None,
 ) -> list[Finding]:
     """Every finding about a checked `policy` with `inventory`, in file and line order.
 
     `raw` is the same policy parsed but not checked: the checker folds constants used in
     option values and limits into literals, so only the raw tree shows every use of a `let`.
+    `workloads` (those of the repository) are the known values of workload fields: a string
+    compared with a field that none of them has is a warning (literals.py).
     """
+    from router.assure.literals import policy_unit_findings, value_findings
+
     a = _Analysis(policy, inventory)
     a.rules()
     a.denies()
@@ -700,5 +672,7 @@ def analyze(
     a.unused_constants(raw)
     a.quotas()
     a.spreads()
+    a.findings += value_findings(policy, inventory, workloads)
+    a.findings += policy_unit_findings(raw or policy)
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(a.findings, key=lambda f: (f.path, f.line, f.column, order[f.severity]))

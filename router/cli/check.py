@@ -37,9 +37,14 @@ def _load_findings(error: Any) -> list[Any]:
 
 @click.command()
 @project_options
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
-              help="Output: text, json, junit (XML), sarif (code scanning) or github "
-                   "(annotations).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="Output: text, json, junit (XML), sarif (code scanning) or github (annotations).",
+)
 @click.option("--strict", is_flag=True, help="Warnings fail the check too (exit 1).")
 @reports_errors
 def check(directory: str, policy: str | None, inventory: str | None, workloads: str | None,
@@ -67,8 +72,16 @@ def check(directory: str, policy: str | None, inventory: str | None, workloads: 
         + f"{len(p.checks)} checks; {len(inputs.inventory.targets())} targets; "
         f"{len(inputs.workloads)} workloads"
     )
+    import os
+
+    from router.assure.literals import yaml_unit_findings
+    from router.models.loader import workload_files
+
     raw = parse_files(policy_files(project.policy))
-    findings = analyze(p, inputs.inventory, raw)
+    findings = analyze(p, inputs.inventory, raw, inputs.workloads)
+    yaml_files = [(project.inventory, os.fspath(project.inventory)),
+                  *workload_files(project.workloads)]  # fmt: skip
+    findings += yaml_unit_findings(yaml_files)
     click.echo(render(findings, fmt, ok=ok, strict=strict))
     failing = {"error", "warning"} if strict else {"error"}
     if any(f.severity in failing for f in findings):
