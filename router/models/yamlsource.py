@@ -137,7 +137,8 @@ def _check_depth(source: Source) -> None:
             depth += 1
             if depth > MAX_YAML_DEPTH:
                 mark = event.start_mark
-                raise LoadError(_too_deep(), Span(source, mark.line + 1, mark.column + 1))
+                line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+                raise LoadError(_too_deep(), Span(source, line, column))
         elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
             depth -= 1
 

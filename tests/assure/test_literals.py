@@ -34,30 +34,41 @@ def unknown(found: list[Finding]) -> list[tuple[int, int, str, str | None]]:
 
 
 def test_misspelt_values_get_did_you_mean(tmp_path: Path) -> None:
-    found = unknown(findings(tmp_path, """
+    found = unknown(
+        findings(
+            tmp_path,
+            """
         rule typo:
           when kind == "trainig" and team in ["vision", "visoin"]
           route kubernetes where cluster == "k8z" and "ibb" in features
         rule rest: route any
-    """))
+    """,
+        )
+    )
     assert found == [
         (2, 16, 'no workload has kind "trainig"', 'did you mean "training"?'),
         (2, 49, 'no workload has team "visoin"', 'did you mean "vision"?'),
         (3, 37, 'no target has cluster "k8z"', 'did you mean "k8s"?'),
         (3, 47, 'no target has features "ibb"', 'did you mean "ib"?'),
     ]
-    assert all(f.severity == "warning" for f in findings(tmp_path, 'rule r: when kind == "x" '
-                                                         "route any") if f.code == "unknown-value")
+    assert all(
+        f.severity == "warning"
+        for f in findings(tmp_path, 'rule r: when kind == "x" route any')
+        if f.code == "unknown-value"
+    )
 
 
 def test_known_values_and_constants_are_not_reported(tmp_path: Path) -> None:
-    found = findings(tmp_path, """
+    found = findings(
+        tmp_path,
+        """
         let kinds = ["training", "notebook"]
         rule a: when kind in kinds and labels.app == "web" → slurm
         rule b: when gpu_type == "h100" or team == "default" → kubernetes where cluster == "k8s"
         rule c: when kind == "batch" → any where name != "h100"
         rule rest: route any
-    """)
+    """,
+    )
     assert unknown(found) == []
 
 
@@ -67,11 +78,19 @@ def test_a_constant_with_a_misspelt_value_is_reported_where_it_is_used(tmp_path:
 
 
 def test_without_workloads_only_targets_and_kinds_are_checked(tmp_path: Path) -> None:
-    found = unknown(findings(tmp_path, """
+    found = unknown(
+        findings(
+            tmp_path,
+            """
         rule a: when team == "nobody" and kind == "trainig" → kubernetes where cluster == "k9s"
-    """, workloads=None))
-    assert [m for _, _, m, _ in found] == ['no workload has kind "trainig"',
-                                           'no target has cluster "k9s"']
+    """,
+            workloads=None,
+        )
+    )
+    assert [m for _, _, m, _ in found] == [
+        'no workload has kind "trainig"',
+        'no target has cluster "k9s"',
+    ]
 
 
 def test_decimal_memory_in_the_policy_says_what_it_is_read_as(tmp_path: Path) -> None:
@@ -87,7 +106,10 @@ def test_memory_in_yaml_without_unit_or_in_decimal_units(tmp_path: Path) -> None
                     "- {name: c, memory: 64GiB}\n- {name: d, memory: '512'}\n")  # fmt: skip
     found = yaml_unit_findings([(path, "w.yaml")])
     assert [(f.line, f.column, f.code) for f in found] == [
-        (1, 34, "memory-unit"), (3, 11, "memory-unit"), (5, 21, "memory-unit")]
+        (1, 34, "memory-unit"),
+        (3, 11, "memory-unit"),
+        (5, 21, "memory-unit"),
+    ]
     assert "read as MiB: 64 MiB" in found[0].message
     assert "read as 61,036 MiB" in found[1].message
 
@@ -95,7 +117,9 @@ def test_memory_in_yaml_without_unit_or_in_decimal_units(tmp_path: Path) -> None
 def test_router_check_reports_them(tmp_path: Path) -> None:
     project = make_project(tmp_path / "p")
     policy = project / "policies" / "platform.route"
-    policy.write_text(policy.read_text().replace('cluster == "k8s-prod"', 'cluster == "k8s-prd"', 1))
+    policy.write_text(
+        policy.read_text().replace('cluster == "k8s-prod"', 'cluster == "k8s-prd"', 1)
+    )
     (project / "workloads" / "zz.yaml").write_text("name: zz\nkind: batch\nmemory: 64\n")
     r = CliRunner().invoke(cli, ["check", str(project)])
     assert r.exit_code == 1, r.output  # the misspelt cluster leaves the route no target

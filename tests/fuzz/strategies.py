@@ -34,10 +34,34 @@ _HOSTILE = [
 _VALUES = {
     "INT": st.sampled_from(["0", "1", "8", "64", "4096", "1000000000000000", "1" + "0" * 19]),
     "FLOAT": st.sampled_from(["0.5", "1.5", "2.0", "0.0000001"]),
-    "QUANTITY": st.sampled_from(["64GiB", "2TiB", "512MiB", "48h", "30s", "7d", "70%",
-                                 "64GB", "1h30min", "5x", "1" + "0" * 20 + "TiB"]),
-    "STRING": st.sampled_from(['"training"', '"trainig"', '"h100"', '"k8s-prod"', '""',
-                               '"a b"', '"$(x)"', '"ib"', '"1g.10gb"']),
+    "QUANTITY": st.sampled_from(
+        [
+            "64GiB",
+            "2TiB",
+            "512MiB",
+            "48h",
+            "30s",
+            "7d",
+            "70%",
+            "64GB",
+            "1h30min",
+            "5x",
+            "1" + "0" * 20 + "TiB",
+        ]
+    ),
+    "STRING": st.sampled_from(
+        [
+            '"training"',
+            '"trainig"',
+            '"h100"',
+            '"k8s-prod"',
+            '""',
+            '"a b"',
+            '"$(x)"',
+            '"ib"',
+            '"1g.10gb"',
+        ]
+    ),
     "NAME": st.sampled_from(_NAMES),
     "COMMENT": st.just("# c"),
 }

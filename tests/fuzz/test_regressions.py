@@ -4,6 +4,7 @@ internal error. File names say where the reproducer goes:
 
 - `*.route`: the whole policy of the example platform;
 - `workload-*.yaml`: one more workloads file; `inventory-*.yaml`: the inventory;
+  `router-*.yaml`: router.yaml;
 - `previous-*.json`: a previous plan given to `router plan --previous`.
 
 Most are inputs past a documented limit (docs/limits.md): for those the exit is 1 and the
@@ -50,6 +51,10 @@ EXPECT = {
     "workload-deep-mapping.yaml": "nest more than 100 deep",
     "inventory-memory-inf.yaml": "out of range",
     "inventory-deep-labels.yaml": "nest more than 100 deep",
+    "router-list-path.yaml": "policy: expected a path, got a list",
+    "router-python-tag.yaml": "unsupported YAML tag",
+    "router-duplicate-key.yaml": "is written twice",
+    "router-deep.yaml": "nest more than 100 deep",
     "previous-deep.json": "nested more than 500 deep",
     "previous-5000-digits.json": "more than 4,300 digits",
 }
@@ -65,6 +70,8 @@ def _files(name: str, text: str) -> tuple[str | None, dict[str, str]]:
         return text, {}
     if name.startswith("workload-"):
         return None, {"workloads/zz-fuzz.yaml": text}
+    if name.startswith("router-"):
+        return None, {"router.yaml": text}
     assert name.startswith("inventory-"), name
     return None, {"inventory.yaml": text}
 

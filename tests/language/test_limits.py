@@ -55,7 +55,8 @@ def test_just_inside_the_limits_every_stage_works(tmp_path: Path) -> None:
     assert format_policy_file(parse_text(text, "p.route"), text)  # fmt walks the tree
     inventory = Inventory.model_validate(INVENTORY)
     decision = Evaluator(policy, inventory).decide(
-        Workload.model_validate({"name": "w", "kind": "k99", "image": "x:1"}))
+        Workload.model_validate({"name": "w", "kind": "k99", "image": "x:1"})
+    )
     assert decision.rule is not None and decision.rule.name == "r"
     assert not [f for f in analyze(policy, inventory) if f.severity == "error"]
 

@@ -12,8 +12,10 @@ from router.language.names import OPTIONS, OptionSpec, value_format
 from router.models.fields import value_problem
 from tests.language.policy_text import error_text
 
-ROUTE = {"slurm": 'rule r:\n  when kind == "x"\n  route slurm with {opt} = {value}\n',
-         "kubernetes": 'rule r:\n  when kind == "x"\n  route kubernetes with {opt} = {value}\n'}
+ROUTE = {
+    "slurm": 'rule r:\n  when kind == "x"\n  route slurm with {opt} = {value}\n',
+    "kubernetes": 'rule r:\n  when kind == "x"\n  route kubernetes with {opt} = {value}\n',
+}
 
 
 @pytest.mark.parametrize(("opt", "backend", "value", "expected"), [
@@ -27,7 +29,11 @@ ROUTE = {"slurm": 'rule r:\n  when kind == "x"\n  route slurm with {opt} = {valu
     ("mig", "kubernetes", '"1g 10gb"', "`mig` must be usable as a label value"),
 ])  # fmt: skip
 def test_unsafe_option_values_are_errors_at_the_value(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, opt: str, backend: str, value: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    opt: str,
+    backend: str,
+    value: str,
     expected: str,
 ) -> None:
     message = error_text(tmp_path, monkeypatch, ROUTE[backend].format(opt=opt, value=value))
