@@ -14,10 +14,9 @@ import time
 import traceback
 from pathlib import Path
 
-from hypothesis import given, settings
 from hypothesis.errors import InvalidArgument
 
-from tests.fuzz.test_fuzz import BASE, PROPERTIES
+from tests.fuzz.test_fuzz import PROPERTIES, run_with
 
 FOUND = Path(__file__).parent / "found"
 
@@ -34,8 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     while time.monotonic() < deadline:
         rounds += 1
         for name in names:
-            prop, strategies, _ = PROPERTIES[name]
-            test = settings(BASE, max_examples=args.examples)(given(*strategies)(prop))
+            test = run_with(name, max_examples=args.examples)
             started = time.monotonic()
             try:
                 test()

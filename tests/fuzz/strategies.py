@@ -31,6 +31,14 @@ _HOSTILE = [
     "!!python/object:os.system", "!!int abc", "&a [*a, *a]", "*a", "<<: *a", "{", "}",
     "key: value", "\t", "\n", "  ", ":", ",", "->", "→", "≥", "with", "else", "route",
 ]  # fmt: skip
+# Values a YAML field may be given (structure kept, the value replaced).
+_YAML_VALUES = [
+    ".inf", "-.inf", ".nan", "1e400", "!!float 1e400", "-1", "0", "1" + "0" * 30,
+    "1" + "0" * 5000, "64GB", "64", "1" + "0" * 309 + "GiB", "99999999999999999999d",
+    "null", "''", '"$(touch /tmp/x)"', "[1, 2]", "{a: 1}", "!!binary aGk=", "!!set {a}",
+    "&x [*x]", "true", "yes", "1:30:00", "2-00:00:00", "0.5", "-0", "\"\\u0000\"",
+    "[" * 200 + "]" * 200, "{a: " * 150 + "1" + "}" * 150, "a b", "UPPER", "é",
+]  # fmt: skip
 _VALUES = {
     "INT": st.sampled_from(["0", "1", "8", "64", "4096", "1000000000000000", "1" + "0" * 19]),
     "FLOAT": st.sampled_from(["0.5", "1.5", "2.0", "0.0000001"]),
@@ -97,6 +105,8 @@ def _edit() -> st.SearchStrategy[tuple[Any, ...]]:
         st.tuples(st.just("insert"), where, st.sampled_from(_HOSTILE)),
         st.tuples(st.just("replace"), where, st.sampled_from(_HOSTILE)),
         st.tuples(st.just("insert"), where, st.text(max_size=8)),
+        st.tuples(st.just("value"), where, st.sampled_from(_YAML_VALUES)),
+        st.tuples(st.just("value"), where, st.sampled_from(_YAML_VALUES)),
     )
 
 
@@ -109,6 +119,12 @@ def _apply(text: str, edits: list[tuple[Any, ...]]) -> str:
             text = text[:i] + text[i : i + arg] + text[i:]
         elif kind == "insert":
             text = text[:i] + arg + text[i:]
+        elif kind == "value":  # the value after the next `: `, to the end of its line
+            colon = text.find(": ", i)
+            if colon >= 0:
+                end = text.find("\n", colon)
+                end = len(text) if end < 0 else end
+                text = text[: colon + 2] + arg + text[end:]
         else:  # replace the word (or number) at i
             j = i
             while j < len(text) and (text[j].isalnum() or text[j] in "._"):

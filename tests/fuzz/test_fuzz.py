@@ -46,9 +46,17 @@ BASE = settings(deadline=None, database=None,
                                        HealthCheck.filter_too_much])  # fmt: skip
 
 
+def run_with(name: str, **changes: Any) -> Callable[[], None]:
+    """Property `name` as a Hypothesis test with BASE settings and `changes`."""
+    prop, strategies, _ = PROPERTIES[name]
+    decorate: Any = given(*strategies)  # typed for fixed arities only
+    wrapped: Any = decorate(prop)
+    test: Callable[[], None] = settings(BASE, **changes)(wrapped)
+    return test
+
+
 def bounded(name: str) -> Callable[[], None]:
-    prop, strategies, examples = PROPERTIES[name]
-    return settings(BASE, derandomize=True, max_examples=examples)(given(*strategies)(prop))
+    return run_with(name, derandomize=True, max_examples=PROPERTIES[name][2])
 
 
 test_policies_from_the_grammar = bounded("grammar")
