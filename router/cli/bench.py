@@ -10,51 +10,26 @@ from router.cli.main import reports_errors
 
 
 @click.command()
-@click.option(
-    "--size",
-    type=click.Choice(["S", "M", "L", "XL", "adversarial"]),
-    default="S",
-    show_default=True,
-    help="Platform size (workloads × targets).",
-)
+@click.option("--size", type=click.Choice(["S", "M", "L", "XL", "adversarial"]), default="S",
+              show_default=True, help="Platform size (workloads × targets).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Generator seed.")
-@click.option(
-    "--churn",
-    is_flag=True,
-    help="Also change 1% of the workloads and re-plan with the first plan as previous.",
-)
-@click.option(
-    "--workers",
-    type=click.IntRange(1, 64),
-    default=2,
-    show_default=True,
-    help="Threads solving independent parts (the plan does not depend on it).",
-)
+@click.option("--churn", is_flag=True,
+              help="Also change 1% of the workloads and re-plan with the first plan as previous.")
+@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Threads solving independent parts (the plan does not depend on it).")
 @click.option("--no-emit", is_flag=True, help="Skip writing the artifacts in memory.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option(
-    "--check",
-    "check_only",
-    is_flag=True,
-    help="Time `router check` on a generated policy instead of planning.",
-)
-@click.option(
-    "--rules",
-    type=click.IntRange(1, 100_000),
-    default=100,
-    show_default=True,
-    help="With --check: the number of rules of the generated policy.",
-)
-@click.option(
-    "--partitions",
-    type=click.IntRange(0, 1_000_000),
-    default=0,
-    help="With --check: a wide inventory of this many Slurm partitions.",
-)
+@click.option("--check", "check_only", is_flag=True,
+              help="Time `router check` on a generated policy instead of planning.")
+@click.option("--rules", type=click.IntRange(1, 100_000), default=100, show_default=True,
+              help="With --check: the number of rules of the generated policy.")
+@click.option("--partitions", type=click.IntRange(0, 1_000_000), default=0,
+              help="With --check: a wide inventory of this many Slurm partitions.")
 @reports_errors
 def bench(size: str, seed: int, churn: bool, workers: int, no_emit: bool, as_json: bool,
           check_only: bool, rules: int, partitions: int) -> None:  # fmt: skip
-    """Benchmark the planner on a synthetic platform (S, M, L, XL or adversarial)."""
+    """Benchmark the planner on a synthetic platform (S, M, L, XL or adversarial);
+    with --check, time `router check` on a generated policy of --rules rules."""
     if check_only:
         from router.bench.check import run_check
 

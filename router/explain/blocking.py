@@ -101,7 +101,9 @@ class Blocking:
         return [v for v in self.candidates if key in self.overflows[v]]
 
 
-def overflows_at(state: PlanState, v: int, minus: int | None = None) -> dict[Key, list[Overflow]]:
+def overflows_at(
+    state: PlanState, v: int, minus: int | None = None
+) -> dict[Key, list[Overflow]]:
     """Rows that placing variable v would break, others as planned (less variable `minus`,
     the workload's own placement when asking about a placed workload's other targets)."""
     out: dict[Key, list[Overflow]] = {}
@@ -134,9 +136,8 @@ def blocking(state: PlanState, i: int) -> Blocking:
     return b
 
 
-def _minimal_core(
-    state: PlanState, cands: list[int], keys: list[Key], over: dict[int, dict[Key, list[Overflow]]]
-) -> list[Key]:
+def _minimal_core(state: PlanState, cands: list[int], keys: list[Key],
+                  over: dict[int, dict[Key, list[Overflow]]]) -> list[Key]:
     def breadth(k: Key) -> tuple[int, int, Key]:
         return (sum(1 for v in cands if k in over[v]), 0 if k[0] == "capacity" else 1, k)
 
@@ -160,9 +161,8 @@ def _minimal_core(
         if k not in lit:
             continue  # a row no candidate would break never matters
         terms = [(coef, v) for v in cands for rr, coef in state.rows_of.get(v, []) if rr == r]
-        model.add(sum(coef * x[v] for coef, v in terms) <= row.rhs - state.used[r]).only_enforce_if(
-            lit[k]
-        )
+        model.add(sum(coef * x[v] for coef, v in terms) <= row.rhs - state.used[r]) \
+            .only_enforce_if(lit[k])
 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
@@ -175,9 +175,8 @@ def _minimal_core(
 
     assert infeasible(keys), "blocking() found every candidate blocked"
     by_index = {lit[k].index: k for k in keys}
-    core = [
-        by_index[i] for i in solver.sufficient_assumptions_for_infeasibility() if i in by_index
-    ] or list(keys)
+    core = [by_index[i] for i in solver.sufficient_assumptions_for_infeasibility()
+            if i in by_index] or list(keys)
 
     # Narrow reasons go first so that one broad reason can stand for many narrow ones.
     for k in sorted(core, key=breadth):
@@ -213,7 +212,9 @@ def displacement(
     return chosen, sum(state.weight.get(m, 1) for m in chosen)
 
 
-def best_displacement(state: PlanState, b: Blocking) -> tuple[int, list[int], int] | None:
+def best_displacement(
+    state: PlanState, b: Blocking
+) -> tuple[int, list[int], int] | None:
     """Over all candidates, the cheapest displacement: (variable, displaced, their weight)."""
     best: tuple[int, list[int], int] | None = None
     for v in b.candidates:

@@ -82,7 +82,9 @@ def load_inputs(project: Project) -> Inputs:
 
 
 def input_hashes(project: Project, files: list[Path]) -> dict[str, str]:
-    return {project.relative(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(files)}
+    return {
+        project.relative(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(files)
+    }
 
 
 def build_plan(
@@ -103,9 +105,8 @@ def build_plan(
     quotas = compile_quotas(inputs.policy, inputs.inventory, workloads=inputs.workloads)
     spreads = compile_spreads(inputs.policy, inputs.inventory)
     t2 = time.perf_counter()
-    problem = build_problem(
-        decisions, evaluator.targets, quotas, (options or SolveOptions()).previous, spreads=spreads
-    )
+    problem = build_problem(decisions, evaluator.targets, quotas,
+                            (options or SolveOptions()).previous, spreads=spreads)
     t3 = time.perf_counter()
     agg = problem.aggregate
     assert agg is not None
@@ -149,20 +150,8 @@ def build_plan(
                 u.reasons.insert(0, said[name])
             elif note := not_preempted(u.decision, state, result.assignment, previous, named):
                 u.reasons.append(note)
-    return Plan(
-        project,
-        inputs,
-        decisions,
-        placements,
-        unplaced,
-        result,
-        bound,
-        problem,
-        quotas,
-        seconds,
-        spreads,
-        lost,
-    )
+    return Plan(project, inputs, decisions, placements, unplaced, result, bound, problem,
+                quotas, seconds, spreads, lost)
 
 
 def unplaced_reasons(

@@ -81,9 +81,8 @@ def verify_plan(
     return problems
 
 
-def _spreads(
-    policy: ast.Policy, inventory: Inventory, decisions: list[Decision], placements: list[Placement]
-) -> list[str]:
+def _spreads(policy: ast.Policy, inventory: Inventory, decisions: list[Decision],
+             placements: list[Placement]) -> list[str]:
     """Each spread group's placements per attribute value against its max (spread.py)."""
     problems: list[str] = []
     target_of = {p.workload.name: p.target.id for p in placements}
@@ -99,15 +98,10 @@ def _spreads(
                 continue
             places = {s.values[c.target.id] for d in members for c in d.candidates}
             most = s.limit(len(members), len(places))
-            on = Counter(
-                s.values[target_of[d.workload.name]]
-                for d in members
-                if d.workload.name in target_of
-            )
+            on = Counter(s.values[target_of[d.workload.name]] for d in members
+                         if d.workload.name in target_of)
             for value in sorted(on, key=order):
                 if on[value] > most:
-                    problems.append(
-                        f"spread {s.name} ({s.source}): {s.group_text(key)} has "
-                        f"{on[value]} > {most} on {s.attribute} {show(value)}"
-                    )
+                    problems.append(f"spread {s.name} ({s.source}): {s.group_text(key)} has "
+                                    f"{on[value]} > {most} on {s.attribute} {show(value)}")
     return problems

@@ -164,18 +164,8 @@ def build_aggregate(
         if g is None:
             index[key] = g = len(groups)
             pw = w.priority_weight
-            groups.append(
-                Group(
-                    [],
-                    d.candidates,
-                    pw * work(d),
-                    pw,
-                    was,
-                    member,
-                    spread_groups,
-                    bool(was and w.preemptible),
-                )
-            )
+            groups.append(Group([], d.candidates, pw * work(d), pw, was, member,
+                                spread_groups, bool(was and w.preemptible)))
         groups[g].members.append(i)
     for group in groups:
         group.members.sort(key=lambda i: routed[i].workload.name)
@@ -203,19 +193,14 @@ def _protect(agg: Aggregate) -> None:
         agg.start, agg.floors = found
 
 
-def _members(
-    d: Decision,
-    quotas: list[QuotaLimit],
-    spreads: list[SpreadLimit],
-) -> tuple[tuple[bool, ...], tuple[Hashable, ...]]:
+def _members(d: Decision, quotas: list[QuotaLimit], spreads: list[SpreadLimit],
+             ) -> tuple[tuple[bool, ...], tuple[Hashable, ...]]:
     """The workload's quota memberships and its group in each spread."""
     if not quotas and not spreads:
         return (), ()
     view = workload_view(d.workload)
-    return (
-        tuple(q.members is None or bool(q.members(view, {})) for q in quotas),
-        tuple(s.group(view) for s in spreads),
-    )
+    return (tuple(q.members is None or bool(q.members(view, {})) for q in quotas),
+            tuple(s.group(view) for s in spreads))
 
 
 def _capacity_rows(agg: Aggregate, targets: list[TargetRef]) -> None:
@@ -232,7 +217,8 @@ def _capacity_rows(agg: Aggregate, targets: list[TargetRef]) -> None:
             terms = [(capacity_usage(resource, agg.candidate(v).resources, ref), v) for v in vs]
             terms = [(u, v) for u, v in terms if u]
             if terms:
-                agg.rows.append(Row(terms, capacity(ref, resource), "capacity", ref.id, resource))
+                agg.rows.append(Row(terms, capacity(ref, resource), "capacity", ref.id,
+                                    resource))
         node_terms = []
         for v in vs:
             c = agg.candidate(v)
@@ -256,17 +242,8 @@ def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:
                     if u:
                         terms.append((u, v))
         if terms:
-            agg.rows.append(
-                Row(
-                    terms,
-                    q.amount,
-                    "quota",
-                    q.label,
-                    q.resource,
-                    q.source,
-                    (q.share,) if q.share else (),
-                )
-            )
+            agg.rows.append(Row(terms, q.amount, "quota", q.label, q.resource, q.source,
+                                (q.share,) if q.share else ()))
 
 
 def _spread_rows(agg: Aggregate, spreads: list[SpreadLimit]) -> None:
@@ -294,17 +271,9 @@ def _spread_rows(agg: Aggregate, spreads: list[SpreadLimit]) -> None:
                 if reach <= most:
                     continue
                 place = f"{s.attribute}={show(value)}"
-                agg.rows.append(
-                    Row(
-                        [(1, v) for v in vs],
-                        most,
-                        "spread",
-                        s.name,
-                        f"{named} on {place}",
-                        s.source,
-                        (named, s.attribute, show(value)),
-                    )
-                )
+                agg.rows.append(Row([(1, v) for v in vs], most, "spread", s.name,
+                                    f"{named} on {place}", s.source,
+                                    (named, s.attribute, show(value))))
 
 
 def _levels(agg: Aggregate) -> None:
@@ -317,26 +286,11 @@ def _levels(agg: Aggregate) -> None:
     gs, cand = agg.groups, agg.candidate
     agg.levels = [
         Level("placed_work", 1, [(gs[g].weight, v) for v, (g, _) in enumerate(agg.variables)]),
-        Level(
-            "rank",
-            -1,
-            [
-                (gs[g].priority_weight * cand(v).rank, v)
-                for v, (g, _) in enumerate(agg.variables)
-                if cand(v).rank
-            ],
-        ),
-        Level(
-            "stability",
-            1,
-            [
-                (1, v)
-                for v, (g, _) in enumerate(agg.variables)
-                if gs[g].previous == cand(v).target.id
-            ],
-        ),
-        Level(
-            "preference", -1, [(cand(v).pref, v) for v in range(len(agg.variables)) if cand(v).pref]
-        ),
+        Level("rank", -1, [(gs[g].priority_weight * cand(v).rank, v)
+                           for v, (g, _) in enumerate(agg.variables) if cand(v).rank]),
+        Level("stability", 1, [(1, v) for v, (g, _) in enumerate(agg.variables)
+                               if gs[g].previous == cand(v).target.id]),
+        Level("preference", -1, [(cand(v).pref, v) for v in range(len(agg.variables))
+                                 if cand(v).pref]),
         Level("tie_break", -1, [(tie[v], v) for v in range(len(agg.variables)) if tie[v]]),
     ]

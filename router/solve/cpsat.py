@@ -135,9 +135,8 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> SolveResult:
     return solve_aggregate(agg, options)
 
 
-def solve_aggregate(
-    agg: Aggregate, options: SolveOptions | None = None, hint: list[int] | None = None
-) -> SolveResult:
+def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
+                    hint: list[int] | None = None) -> SolveResult:
     opts = options or SolveOptions()
     started = time.perf_counter()
     if hint is None:
@@ -163,11 +162,8 @@ def solve_aggregate(
     optimal = [True] * len(names)
     det_time = 0.0
     total = max(1, len(agg.variables))
-    budget = (
-        opts.deterministic_limit
-        if opts.deterministic_limit is not None
-        else auto_limit(len(agg.variables))
-    )
+    budget = (opts.deterministic_limit if opts.deterministic_limit is not None
+              else auto_limit(len(agg.variables)))
 
     def run(k: int) -> tuple[list[tuple[int, int, bool]], float]:
         comp = comps[k]
@@ -187,10 +183,8 @@ def solve_aggregate(
             bound[li] += b
             optimal[li] = optimal[li] and opt
 
-    reports = [
-        LevelReport(n, "OPTIMAL" if optimal[li] else "FEASIBLE", value[li], bound[li])
-        for li, n in enumerate(names)
-    ]
+    reports = [LevelReport(n, "OPTIMAL" if optimal[li] else "FEASIBLE", value[li], bound[li])
+               for li, n in enumerate(names)]
     overall = "EMPTY" if not agg.variables else "OPTIMAL" if all(optimal) else "FEASIBLE"
     assignment: dict[str, Candidate] = {
         agg.routed[i].workload.name: c for i, c in agg.split(counts).items()
@@ -235,12 +229,8 @@ def _solve_component(
             model.add(sum(y[v] for v in vs) >= agg.floors[g])  # protected planned work
     for r in comp.rows:
         row = agg.rows[r]
-        model.add(
-            cp_model.LinearExpr.weighted_sum(
-                [y[v] for _, v in row.terms], [c for c, _ in row.terms]
-            )
-            <= row.rhs
-        )
+        model.add(cp_model.LinearExpr.weighted_sum([y[v] for _, v in row.terms],
+                                                   [c for c, _ in row.terms]) <= row.rhs)
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.random_seed = SEED
@@ -262,18 +252,14 @@ def _solve_component(
             out.append((0, 0, True))
             continue
         # Placed work and stability get the big budgets; the others polish a plan made.
-        p.max_deterministic_time = limit * (
-            1.0 if li == 0 else STABILITY_SHARE if level.name == "stability" else LOWER_LEVEL_SHARE
-        )
+        p.max_deterministic_time = limit * (1.0 if li == 0 else STABILITY_SHARE
+                                            if level.name == "stability" else LOWER_LEVEL_SHARE)
         expr = cp_model.LinearExpr.weighted_sum([y[v] for _, v in ts], [c for c, _ in ts])
         current = sum(c * counts[v] for c, v in ts)
         biased = bool(stays) and li < stab
         m = scale if biased else 1
-        goal = (
-            m * expr + (stay_expr if biased else 0)
-            if level.sense > 0
-            else (m * expr - (stay_expr if biased else 0))
-        )
+        goal = m * expr + (stay_expr if biased else 0) if level.sense > 0 else (
+            m * expr - (stay_expr if biased else 0))
         if level.sense > 0:
             model.maximize(goal)
         else:
@@ -296,17 +282,14 @@ def _solve_component(
                 for v in comp.variables:
                     counts[v] = sol[v]
             raw = solver.best_objective_bound
-            best = math.floor(raw / m + 1e-9) if level.sense > 0 else math.ceil(raw / m - 1e-9)
+            best = (math.floor(raw / m + 1e-9) if level.sense > 0
+                    else math.ceil(raw / m - 1e-9))
         else:
             # No bound from the solver: the trivial one (every count at its largest).
             best = sum(c * agg.bound(v) for c, v in ts if c * level.sense > 0)
-        out.append(
-            (
-                reached,
-                max(best, reached) if level.sense > 0 else min(best, reached),
-                status == cp_model.OPTIMAL and reached == found,
-            )
-        )
+        out.append((reached,
+                    max(best, reached) if level.sense > 0 else min(best, reached),
+                    status == cp_model.OPTIMAL and reached == found))
         # Fix this level at what it reached before optimising the next one.
         model.clear_objective()  # type: ignore[no-untyped-call]
         model.add(expr >= reached if level.sense > 0 else expr <= reached)

@@ -30,14 +30,8 @@ def first_fit_decreasing(agg: Aggregate, start: list[int] | None = None) -> list
     order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
     for g in order:
         left = len(agg.groups[g].members) - sum(counts[v] for v in agg.choices[g])
-        vs = sorted(
-            agg.choices[g],
-            key=lambda v: (
-                agg.candidate(v).rank,
-                agg.candidate(v).pref,
-                agg.candidate(v).target.id,
-            ),
-        )
+        vs = sorted(agg.choices[g], key=lambda v: (agg.candidate(v).rank, agg.candidate(v).pref,
+                                                    agg.candidate(v).target.id))
         for v in vs:
             if not left:
                 break

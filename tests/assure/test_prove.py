@@ -162,11 +162,7 @@ def test_placed_is_shape_feasibility() -> None:
     assert r["small_training_placed"].status == "proven"
     # 5 GPUs at 1 per node need 5 nodes: no target has that many (the 4-GPU spread fits).
     assert r["spread_placed"].counterexample == {
-        "name": "spread-placed",
-        "kind": "training",
-        "gpus": 5,
-        "gpus_per_node": 1,
-    }
+        "name": "spread-placed", "kind": "training", "gpus": 5, "gpus_per_node": 1}
     t = r["training_placed"]
     assert t.status == "refuted"
     # Fewest GPUs (0) and nodes (1), then closest to the default memory and duration: more
