@@ -501,9 +501,16 @@ def parse_files(paths: list[str | Path] | list[str] | list[Path]) -> ast.Policy:
     for path in sorted(paths, key=str):
         try:
             text = Path(path).read_text(encoding="utf-8-sig")
-        except (OSError, UnicodeDecodeError) as e:
-            reason = "it is not UTF-8 text" if isinstance(e, UnicodeDecodeError) else e.strerror
-            errors.append(PolicyError(f"cannot read {path}: {reason}", path=str(path)))
+        except OSError as e:
+            errors.append(PolicyError(f"cannot read {path}: {e.strerror}", path=str(path)))
+            continue
+        except UnicodeDecodeError:
+            from router.models.yamlsource import read_source  # the same position and hint
+
+            try:
+                read_source(Path(path), str(path))
+            except RouterError as e:
+                errors.append(PolicyError(e.message, e.span, hint=e.hint, path=str(path)))
             continue
         try:
             files.append(parse_text(text, str(path)))

@@ -83,7 +83,12 @@ def read_source(path: Path, display: str) -> Source:
         return Source(display, raw.decode("utf-8-sig"))
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
-        raise LoadError("the file is not UTF-8 text", path=display, line=line) from None
+        before = raw[raw.rfind(b"\n", 0, e.start) + 1 : e.start]
+        column = len(before.decode("utf-8", errors="replace")) + 1
+        shown = Source(display, raw.decode("utf-8", errors="replace"))
+        raise LoadError("the file is not UTF-8 text", Span(shown, line, column),
+                        hint=f"byte 0x{raw[e.start]:02x} cannot start or continue a UTF-8 "
+                             "character") from None  # fmt: skip
 
 
 def span(source: Source, node: Node) -> Span:

@@ -40,15 +40,15 @@ class Outcome:
         return f"exit {self.code} without a positioned error: " + self.output[-400:]
 
 
-def make_project(root: Path, policy: str | None = None, files: dict[str, str] | None = None,
-                 ) -> Path:  # fmt: skip
+def make_project(root: Path, policy: str | bytes | None = None,
+                 files: dict[str, str | bytes] | None = None) -> Path:  # fmt: skip
     """The example platform copied to `root`, its policy replaced by `policy` if given, and
     `files` ({relative path: text}) written over it."""
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("out", "schemas", "tests"))
-    if policy is not None:
-        (root / "policies" / "platform.route").write_text(policy, encoding="utf-8")
-    for rel, text in (files or {}).items():
-        (root / rel).write_text(text, encoding="utf-8")
+    changed = {"policies/platform.route": policy} if policy is not None else {}
+    for rel, text in {**changed, **(files or {})}.items():
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        (root / rel).write_bytes(data)
     return root
 
 
@@ -60,7 +60,8 @@ def run(project: Path, command: str) -> Outcome:
     return Outcome(command, r.exit_code, r.output, r.exception)
 
 
-def check_and_plan(policy: str | None = None, files: dict[str, str] | None = None,
+def check_and_plan(policy: str | bytes | None = None,
+                   files: dict[str, str | bytes] | None = None,
                    commands: tuple[str, ...] = ("check", "plan")) -> list[Outcome]:  # fmt: skip
     """`router check` and `router plan` of the example with these changes, in a temp folder."""
     with tempfile.TemporaryDirectory(prefix="router-fuzz-") as tmp:

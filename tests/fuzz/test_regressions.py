@@ -55,6 +55,9 @@ EXPECT = {
     "router-python-tag.yaml": "unsupported YAML tag",
     "router-duplicate-key.yaml": "is written twice",
     "router-deep.yaml": "nest more than 100 deep",
+    "workload-not-utf8.yaml": "zz-fuzz.yaml:2:8: error: the file is not UTF-8 text",
+    "router-not-utf8.yaml": "router.yaml:2:8: error: the file is not UTF-8 text",
+    "not-utf8.route": "platform.route:2:9: error: the file is not UTF-8 text",
     "previous-deep.json": "nested more than 500 deep",
     "previous-5000-digits.json": "more than 4,300 digits",
 }
@@ -65,7 +68,7 @@ def test_every_case_is_listed() -> None:
     assert set(NAMES) >= set(EXPECT)
 
 
-def _files(name: str, text: str) -> tuple[str | None, dict[str, str]]:
+def _files(name: str, text: bytes) -> tuple[bytes | None, dict[str, str | bytes]]:
     if name.endswith(".route"):
         return text, {}
     if name.startswith("workload-"):
@@ -78,7 +81,7 @@ def _files(name: str, text: str) -> tuple[str | None, dict[str, str]]:
 
 @pytest.mark.parametrize("name", [n for n in NAMES if not n.endswith(".json")])
 def test_reproducer(name: str) -> None:
-    policy, files = _files(name, (CASES / name).read_text(encoding="utf-8"))
+    policy, files = _files(name, (CASES / name).read_bytes())
     for outcome in check_and_plan(policy, files):
         assert outcome.problem() is None, (outcome.command, outcome.problem())
         if name in EXPECT:
