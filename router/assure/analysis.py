@@ -122,10 +122,16 @@ class _Analysis:
         return self._evaluator
 
     def decide(self, doc: dict[str, Any]) -> Any:
-        """How the evaluator routes a witness (a cross-check of the encoding, and the story)."""
+        """How the evaluator routes a witness (a cross-check of the encoding, and the story);
+        None when the witness is no valid workload (`kind == "a\\u0000b"` can be encoded)."""
+        from pydantic import ValidationError
+
         from router.models import Workload
 
-        return self.evaluator.decide(Workload.model_validate(doc))
+        try:
+            return self.evaluator.decide(Workload.model_validate(doc))
+        except ValidationError:
+            return None
 
     def workload(self, space: Space, solution: dict[str, Any]) -> Any:
         from pydantic import ValidationError
@@ -201,10 +207,15 @@ class _Analysis:
         from router.evaluate.views import workload_view
         from router.models import Workload
 
+        from pydantic import ValidationError
+
         if doc is None:
             return False
         compiled = next(r for r in self.evaluator.rules if r.rule is rule)
-        view = workload_view(Workload.model_validate(doc))
+        try:
+            view = workload_view(Workload.model_validate(doc))
+        except ValidationError:
+            return False
         return compiled.when is None or bool(compiled.when(view, {}))
 
     # -- rules and denies --------------------------------------------------------------------
@@ -250,8 +261,9 @@ class _Analysis:
             hint = None
             if doc is not None:
                 decision = self.decide(doc)
-                got = decision.rule.name if decision.rule is not None else decision.status
-                hint = f"the witness matches `{rule.name}` but is claimed by `{got}`"
+                if decision is not None:
+                    got = decision.rule.name if decision.rule is not None else decision.status
+                    hint = f"the witness matches `{rule.name}` but is claimed by `{got}`"
             msg = f"rule `{rule.name}` can never match: every workload it matches is claimed by"
             self.add("error", "unreachable-rule", f"{msg} {shadow}", name_span(rule),
                      witness=doc, hint=hint)  # fmt: skip
@@ -272,7 +284,7 @@ class _Analysis:
             if found is None:
                 break
             d = self.decide(found)
-            j = self.index.get(id(d.rule), -1) if d.status == "routed" else -1
+            j = self.index.get(id(d.rule), -1) if d is not None and d.status == "routed" else -1
             if not 0 <= j < i or j in cover:  # the encoding and the evaluator disagree
                 cover += [
                     k
