@@ -204,10 +204,10 @@ class _Analysis:
 
     def matches(self, rule: ast.Rule, doc: dict[str, Any] | None) -> bool:
         """Whether the evaluator finds that `rule`'s `when` holds for the witness `doc`."""
+        from pydantic import ValidationError
+
         from router.evaluate.views import workload_view
         from router.models import Workload
-
-        from pydantic import ValidationError
 
         if doc is None:
             return False
