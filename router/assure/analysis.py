@@ -573,7 +573,7 @@ class _Analysis:
                     )
                 self.add("warning", "quota-never-binds", msg, span)
                 return
-        if q.for_ is not None:
+        if q.for_ is not None and not self.a_routed_example_is_member(q.for_):
             member = encode_condition(self.space, q.for_)
             if not self.sat([member, routed, *self.full.not_denied]):
                 msg = (
@@ -581,6 +581,16 @@ class _Analysis:
                     " rule routes"
                 )
                 self.add("warning", "quota-never-binds", msg, q.for_.span)
+
+    def a_routed_example_is_member(self, for_: ast.Expr) -> bool:
+        """Whether a workload seen routed (the rules' examples) satisfies `for_`: then the
+        quota can bind, and the whole-policy model need not be asked."""
+        from router.evaluate.expr import compile_expr
+        from router.evaluate.views import workload_view
+
+        holds = compile_expr(for_, self.policy.constants)
+        return any(bool(holds(workload_view(w), {}))
+                   for found in self.examples.values() for w in found)  # fmt: skip
 
     def spreads(self) -> None:
         """A spread `across` an attribute no target has puts every target in one value,
