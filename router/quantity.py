@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 MEMORY_UNITS: dict[str, float] = {
     "KiB": 1 / 1024,
@@ -71,6 +72,11 @@ def parse_memory(value: object) -> int:
         return math.ceil(_in_range(value, "memory", value))
     if not isinstance(value, str):
         raise QuantityError(f"expected a memory size such as 64GiB, got {value!r}")
+    return _memory_text(value)
+
+
+@lru_cache(maxsize=4096)  # workloads repeat a few spellings ("64GiB") thousands of times
+def _memory_text(value: str) -> int:
     m = _MEMORY_RE.match(value.strip())
     if not m:
         raise QuantityError(f'expected a memory size such as 64GiB or 512MiB, got "{value}"')
@@ -88,6 +94,11 @@ def parse_duration(value: object) -> int:
         return math.ceil(_in_range(value * 60, "duration", value))
     if not isinstance(value, str):
         raise QuantityError(f"expected a duration such as 48h, got {value!r}")
+    return _duration_text(value)
+
+
+@lru_cache(maxsize=4096)
+def _duration_text(value: str) -> int:
     text = value.strip()
     clock = _CLOCK_RE.match(text)
     if clock:
