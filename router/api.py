@@ -12,6 +12,7 @@ until a plan is made, so `import router` stays quick.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
@@ -450,8 +451,21 @@ def check(platform: Platform) -> list[Finding]:
     from router.assure.analysis import analyze
 
     inputs = platform.inputs()  # the workloads must load too, as `router check` says
-    findings = analyze(platform.policy, platform.inventory, platform.parsed_policy())
-    return findings + _dependency_findings(inputs)
+    findings = analyze(
+        platform.policy, platform.inventory, platform.parsed_policy(), inputs.workloads
+    )
+    findings += _dependency_findings(inputs)
+    if not platform.in_memory:
+        from router.assure.literals import yaml_unit_findings
+        from router.models.loader import workload_files
+
+        project = platform.project
+        yaml_files = [
+            (project.inventory, os.fspath(project.inventory)),
+            *workload_files(project.workloads),
+        ]
+        findings += yaml_unit_findings(yaml_files)
+    return findings
 
 
 def _dependency_findings(inputs: build.Inputs) -> list[Finding]:

@@ -14,8 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from router.errors import LoadError
 
 CONFIG_NAME = "router.yaml"
@@ -78,41 +76,7 @@ def load_project(
     values: dict[str, str] = {}
     kubernetes = KubernetesSettings()
     if config_path.exists():
-        text = config_path.read_text(encoding="utf-8")
-        try:
-            data = yaml.safe_load(text) or {}
-        except yaml.YAMLError as e:
-            mark = getattr(e, "problem_mark", None)
-            raise LoadError(
-                f"not valid YAML: {getattr(e, 'problem', e)}",
-                path=str(config_path),
-                line=mark.line + 1 if mark else None,
-            ) from None
-        if not isinstance(data, dict):
-            raise LoadError(
-                "expected a mapping of policy, inventory, workloads, out", path=str(config_path)
-            )
-        for key, value in data.items():
-            if key == "kubernetes":
-                kubernetes = _kubernetes(value, str(config_path), _line_of(text, key))
-                continue
-            if key not in DEFAULTS and key not in ("version", "running"):
-                from router.errors import did_you_mean
-
-                raise LoadError(
-                    f'unknown key "{key}" (expected policy, inventory, workloads, running, out'
-                    " or kubernetes)",
-                    path=str(config_path),
-                    line=_line_of(text, key),
-                    hint=did_you_mean(str(key), [*DEFAULTS, "running", "kubernetes"]),
-                )
-            if key != "version" and not isinstance(value, str):
-                raise LoadError(
-                    f"{key}: expected a path, got {value!r}",
-                    path=str(config_path),
-                    line=_line_of(text, key),
-                )
-            values[key] = value
+        values, kubernetes = _read_config(config_path)
     elif not (policy and inventory and workloads):
         raise LoadError(
             f"no {CONFIG_NAME} in {root}: give -p/--policy, -i/--inventory and -w/--workloads",
@@ -169,3 +133,51 @@ def _line_of(text: str, key: object) -> int | None:
         if line.startswith(f"{key}:"):
             return n
     return None
+
+
+def _read_config(path: Path) -> tuple[dict[str, str], KubernetesSettings]:
+    """The keys of router.yaml; a LoadError at the line and column of what is wrong (read with
+    the loader's YAML reader: positions, duplicate keys, its limits)."""
+    from router.errors import RouterError, did_you_mean
+    from router.models.yamlsource import Builder, compose, locate, read_source, span
+
+    source = read_source(path, str(path))
+    docs = compose(source)
+    if len(docs) > 1:
+        raise LoadError(f"{CONFIG_NAME} holds one YAML document, this one {len(docs)}",
+                        span(source, docs[1]))  # fmt: skip
+    if not docs:
+        return {}, KubernetesSettings()
+    builder = Builder(source)
+    data = builder.value(docs[0])
+    if builder.errors:
+        first: RouterError = builder.errors[0]
+        raise first
+    if not isinstance(data, dict):
+        raise LoadError("expected a mapping of policy, inventory, workloads, out",
+                        span(source, docs[0]))  # fmt: skip
+    values: dict[str, str] = {}
+    kubernetes = KubernetesSettings()
+    for key, value in data.items():
+        key_node, value_node = locate(docs[0], (key,))
+        if key == "kubernetes":
+            at = key_node or value_node
+            kubernetes = _kubernetes(value, str(path), at.start_mark.line + 1)
+            continue
+        if key not in (*DEFAULTS, "version", "running"):
+            raise LoadError(
+                f'unknown key "{key}" (expected policy, inventory, workloads, running, out'
+                " or kubernetes)",
+                span(source, key_node or value_node),
+                hint=did_you_mean(str(key), [*DEFAULTS, "running", "kubernetes"]),
+            )
+        if key != "version" and not isinstance(value, str):
+            shown = (
+                value
+                if isinstance(value, (int, float, bool)) or value is None
+                else "a " + ("mapping" if isinstance(value, dict) else "list")
+            )
+            raise LoadError(f"{key}: expected a path, got {shown}", span(source, value_node))
+        if key != "version":
+            values[key] = value
+    return values, kubernetes

@@ -44,6 +44,9 @@ class Span:
         return self.location()
 
 
+_SHOWN = 120  # the most columns of a source line an error shows
+
+
 class RouterError(Exception):
     """Base of every error router reports to a user (exit code 1)."""
 
@@ -90,11 +93,22 @@ class RouterError(Exception):
             text = span.source.line(span.line)
             if text:
                 gutter = f"{span.line:>5} | "
-                out.append(gutter + text)
                 width = 1
                 if span.end_line == span.line and span.end_column > span.column:
                     width = span.end_column - span.column
-                pad = "".join(c if c == "\t" else " " for c in text[: span.column - 1])
+                column = span.column
+                if len(text) > _SHOWN:  # a window around the fault, not a 5,000-column line
+                    start = max(0, min(column - 1 - _SHOWN // 4, len(text) - _SHOWN))
+                    cut = text[start : start + _SHOWN]
+                    text = (
+                        ("..." if start else "")
+                        + cut
+                        + ("..." if start + _SHOWN < len(text) else "")
+                    )
+                    column = column - start + (3 if start else 0)
+                    width = max(1, min(width, len(text) - column + 1))
+                out.append(gutter + text)
+                pad = "".join(c if c == "\t" else " " for c in text[: column - 1])
                 out.append(" " * (len(gutter) - 2) + "| " + pad + "^" * width)
         if self.hint:
             out.append(f"  {self.hint}")

@@ -8,17 +8,24 @@ if out/ is missing but an `.old` sibling exists, the kill came between the two r
 the swap and that sibling is the previous out/, intact, so it is put back first. Siblings
 of processes that are still alive are left alone (two plans may run side by side).
 
+Plans run side by side safely: each writes its own sibling, and the recovery and the swap
+happen under an exclusive `flock` of the parent folder (no lock file is left behind; the
+kernel drops the lock when a process dies). The last swap wins; none fails or leaves out/
+missing.
+
 Test hook: ROUTER_TEST_PAUSE_BEFORE_SWAP=<seconds> sleeps after every file is written and
 before the swap, so a test can kill the process there. It does nothing else.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 from router.errors import PlanError
@@ -91,6 +98,17 @@ def _check_protected(out: Path, protect: Iterable[Path]) -> None:
             )
 
 
+@contextmanager
+def _swap_lock(parent: Path) -> Iterator[None]:
+    """Exclusive use of the siblings of out/ in `parent` (recover and swap), across processes."""
+    fd = os.open(parent, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
+
+
 def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) -> None:
     """Replace the folder `out` with exactly `files` ({relative path: text})."""
     out = Path(out)
@@ -98,9 +116,10 @@ def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) ->
     paths = {rel: _safe(rel) for rel in files}  # every path checked before anything is written
     parent = out.resolve().parent
     parent.mkdir(parents=True, exist_ok=True)
-    recover(out)
-    if out.is_symlink() or (out.exists() and not out.is_dir()):
-        raise PlanError(f"{out} exists and is not a folder")
+    with _swap_lock(parent):
+        recover(out)
+        if out.is_symlink() or (out.exists() and not out.is_dir()):
+            raise PlanError(f"{out} exists and is not a folder")
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-{os.getpid()}-", dir=parent))
     try:
         for rel, text in files.items():
@@ -116,7 +135,11 @@ def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) ->
         pause = os.environ.get(TEST_PAUSE_ENV)
         if pause:
             time.sleep(float(pause))
-        _swap(tmp, out)
+        with _swap_lock(parent):
+            recover(out)  # a run killed while this one wrote its files
+            if out.is_symlink() or (out.exists() and not out.is_dir()):
+                raise PlanError(f"{out} exists and is not a folder")
+            _swap(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise

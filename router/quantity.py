@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+from functools import lru_cache
 
 MEMORY_UNITS: dict[str, float] = {
     "KiB": 1 / 1024,
@@ -29,15 +30,36 @@ DURATION_UNITS: dict[str, int] = {"s": 1, "min": 60, "m": 60, "h": 3600, "d": 86
 
 _NUMBER = r"\d+(?:\.\d+)?"
 _UNITS = "|".join(sorted(MEMORY_UNITS, key=len, reverse=True))
-_UNITS = "|".join(sorted(MEMORY_UNITS, key=len, reverse=True))
 _MEMORY_RE = re.compile(rf"^({_NUMBER})\s*({_UNITS})?$")
 _DURATION_PART = re.compile(rf"({_NUMBER})\s*(min|s|m|h|d)")
 _CLOCK_RE = re.compile(r"^(?:(\d+)-)?(\d+):(\d{2})(?::(\d{2}))?$")
 _PERCENT_RE = re.compile(rf"^({_NUMBER})\s*%$")
 
 
+# The largest quantity in base units (MiB, seconds) and the largest number in a policy:
+# far above any real platform, far below what floats and CP-SAT's 64-bit integers hold.
+MAX_QUANTITY = 10**15
+
+
 class QuantityError(ValueError):
     """A quantity string that does not parse; the message says what was expected."""
+
+
+class QuantityRangeError(QuantityError):
+    """A quantity that parses but is infinite, not a number, or above MAX_QUANTITY."""
+
+
+def _in_range(number: float, what: str, shown: object) -> float:
+    """`number` (a quantity in base units) if finite and at most MAX_QUANTITY."""
+    if not math.isfinite(number) or abs(number) > MAX_QUANTITY:
+        text = shown if isinstance(shown, str) else repr(shown)
+        if len(text) > 40:
+            text = text[:37] + "..."
+        raise QuantityRangeError(f"{text} is out of range: at most 10^15 {_BASE[what]}")
+    return number
+
+
+_BASE = {"memory": "MiB", "duration": "seconds", "percentage": "%"}
 
 
 def parse_memory(value: object) -> int:
@@ -47,14 +69,19 @@ def parse_memory(value: object) -> int:
     if isinstance(value, (int, float)):
         if value < 0:
             raise QuantityError(f"memory must be ≥ 0, got {value}")
-        return math.ceil(value)
+        return math.ceil(_in_range(value, "memory", value))
     if not isinstance(value, str):
         raise QuantityError(f"expected a memory size such as 64GiB, got {value!r}")
+    return _memory_text(value)
+
+
+@lru_cache(maxsize=4096)  # workloads repeat a few spellings ("64GiB") thousands of times
+def _memory_text(value: str) -> int:
     m = _MEMORY_RE.match(value.strip())
     if not m:
         raise QuantityError(f'expected a memory size such as 64GiB or 512MiB, got "{value}"')
     number, unit = float(m.group(1)), m.group(2) or "MiB"
-    return math.ceil(number * MEMORY_UNITS[unit])
+    return math.ceil(_in_range(number * MEMORY_UNITS[unit], "memory", value))
 
 
 def parse_duration(value: object) -> int:
@@ -64,14 +91,22 @@ def parse_duration(value: object) -> int:
     if isinstance(value, (int, float)):
         if value < 0:
             raise QuantityError(f"duration must be ≥ 0, got {value}")
-        return math.ceil(value * 60)
+        return math.ceil(_in_range(value * 60, "duration", value))
     if not isinstance(value, str):
         raise QuantityError(f"expected a duration such as 48h, got {value!r}")
+    return _duration_text(value)
+
+
+@lru_cache(maxsize=4096)
+def _duration_text(value: str) -> int:
     text = value.strip()
     clock = _CLOCK_RE.match(text)
     if clock:
+        if len(text) > 40:  # int() refuses more than 4,300 digits; no real clock has 40
+            raise QuantityRangeError(f"{text[:37]}... is out of range: at most 10^15 seconds")
         days, hours, minutes, seconds = (int(g) if g else 0 for g in clock.groups())
-        return ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+        total_s = ((days * 24 + hours) * 60 + minutes) * 60 + seconds
+        return int(_in_range(total_s, "duration", value))
     pos, total = 0, 0.0
     compact = text.replace(" ", "")
     for m in _DURATION_PART.finditer(compact):
@@ -81,7 +116,7 @@ def parse_duration(value: object) -> int:
         pos = m.end()
     if pos == 0 or pos != len(compact):
         raise QuantityError(f'expected a duration such as 30s, 45min, 48h or 7d, got "{value}"')
-    return math.ceil(total)
+    return math.ceil(_in_range(total, "duration", value))
 
 
 def parse_percent(value: object) -> float:
@@ -89,7 +124,7 @@ def parse_percent(value: object) -> float:
     if isinstance(value, str):
         m = _PERCENT_RE.match(value.strip())
         if m:
-            return float(m.group(1)) / 100
+            return _in_range(float(m.group(1)), "percentage", value) / 100
     raise QuantityError(f'expected a percentage such as 80%, got "{value}"')
 
 

@@ -19,19 +19,22 @@ questions about workloads are decided over the whole bounded workload space with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Literal
+from collections.abc import Callable
+from typing import Any
 
 from router.assure.encode import (
+    Domains,
     Space,
+    any_witness,
     encode_condition,
     encode_workload_space,
     minimal_witness,
     reify,
     satisfiable,
     witness_document,
+    workload_domains,
 )
-from router.errors import Span
+from router.assure.findings import SEVERITIES, Finding, Severity, finding_at
 from router.evaluate.views import target_view
 from router.language import ast
 from router.language.checker import name_span
@@ -40,101 +43,209 @@ from router.language.names import OPTIONS
 from router.models import Inventory, TargetRef
 from router.models.inventory import untolerated
 
-Severity = Literal["error", "warning", "info"]
-SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
+__all__ = ["SEVERITIES", "Finding", "Severity", "analyze", "finding_at"]
+Extra = Callable[[Space], list[Any]]  # literals added to a question, in the space asked
+Holds = Callable[[Any], bool]  # the same question of a concrete Workload
 _JOB_ONLY = {"operator"}  # read only when a job is emitted
 _SERVICE_ONLY = {"hpa", "pdb", "serving"}  # read only when a service is emitted
-
-
-@dataclass
-class Finding:
-    severity: Severity
-    code: str  # unreachable-rule, unreachable-deny, unrouted, route-never-fits, ...
-    message: str
-    path: str
-    line: int
-    column: int = 1
-    witness: dict[str, Any] | None = None
-    hint: str | None = None
-    end_line: int | None = None
-    end_column: int | None = None
-
-    def location(self) -> str:
-        return f"{self.path}:{self.line}:{self.column}"
-
-    def to_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "severity": self.severity, "code": self.code, "message": self.message,
-            "file": self.path, "line": self.line, "column": self.column,
-        }  # fmt: skip
-        if self.hint:
-            out["hint"] = self.hint
-        if self.witness is not None:
-            out["witness"] = self.witness
-        return out
-
-
-def finding_at(severity: Severity, code: str, message: str, span: Span, **kw: Any) -> Finding:
-    end: dict[str, Any] = {"end_line": span.end_line or None, "end_column": span.end_column or None}
-    return Finding(severity, code, message, span.path, span.line, span.column, **end, **kw)
+# Target fields that neither shape.py nor the encoding of a fit reads (a `where` that reads
+# one is keyed on its value apart).
+_NOT_SHAPE = {"name", "labels", "features", "cost_per_gpu_hour", "cost_per_node_hour", "taints"}
 
 
 def _where(st: Any) -> str:
     return f"`{st.name}` ({st.span.location()})"
 
 
-class _Analysis:
-    def __init__(self, policy: ast.Policy, inventory: Inventory) -> None:
-        self.policy, self.inventory = policy, inventory
-        self.space: Space = encode_workload_space(policy, inventory)
-        s = self.space
-        self.targets = inventory.targets()
+_ROUNDS = 6  # counterexample rounds on a small model before the whole policy is asked
+
+
+class _Full:
+    """The whole policy in one model: every deny and rule condition (built on first use)."""
+
+    def __init__(self, policy: ast.Policy, inventory: Inventory, domains: Domains) -> None:
+        self.space = s = encode_workload_space(policy, inventory, domains)
         self.deny_lits = [encode_condition(s, d.when) for d in policy.denies]
         self.when_lits = [encode_condition(s, r.when) for r in policy.rules]
         self.not_denied = [d.Not() for d in self.deny_lits]
-        self.reach = [
-            [w, *(x.Not() for x in self.when_lits[:i]), *self.not_denied]
-            for i, w in enumerate(self.when_lits)
-        ]
-        self.reachable = [satisfiable(s, r) for r in self.reach]
+
+    def reach(self, i: int) -> list[Any]:
+        """Rule i claims the workload: its `when`, no earlier rule's, no deny's."""
+        return [self.when_lits[i], *(x.Not() for x in self.when_lits[:i]), *self.not_denied]
+
+
+class _Analysis:
+    """The analyses, each question decided so that `router check` stays near-linear in the
+    policy: a question about the workloads a rule claims is first asked of a small model (the
+    rule's condition, the denies, and only the earlier rules that a candidate workload showed
+    to claim it first), and a candidate the evaluator routes to that rule answers yes. No
+    solution on the small model answers no: it is a relaxation of the whole question. Only
+    when the two disagree (an over-approximated construct) is the whole policy's model asked.
+    Witnesses in findings are still the smallest workloads of the whole model."""
+
+    def __init__(self, policy: ast.Policy, inventory: Inventory) -> None:
+        self.policy, self.inventory = policy, inventory
+        self.domains = workload_domains(policy, inventory)
+        self.targets = inventory.targets()
         self.findings: list[Finding] = []
         self._evaluator: Any = None
+        self._full: _Full | None = None
+        self.index = {id(r): i for i, r in enumerate(policy.rules)}
+        self.examples: dict[int, list[Any]] = {}  # workloads each rule was seen to claim
+        self.reachable = [self.claims(i) for i in range(len(policy.rules))]
+
+    @property
+    def full(self) -> _Full:
+        if self._full is None:
+            self._full = _Full(self.policy, self.inventory, self.domains)
+        return self._full
+
+    @property
+    def space(self) -> Space:
+        return self.full.space
+
+    def small(self) -> Space:
+        return encode_workload_space(self.policy, self.inventory, self.domains)
 
     def sat(self, lits: list[Any]) -> bool:
-        return satisfiable(self.space, lits)
+        return satisfiable(self.full.space, lits)
 
     def witness(self, lits: list[Any]) -> dict[str, Any] | None:
-        w = minimal_witness(self.space, lits)
-        return witness_document(self.space, w) if w is not None else None
+        w = minimal_witness(self.full.space, lits)
+        return witness_document(self.full.space, w) if w is not None else None
 
-    def decide(self, doc: dict[str, Any]) -> Any:
-        """How the evaluator routes a witness (a cross-check of the encoding, and the story)."""
+    @property
+    def evaluator(self) -> Any:
         from router.evaluate.evaluate import Evaluator
-        from router.models import Workload
 
         if self._evaluator is None:
             self._evaluator = Evaluator(self.policy, self.inventory)
-        return self._evaluator.decide(Workload.model_validate(doc))
+        return self._evaluator
+
+    def decide(self, doc: dict[str, Any]) -> Any:
+        """How the evaluator routes a witness (a cross-check of the encoding, and the story);
+        None when the witness is no valid workload (`kind == "a\\u0000b"` can be encoded)."""
+        from pydantic import ValidationError
+
+        from router.models import Workload
+
+        try:
+            return self.evaluator.decide(Workload.model_validate(doc))
+        except ValidationError:
+            return None
+
+    def workload(self, space: Space, solution: dict[str, Any]) -> Any:
+        from pydantic import ValidationError
+
+        from router.models import Workload
+
+        try:
+            return Workload.model_validate(witness_document(space, solution))
+        except ValidationError:
+            return None
+
+    def claims(self, i: int, extra: Extra | None = None, holds: Holds | None = None) -> bool:
+        """Is there a workload that rule i claims, for which the literals `extra(space)` hold
+        (and `holds(workload)`, what the literals stand for, when a candidate is checked)?"""
+        for w in self.examples.get(i, ()):
+            if holds is None or holds(w):
+                return True
+        policy, blockers = self.policy, list[int]()
+        for _ in range(_ROUNDS):
+            s = self.small()
+            lits = [encode_condition(s, policy.rules[i].when)]
+            lits += [encode_condition(s, d.when).Not() for d in policy.denies]
+            lits += [encode_condition(s, policy.rules[j].when).Not() for j in blockers]
+            lits += extra(s) if extra else []
+            solution = any_witness(s, lits)
+            if solution is None:
+                return False  # a relaxation of the whole question has no solution
+            w = self.workload(s, solution)
+            if w is None:
+                break
+            j = self.first_rule(w)
+            if j == i:
+                if holds is None or holds(w):
+                    self.examples.setdefault(i, []).append(w)
+                    return True
+                break
+            if not 0 <= j < i or j in blockers:
+                break  # the encoding over-approximates here: ask the whole model
+            blockers.append(j)
+        full = self.full
+        return self.sat([*full.reach(i), *(extra(full.space) if extra else [])])
+
+    def first_rule(self, w: Any) -> int:
+        """The index of the rule that claims `w`, as the evaluator decides it; -1 if it is
+        denied or unrouted. Rules that need another `kind` are skipped (an index by kind), so
+        a policy of many per-kind rules is not read rule by rule for every candidate."""
+        from router.evaluate.views import workload_view
+
+        view, ev = workload_view(w), self.evaluator
+        for _, when in ev.denies:
+            if when is None or when(view, {}):
+                return -1
+        by_kind: dict[Any, list[int]] = self.__dict__.setdefault("_by_kind", {})
+        if not by_kind:
+            keyed = [_required_kind(r.when) for r in self.policy.rules]
+            by_kind[None] = [j for j, k in enumerate(keyed) if k is None]
+            for j, k in enumerate(keyed):
+                if k is not None:
+                    by_kind.setdefault(k, list(by_kind[None])).append(j)
+            for k in by_kind:
+                by_kind[k].sort()
+        for j in by_kind.get(view["kind"], by_kind[None]):
+            when = ev.rules[j].when
+            if when is None or when(view, {}):
+                return j
+        return -1
 
     def add(self, *args: Any, **kw: Any) -> None:
         self.findings.append(finding_at(*args, **kw))
 
+    def matches(self, rule: ast.Rule, doc: dict[str, Any] | None) -> bool:
+        """Whether the evaluator finds that `rule`'s `when` holds for the witness `doc`."""
+        from pydantic import ValidationError
+
+        from router.evaluate.views import workload_view
+        from router.models import Workload
+
+        if doc is None:
+            return False
+        compiled = next(r for r in self.evaluator.rules if r.rule is rule)
+        try:
+            view = workload_view(Workload.model_validate(doc))
+        except ValidationError:
+            return False
+        return compiled.when is None or bool(compiled.when(view, {}))
+
     # -- rules and denies --------------------------------------------------------------------
+    def ask(self, conds: list[tuple[ast.Expr | None, bool]], minimal: bool = False) -> Any:
+        """A workload for which each condition holds (False: its negation), from a model of
+        these conditions only: a minimal witness document, or True; None if there is none."""
+        s = self.small()
+        lits = [encode_condition(s, e) if holds else encode_condition(s, e).Not()
+                for e, holds in conds]  # fmt: skip
+        if not minimal:
+            return True if any_witness(s, lits) is not None else None
+        w = minimal_witness(s, lits)
+        return witness_document(s, w) if w is not None else None
+
     def rules(self) -> None:
-        rules = self.policy.rules
+        rules, denies = self.policy.rules, self.policy.denies
         for i, rule in enumerate(rules):
             if self.reachable[i]:
                 continue
-            when = self.when_lits[i]
-            if not self.sat([when]):
+            when = (rule.when, True)
+            not_denied = [(d.when, False) for d in denies]
+            if self.ask([when]) is None:
                 self.add("error", "unreachable-rule",
                          f"rule `{rule.name}` can never match: its `when` is never true",
                          name_span(rule))  # fmt: skip
                 continue
-            doc = self.witness([when])
-            if not self.sat([when, *self.not_denied]):
-                by = [d for d, lit in zip(self.policy.denies, self.deny_lits, strict=True)
-                      if self.sat([when, lit])]  # fmt: skip
+            if self.ask([when, *not_denied]) is None:
+                doc = self.ask([when], minimal=True)
+                by = [d for d in denies if self.ask([when, (d.when, True)])]
                 names = ", ".join(_where(d) for d in by)
                 msg = f"rule `{rule.name}` can never match: every workload it matches is denied"
                 self.add(
@@ -146,39 +257,67 @@ class _Analysis:
                     hint="the witness matches this rule but is denied",
                 )
                 continue
-            earlier = list(zip(rules[:i], self.when_lits[:i], strict=True))
-            alone = [r for r, lit in earlier if not self.sat([when, lit.Not(), *self.not_denied])]
-            if alone:
-                shadow = f"the earlier rule {_where(alone[0])}"
-            else:
-                by_rules = [r for r, lit in earlier if self.sat([when, lit, *self.not_denied])]
-                shadow = "the earlier rules " + ", ".join(_where(r) for r in by_rules)
-            doc = self.witness([when, *self.not_denied])
+            doc = self.ask([when, *not_denied], minimal=True)
+            shadow = self.shadowing(i, doc)
             hint = None
             if doc is not None:
                 decision = self.decide(doc)
-                got = decision.rule.name if decision.rule is not None else decision.status
-                hint = f"the witness matches `{rule.name}` but is claimed by `{got}`"
+                if decision is not None:
+                    got = decision.rule.name if decision.rule is not None else decision.status
+                    hint = f"the witness matches `{rule.name}` but is claimed by `{got}`"
             msg = f"rule `{rule.name}` can never match: every workload it matches is claimed by"
             self.add("error", "unreachable-rule", f"{msg} {shadow}", name_span(rule),
                      witness=doc, hint=hint)  # fmt: skip
 
+    def shadowing(self, i: int, doc: dict[str, Any] | None) -> str:
+        """Which earlier rules claim every workload rule i matches: one alone if one does,
+        else a set that does together (found a claimer at a time, not rule by rule)."""
+        rules = self.policy.rules
+        base = [(rules[i].when, True), *((d.when, False) for d in self.policy.denies)]
+        # A rule that shadows alone matches every workload of rule i, so the witness too.
+        earlier = [j for j in range(i) if self.matches(rules[j], doc)] or list(range(i))
+        for j in earlier:
+            if self.ask([*base, (rules[j].when, False)]) is None:
+                return f"the earlier rule {_where(rules[j])}"
+        cover: list[int] = []
+        while len(cover) < i:
+            found = self.ask([*base, *((rules[j].when, False) for j in cover)], minimal=True)
+            if found is None:
+                break
+            d = self.decide(found)
+            j = self.index.get(id(d.rule), -1) if d is not None and d.status == "routed" else -1
+            if not 0 <= j < i or j in cover:  # the encoding and the evaluator disagree
+                cover += [
+                    k
+                    for k in range(i)
+                    if k not in cover and self.ask([*base, (rules[k].when, True)])
+                ]
+                break
+            cover.append(j)
+        return "the earlier rules " + ", ".join(_where(rules[j]) for j in sorted(cover))
+
     def denies(self) -> None:
-        for k, deny in enumerate(self.policy.denies):
-            lits = [self.deny_lits[k], *self.not_denied[:k]]
-            if self.sat(lits):
+        denies = self.policy.denies
+        for k, deny in enumerate(denies):
+            # A small model first: this deny's condition and the earlier denies' negations.
+            s = self.small()
+            lits = [encode_condition(s, deny.when)]
+            lits += [encode_condition(s, d.when).Not() for d in denies[:k]]
+            if any_witness(s, lits) is not None:
                 continue
+            s = self.small()
+            never = any_witness(s, [encode_condition(s, deny.when)]) is None
             why = (
                 "its `when` is never true"
-                if not self.sat(lits[:1])
+                if never
                 else ("every workload it matches is denied by an earlier deny rule")
             )
             self.add("warning", "unreachable-deny", f"deny `{deny.name}` can never match: {why}",
                      name_span(deny))  # fmt: skip
 
     def unrouted(self) -> None:
-        rules = self.policy.rules
-        lits = [*self.not_denied, *(w.Not() for w in self.when_lits)]
+        rules, full = self.policy.rules, self.full
+        lits = [*full.not_denied, *(w.Not() for w in full.when_lits)]
         if not self.sat(lits):
             return
         doc = self.witness(lits)
@@ -188,9 +327,9 @@ class _Analysis:
                  hint="add a last rule without `when` to route every workload")  # fmt: skip
 
     # -- routes ------------------------------------------------------------------------------
-    def fits(self, route: ast.Route, ref: TargetRef, where_only: bool = False) -> Any:
-        """A literal implied by "this target satisfies `where` and can hold the workload"."""
-        s = self.space
+    def fits(self, s: Space, route: ast.Route, ref: TargetRef, where_only: bool = False) -> Any:
+        """A literal of space `s` implied by "this target satisfies `where` and can hold the
+        workload" (the necessary conditions of shape.py)."""
         where = encode_condition(s, route.where, target=target_view(ref))
         if where_only:
             return where
@@ -237,21 +376,78 @@ class _Analysis:
         parts.append(s.any_of([s.all_of([svc, *service_fits]), s.all_of([svc.Not(), *job_fits])]))
         return s.all_of(parts)
 
+    def groups(self, route: ast.Route, refs: list[TargetRef]) -> dict[TargetRef, list[TargetRef]]:
+        """The targets by what this route can tell apart (the attributes its `where` reads,
+        and the shape): one question per group, not per target (20,000 partitions are often
+        a few shapes). Each group is keyed by its first target."""
+        used = sorted({(n.field or "", n.key or "") for n in ast.walk(route.where)
+                       if isinstance(n, ast.Name) and n.scope == "target"})  # fmt: skip
+        found: dict[Any, list[TargetRef]] = {}
+        for ref in refs:
+            view = self.view(ref)
+            seen = [view["labels"].get(k) if f == "labels" and k else view.get(f) for f, k in used]
+            dump = ref.target.model_dump(exclude=_NOT_SHAPE)
+            key = (ref.backend, repr(seen), repr(sorted(dump.items())))
+            found.setdefault(key, []).append(ref)
+        return {members[0]: members for members in found.values()}
+
+    def view(self, ref: TargetRef) -> dict[str, Any]:
+        views: dict[str, dict[str, Any]] = self.__dict__.setdefault("_views", {})
+        if ref.id not in views:
+            views[ref.id] = target_view(ref)
+        return views[ref.id]
+
+    def fits_concretely(self, rule: ast.Rule, k: int, w: Any, refs: list[TargetRef],
+                        where_only: bool = False) -> bool:  # fmt: skip
+        """Whether route k of `rule` takes workload `w` on one of `refs`, as the evaluator
+        decides it (where, then shape)."""
+        from router.evaluate.shape import shape
+        from router.evaluate.views import workload_view
+
+        compiled = next(r for r in self.evaluator.rules if r.rule is rule).routes[k]
+        wv = workload_view(w)
+        for ref in refs:
+            if compiled.where is not None and not compiled.where(wv, self.view(ref)):
+                continue
+            if where_only:
+                return True
+            options = {n: v for n, v in compiled.options.items()
+                       if ref.backend in OPTIONS[n].backends}  # fmt: skip
+            if not isinstance(shape(w, ref, options), str):
+                return True
+        return False
+
+    def fit_question(self, rule: ast.Rule, k: int, refs: list[TargetRef],
+                     where_only: bool = False) -> tuple[Extra, Holds]:  # fmt: skip
+        """ "Route k of `rule` takes the workload on one of `refs`", for `claims`."""
+        route = rule.routes[k]
+
+        def extra(s: Space) -> list[Any]:
+            return [s.any_of([self.fits(s, route, r, where_only) for r in refs])]
+
+        def holds(w: Any) -> bool:
+            return self.fits_concretely(rule, k, w, refs, where_only)
+
+        return extra, holds
+
     def routes(self) -> None:
         for i, rule in enumerate(self.policy.rules):
             if not self.reachable[i]:
                 continue
-            reach = self.reach[i]
             dead: list[tuple[ast.Route, str]] = []
-            for route in rule.routes:
+            for k, route in enumerate(rule.routes):
                 refs = [r for r in self.targets if route.backend in ("any", r.backend)]
                 if not refs:
                     dead.append((route, f"the inventory has no {route.backend} target"))
                     continue
-                self.ignored_options(rule, route, refs, reach)
-                if self.sat([*reach, self.space.any_of([self.fits(route, r) for r in refs])]):
+                groups = self.groups(route, refs)
+                heads = list(groups)
+                self.ignored_options(i, rule, k, groups)
+                if self.claims(i, *self.fit_question(rule, k, heads)):
                     continue
-                wheres = [r for r in refs if self.sat([*reach, self.fits(route, r, True)])]
+                wheres = [m for head, members in groups.items()
+                          if self.claims(i, *self.fit_question(rule, k, [head], True))
+                          for m in members]  # fmt: skip
                 if not wheres:
                     what = "any target" if route.backend == "any" else f"a {route.backend} target"
                     why = f"`where` holds for no {what.split(' ', 1)[1]} in the inventory"
@@ -269,7 +465,7 @@ class _Analysis:
                 sev: Any = "error" if len(dead) == len(rule.routes) else "warning"
                 which = "route" if route.rank == 0 else f"fallback route {route.rank}"
                 msg = f"the {which} of rule `{rule.name}` can never place a workload: {why}"
-                doc = self.witness(reach)
+                doc = self.witness(self.full.reach(i))
                 hint = "the witness reaches this rule; no target of the route takes it"
                 self.add(
                     sev,
@@ -280,16 +476,19 @@ class _Analysis:
                     hint=hint,
                 )
 
-    def ignored_options(self, rule: ast.Rule, route: ast.Route, refs: list[TargetRef],
-                        reach: list[Any]) -> None:  # fmt: skip
-        svc = self.space.ints["service"]
+    def ignored_options(self, i: int, rule: ast.Rule, k: int,
+                        groups: dict[TargetRef, list[TargetRef]]) -> None:  # fmt: skip
+
+        route = rule.routes[k]
         for opt in route.options:
             spec = OPTIONS.get(opt.name)
             if spec is None:
                 continue
             if route.backend == "any":
-                other = [r for r in refs if r.backend not in spec.backends]
-                hit = [r for r in other if self.sat([*reach, self.fits(route, r, True)])]
+                hit = [m for head, members in groups.items()
+                       if head.backend not in spec.backends
+                       and self.claims(i, *self.fit_question(rule, k, [head], True))
+                       for m in members]  # fmt: skip
                 if hit:
                     owner = " and ".join(spec.backends)
                     names = ", ".join(r.id for r in hit[:3]) + (", ..." if len(hit) > 3 else "")
@@ -301,13 +500,15 @@ class _Analysis:
                     self.add("warning", "ignored-option", msg, opt.span, hint=hint)
             if "kubernetes" not in spec.backends:
                 continue
-            if opt.name in _SERVICE_ONLY and not self.sat([*reach, svc]):
+            service = (_service_lits, _is_service)
+            job = (_job_lits, _is_job)
+            if opt.name in _SERVICE_ONLY and not self.claims(i, *service):
                 msg = (
                     f"`{opt.name}` applies to services only; rule `{rule.name}` claims only jobs"
                     ' (not kind "inference", no replicas), so it is ignored'
                 )
                 self.add("warning", "ignored-option", msg, opt.span)
-            if opt.name in _JOB_ONLY and not self.sat([*reach, svc.Not()]):
+            if opt.name in _JOB_ONLY and not self.claims(i, *job):
                 msg = (
                     f"`{opt.name}` applies to jobs only; rule `{rule.name}` claims only"
                     " services, so it is ignored"
@@ -335,7 +536,7 @@ class _Analysis:
     def quotas(self) -> None:
         from router.evaluate.quota import QuotaLimit, compile_quotas
 
-        routed = self.space.any_of(self.when_lits)
+        routed = self.space.any_of(self.full.when_lits)
         # The workload keys of `per` are left out: every workload part of a limit has the same
         # targets and amount, so what holds for one holds for all (and no workloads are needed).
         parts: dict[tuple[int, int], list[QuotaLimit]] = {}
@@ -382,14 +583,24 @@ class _Analysis:
                     )
                 self.add("warning", "quota-never-binds", msg, span)
                 return
-        if q.for_ is not None:
+        if q.for_ is not None and not self.a_routed_example_is_member(q.for_):
             member = encode_condition(self.space, q.for_)
-            if not self.sat([member, routed, *self.not_denied]):
+            if not self.sat([member, routed, *self.full.not_denied]):
                 msg = (
                     f"quota `{q.name}` never binds: its `for` matches no workload that a"
                     " rule routes"
                 )
                 self.add("warning", "quota-never-binds", msg, q.for_.span)
+
+    def a_routed_example_is_member(self, for_: ast.Expr) -> bool:
+        """Whether a workload seen routed (the rules' examples) satisfies `for_`: then the
+        quota can bind, and the whole-policy model need not be asked."""
+        from router.evaluate.expr import compile_expr
+        from router.evaluate.views import workload_view
+
+        holds = compile_expr(for_, self.policy.constants)
+        return any(bool(holds(workload_view(w), {}))
+                   for found in self.examples.values() for w in found)  # fmt: skip
 
     def spreads(self) -> None:
         """A spread `across` an attribute no target has puts every target in one value,
@@ -412,6 +623,36 @@ class _Analysis:
                 )
 
 
+def _service_lits(s: Space) -> list[Any]:
+    return [s.ints["service"]]
+
+
+def _job_lits(s: Space) -> list[Any]:
+    return [s.ints["service"].Not()]
+
+
+def _is_service(w: Any) -> bool:
+    from router.evaluate.views import workload_view
+
+    return bool(workload_view(w)["service"])
+
+
+def _is_job(w: Any) -> bool:
+    return not _is_service(w)
+
+
+def _required_kind(e: Any) -> str | None:
+    """The kind a condition requires (`kind == "x" and ...`), or None if it does not."""
+    if isinstance(e, ast.Binary) and e.op == "and":
+        return _required_kind(e.left) or _required_kind(e.right)
+    if isinstance(e, ast.Binary) and e.op == "==":
+        for a, b in ((e.left, e.right), (e.right, e.left)):
+            if (isinstance(a, ast.Name) and a.scope == "workload" and a.field == "kind"
+                    and isinstance(b, ast.Literal) and isinstance(b.value, str)):  # fmt: skip
+                return b.value
+    return None
+
+
 def _all_exprs(p: ast.Policy) -> list[Any]:
     out: list[Any] = [let.value for let in p.lets] + [d.when for d in p.denies]
     for r in p.rules:
@@ -428,13 +669,20 @@ def _all_exprs(p: ast.Policy) -> list[Any]:
 
 
 def analyze(
-    policy: ast.Policy, inventory: Inventory, raw: ast.Policy | None = None
+    policy: ast.Policy,
+    inventory: Inventory,
+    raw: ast.Policy | None = None,
+    workloads: list[Any] | None = None,
 ) -> list[Finding]:
     """Every finding about a checked `policy` with `inventory`, in file and line order.
 
     `raw` is the same policy parsed but not checked: the checker folds constants used in
     option values and limits into literals, so only the raw tree shows every use of a `let`.
+    `workloads` (those of the repository) are the known values of workload fields: a string
+    compared with a field that none of them has is a warning (literals.py).
     """
+    from router.assure.literals import policy_unit_findings, value_findings
+
     a = _Analysis(policy, inventory)
     a.rules()
     a.denies()
@@ -443,5 +691,7 @@ def analyze(
     a.unused_constants(raw)
     a.quotas()
     a.spreads()
+    a.findings += value_findings(policy, inventory, workloads)
+    a.findings += policy_unit_findings(raw or policy)
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(a.findings, key=lambda f: (f.path, f.line, f.column, order[f.severity]))

@@ -141,7 +141,16 @@ def _strings_of(e: ast.Expr, constants: dict[str, Any]) -> list[Any]:
     return []
 
 
-def _domains(policy: ast.Policy, inventory: Inventory | None) -> dict[str, list[str | None]]:
+Domains = dict[str, list[str | None]]
+
+
+def workload_domains(policy: ast.Policy, inventory: Inventory | None = None) -> Domains:
+    """The string values each string field can tell apart (what `encode_workload_space`
+    builds its variables from); computed once, it makes new spaces cheap."""
+    return _domains(policy, inventory)
+
+
+def _domains(policy: ast.Policy, inventory: Inventory | None) -> Domains:
     found: dict[str, list[str | None]] = {
         "kind": [],
         "team": [_D["team"]],
@@ -178,12 +187,16 @@ def _domains(policy: ast.Policy, inventory: Inventory | None) -> dict[str, list[
     return found
 
 
-def encode_workload_space(policy: ast.Policy, inventory: Inventory | None = None) -> Space:
-    """A CP-SAT model whose solutions are exactly the workload views the policy can tell apart."""
+def encode_workload_space(
+    policy: ast.Policy, inventory: Inventory | None = None, domains: Domains | None = None
+) -> Space:
+    """A CP-SAT model whose solutions are exactly the workload views the policy can tell apart.
+    `domains` (from `workload_domains`) saves finding them again."""
     m = cp_model.CpModel()
     ints = {f: m.new_int_var(lo, hi, f) for f, (lo, hi, _) in NUMBERS.items()}
     strings = {}
-    for key, values in _domains(policy, inventory).items():
+    found = _domains(policy, inventory) if domains is None else domains
+    for key, values in found.items():
         strings[key] = (m.new_int_var(0, len(values) - 1, key), values)
     space = Space(policy, m, ints, strings, m.new_bool_var("replicas_given"),
                   m.new_bool_var("nodes_given"))  # fmt: skip
@@ -216,12 +229,22 @@ def encode_workload_space(policy: ast.Policy, inventory: Inventory | None = None
 
 
 # -- conditions ------------------------------------------------------------------------------
-def _lin(space: Space, form: Num) -> tuple[Any, int]:
-    """An integer linear expression and its scale (the form times `scale`)."""
+# CP-SAT's linear expressions are 64-bit: a form whose terms could pass this is left free.
+_MAX_TERM = 2**53
+
+
+def _lin(space: Space, form: Num) -> tuple[Any, int] | None:
+    """An integer linear expression and its scale (the form times `scale`); None if a term
+    could overflow CP-SAT's integers (`gpus * 10^15 * 10^15`)."""
     coeffs, const = form
     scale = lcm(*(c.denominator for c in [*coeffs.values(), const]))
+    if abs(const * scale) > _MAX_TERM:
+        return None
     expr: Any = int(const * scale)
     for f, c in coeffs.items():
+        lo, hi = NUMBERS[f][:2]
+        if abs(c * scale) * max(abs(lo), abs(hi)) > _MAX_TERM:
+            return None
         expr = expr + int(c * scale) * space.ints[f]
     return expr, scale
 
@@ -378,8 +401,8 @@ def _comparison(space: Space, e: ast.Binary, target: dict[str, Any] | None) -> A
         coeffs = {f: c for f, c in coeffs.items() if c}
         if not coeffs:
             return space.const(_py_compare(op, ka, kb))
-        lin, _ = _lin(space, (coeffs, ka - kb))
-        return _reify(space, lin, op)
+        found = _lin(space, (coeffs, ka - kb))
+        return _free(space, e) if found is None else _reify(space, found[0], op)
     if a[0] == "num" and not a[1][0]:
         a = _as_const(a[1])
     if b[0] == "num" and not b[1][0]:
@@ -435,8 +458,8 @@ def _membership(space: Space, e: ast.Binary, target: dict[str, Any] | None) -> A
 
 
 def _comparison_const(space: Space, form: Num, value: int | float) -> Any:
-    lin, _ = _lin(space, (form[0], form[1] - Fraction(str(value))))
-    return _reify(space, lin, "==")
+    found = _lin(space, (form[0], form[1] - Fraction(str(value))))
+    return space.model.new_bool_var("approx") if found is None else _reify(space, found[0], "==")
 
 
 def _any_of(space: Space, var: Any, indexes: list[int]) -> Any:
@@ -457,6 +480,14 @@ def satisfiable(space: Space, constraints: list[Any]) -> bool:
     model = space.model.clone()
     model.add_bool_and(constraints)
     return _solve(model) is not None
+
+
+def any_witness(space: Space, constraints: list[Any]) -> dict[str, Any] | None:
+    """Some workload satisfying every literal of `constraints` (one solve, on the space's own
+    model: use a space made for the question), as `minimal_witness` returns; None if none."""
+    space.model.add_bool_and(constraints)
+    solver = _solve(space.model)
+    return None if solver is None else _read(space, solver)
 
 
 def minimal_witness(space: Space, constraints: list[Any]) -> dict[str, Any] | None:
@@ -493,6 +524,10 @@ def minimal_witness(space: Space, constraints: list[Any]) -> dict[str, Any] | No
     model.clear_objective()  # type: ignore[no-untyped-call]  # unannotated in ortools
     solver = _solve(model)
     assert solver is not None
+    return _read(space, solver)
+
+
+def _read(space: Space, solver: cp_model.CpSolver) -> dict[str, Any]:
     out: dict[str, Any] = {f: int(solver.Value(v)) for f, v in space.ints.items()}
     for key, (var, values) in space.strings.items():
         out[key] = values[int(solver.Value(var))]

@@ -32,12 +32,38 @@ from router.cli.main import reports_errors
 )
 @click.option("--no-emit", is_flag=True, help="Skip writing the artifacts in memory.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Time `router check` on a generated policy instead of planning.",
+)
+@click.option(
+    "--rules",
+    type=click.IntRange(1, 100_000),
+    default=100,
+    show_default=True,
+    help="With --check: the number of rules of the generated policy.",
+)
+@click.option(
+    "--partitions",
+    type=click.IntRange(0, 1_000_000),
+    default=0,
+    help="With --check: a wide inventory of this many Slurm partitions.",
+)
 @reports_errors
-def bench(size: str, seed: int, churn: bool, workers: int, no_emit: bool, as_json: bool) -> None:
-    """Benchmark the planner on a synthetic platform (S, M, L, XL or adversarial)."""
-    from router.bench.run import run
+def bench(size: str, seed: int, churn: bool, workers: int, no_emit: bool, as_json: bool,
+          check_only: bool, rules: int, partitions: int) -> None:  # fmt: skip
+    """Benchmark the planner on a synthetic platform (S, M, L, XL or adversarial);
+    with --check, time `router check` on a generated policy of --rules rules."""
+    if check_only:
+        from router.bench.check import run_check
 
-    result = run(size, seed, churn=churn, workers=workers, emit=not no_emit)
+        result = run_check(rules, seed, partitions)
+    else:
+        from router.bench.run import run
+
+        result = run(size, seed, churn=churn, workers=workers, emit=not no_emit)
     if as_json:
         click.echo(json.dumps(result, sort_keys=True))
         return

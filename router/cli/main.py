@@ -96,6 +96,7 @@ def fmt_command(files: tuple[str, ...], check_only: bool) -> None:
     """Rewrite .route FILES (or folders of them) in canonical form, comments kept."""
     from router.language.fmt import format_policy_file
     from router.language.parser import parse_text
+    from router.models.yamlsource import read_source  # not UTF-8: an error at the byte
 
     paths: list[Path] = []
     for f in files or (".",):
@@ -103,7 +104,7 @@ def fmt_command(files: tuple[str, ...], check_only: bool) -> None:
         paths += sorted(p.rglob("*.route")) if p.is_dir() else [p]
     changed = []
     for path in paths:
-        text = path.read_text(encoding="utf-8")
+        text = read_source(path, str(path)).text
         formatted = format_policy_file(parse_text(text, str(path)), text)
         if formatted != text:
             changed.append(path)

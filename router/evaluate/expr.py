@@ -129,8 +129,8 @@ def _compile_binary(expr: ast.Binary, constants: dict[str, Any]) -> Compiled:
                 return None
             try:
                 return fn(a, b)
-            except (TypeError, ZeroDivisionError):
-                return None
+            except (TypeError, ZeroDivisionError, OverflowError):
+                return None  # OverflowError: a product of huge ints times a float
 
         return arith
     raise PolicyError(f"unknown operator {op}", expr.span)

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from router.evaluate.evaluate import Decision
 from router.explain.blocking import Blocking, Key, Overflow, PlanState, blocking, smallest_fix
 from router.language import ast
-from router.language.names import PRIORITIES
 from router.models import TargetRef
+from router.models.fields import PRIORITIES
 from router.quantity import format_memory
 from router.solve.problem import Row
 

@@ -14,12 +14,14 @@ After a successful check:
 
 from __future__ import annotations
 
+import math
 import operator
 from collections.abc import Collection
 from typing import Any
 
 from router.errors import ErrorGroup, PolicyError, RouterError, Span, did_you_mean
 from router.language import ast
+from router.language.limits import MAX_NUMBER
 from router.language.names import (
     OPTIONS,
     OUTCOME_NAMES,
@@ -27,7 +29,9 @@ from router.language.names import (
     TARGET_ATTRIBUTES,
     WORKLOAD_FIELDS,
     OptionSpec,
+    value_format,
 )
+from router.models.fields import value_problem
 
 # A folded constant: (value, type). Types are the tables' words ("number", "string", "bool",
 # "list", "memory", "duration", "labels") plus "percent"; None is unknown.
@@ -176,6 +180,11 @@ class _Checker:
             return self.consts[p[0]][1]
         if ctx == "const":
             self.not_constant(n, clause)
+            return None
+        if p[0] == "workload" and clause == "on":  # `on` is read once per target, alone
+            hint = "a quota's `on` chooses targets; conditions on workloads go in its `for`"
+            self.error(f"`{dotted}` is a workload field; a quota's `on` takes target attributes",
+                       n.span, hint)  # fmt: skip
             return None
         if p[0] in ("workload", "target") and (ctx == "target" or p[0] == ctx == "workload"):
             return self.field(n, p[1:], p[0])
@@ -332,12 +341,20 @@ class _Checker:
         if not left or not right or left[0] is None or right[0] is None:
             return None
         try:
-            return _apply(e.op, left[0], right[0], left[1], right[1])
+            folded = _apply(e.op, left[0], right[0], left[1], right[1])
         except ZeroDivisionError:
             self.error("division by zero", e.span)
+            return None
         except TypeError:  # values of mixed types: the type check has said so
-            pass
-        return None
+            return None
+        value = folded[0] if folded else None
+        # Checked at each step, so no product grows past what a float holds.
+        numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if numeric and (not math.isfinite(value) or abs(value) > MAX_NUMBER):  # type: ignore[arg-type]
+            self.error(f"the value of `{_text(e)}` is out of range: at most 10^15",
+                       e.span, "see docs/limits.md")  # fmt: skip
+            return None
+        return folded
 
     # -- routes, options, quotas -----------------------------------------------------------
     def route(self, route: ast.Route) -> None:
@@ -385,6 +402,10 @@ class _Checker:
         if spec.choices and value.value not in spec.choices:
             message = f"`{opt.name}` expects {_example(spec)}; got {_text(opt.value)}"
             self.error(message, opt.value.span, did_you_mean(str(value.value), spec.choices))
+        fmt = value_format(spec)
+        problem = value_problem(fmt, str(value.value)) if fmt else None
+        if problem:  # the rule the emitters apply, here at the value's position
+            self.error(f"`{opt.name}` {problem}; got {_text(opt.value)}", opt.value.span)
         opt.value = value
 
     def call(self, opt: ast.Option, spec: OptionSpec) -> None:

@@ -142,16 +142,21 @@ def string_value(source: Source, tok: Token) -> str:
 def quantity_literal(tok: Token, span: Span) -> Literal:
     """The Literal of a QUANTITY token, in base units (MiB, seconds, a fraction of 1)."""
     text = str(tok)
-    if text.endswith("%"):
-        return Literal(quantity.parse_percent(text), span, "percent", text)
-    unit_match = _UNIT_RE.match(text)
-    unit = unit_match.group(1) if unit_match else ""
-    if unit in quantity.MEMORY_UNITS and unit_match and unit_match.end() == len(text):
-        return Literal(quantity.parse_memory(text), span, "memory", text)
     try:
-        return Literal(quantity.parse_duration(text), span, "duration", text)
-    except quantity.QuantityError:
-        pass
+        if text.endswith("%"):
+            return Literal(quantity.parse_percent(text), span, "percent", text)
+        unit_match = _UNIT_RE.match(text)
+        unit = unit_match.group(1) if unit_match else ""
+        if unit in quantity.MEMORY_UNITS and unit_match and unit_match.end() == len(text):
+            return Literal(quantity.parse_memory(text), span, "memory", text)
+        try:
+            return Literal(quantity.parse_duration(text), span, "duration", text)
+        except quantity.QuantityRangeError:
+            raise
+        except quantity.QuantityError:
+            pass
+    except quantity.QuantityRangeError as e:
+        raise Problem(str(e), span, "see docs/limits.md") from None
     known = [*quantity.MEMORY_UNITS, *quantity.DURATION_UNITS]
     same = [u for u in known if u.lower() == unit.lower()]
     hint = (

@@ -63,8 +63,6 @@ QUOTA_RESOURCES = ("gpus", "cpus", "memory", "nodes", "workloads")
 
 LAUNCHERS = ("torchrun", "mpi", "plain")
 
-PRIORITIES: dict[str, int] = {"low": 1, "normal": 2, "high": 4, "critical": 8}
-
 
 @dataclass(frozen=True)
 class OptionSpec:
@@ -76,25 +74,38 @@ class OptionSpec:
     choices: tuple[str, ...] = ()
     args: dict[str, str] = field(default_factory=dict)  # call argument -> type
     flag_ok: bool = False  # a call option that may also be written bare (`with hpa`)
+    # How a string value must look (a key of models.fields.VALUE_FORMATS); "" takes the
+    # backend's default (see value_format), so an option added here is validated too.
+    format: str = ""
+
+
+def value_format(spec: OptionSpec) -> str | None:
+    """The format a string option's value is checked against, by `router check` and by the
+    emitters alike; None for an option whose values are its choices or not strings."""
+    if spec.type != "string" or spec.choices:
+        return None
+    if spec.format:
+        return spec.format
+    return "sbatch" if "slurm" in spec.backends else "label_value"
 
 
 OPTIONS: dict[str, OptionSpec] = {
     spec.name: spec
     for spec in (
         OptionSpec("exclusive", ("slurm",), "flag"),
-        OptionSpec("qos", ("slurm",), "string"),
-        OptionSpec("account", ("slurm",), "string"),
-        OptionSpec("constraint", ("slurm",), "string"),
+        OptionSpec("qos", ("slurm",), "string", format="sbatch"),
+        OptionSpec("account", ("slurm",), "string", format="sbatch"),
+        OptionSpec("constraint", ("slurm",), "string", format="constraint"),
         OptionSpec("time", ("slurm",), "duration"),
-        OptionSpec("reservation", ("slurm",), "string"),
+        OptionSpec("reservation", ("slurm",), "string", format="sbatch"),
         OptionSpec("mpi", ("slurm",), "string", ("pmix", "pmi2", "none")),
         OptionSpec("container", ("slurm",), "string", ("pyxis", "apptainer")),
         # How a job starts its processes (router/emit/slurm/launch.py, router/emit/k8s/
         # launch.py); a workload's own `launcher` field wins.
         OptionSpec("launcher", ("slurm", "kubernetes"), "string", LAUNCHERS),
-        OptionSpec("namespace", ("kubernetes",), "string"),
-        OptionSpec("queue", ("kubernetes",), "string"),
-        OptionSpec("priority_class", ("kubernetes",), "string"),
+        OptionSpec("namespace", ("kubernetes",), "string", format="dns_label"),
+        OptionSpec("queue", ("kubernetes",), "string", format="label_value"),
+        OptionSpec("priority_class", ("kubernetes",), "string", format="dns_subdomain"),
         OptionSpec(
             "hpa",
             ("kubernetes",),
@@ -116,7 +127,7 @@ OPTIONS: dict[str, OptionSpec] = {
             ("job", "jobset", "pytorchjob", "trainjob", "mpijob", "volcano"),
         ),
         OptionSpec("serving", ("kubernetes",), "string", ("deployment", "kserve")),
-        OptionSpec("mig", ("kubernetes",), "string"),
+        OptionSpec("mig", ("kubernetes",), "string", format="label_value"),
         # Kubernetes pods (router/emit/k8s): taint keys the rule's workloads may tolerate
         # beyond the GPU taint; the Pod Security level pods are written for (restricted unless
         # a rule opts out); how a notebook runs.

@@ -36,6 +36,7 @@ from router.language.grammar import (
     string_value,
     token_error,
 )
+from router.language.limits import MAX_DEPTH, MAX_NUMBER, too_deep
 
 # The inline transformer is built once with the parser, so the file being parsed reaches it
 # through a context variable rather than an attribute.
@@ -93,6 +94,7 @@ def _span(first: Any, last: Any | None = None) -> Span:
     return span
 
 
+_DEPTH_HINT = f"an expression nests at most {MAX_DEPTH} levels deep; see docs/limits.md"
 _PREC = {"or": 1, "and": 2, "not": 3, "+": 5, "-": 5, "*": 6, "/": 6}
 _PREC.update({op: 4 for op in ("==", "!=", "<", "<=", ">", ">=", "in", "not in")})
 _UNARY_MINUS = 7
@@ -166,7 +168,18 @@ def _opt(run: list[Any] | None) -> ast.Expr | None:
 
 def _number(tok: Token) -> ast.Literal:
     text = tok.value
-    value: int | float = float(text) if tok.type == "FLOAT" else int(text)
+    # Length first: int() refuses more than 4,300 digits, and CP-SAT takes 64-bit integers.
+    whole = text.split(".", 1)[0].lstrip("0")
+    value: int | float = 0
+    if len(whole) <= len(str(MAX_NUMBER)):
+        value = float(text) if tok.type == "FLOAT" else int(text)
+    if len(whole) > len(str(MAX_NUMBER)) or value > MAX_NUMBER:
+        shown = text if len(text) <= 24 else text[:21] + "..."
+        raise Problem(
+            f"the number {shown} is too large: a number in a policy is at most 10^15",
+            _span(tok),
+            hint="see docs/limits.md",
+        )
     return ast.Literal(value, _span(tok), None, text)
 
 
@@ -375,7 +388,13 @@ class _Build(Transformer[Token, Any]):
         return items
 
     def prefix(self, c: list[Any]) -> tuple[Token, ...]:
-        return (*c[0], c[1]) if len(c) == 2 else (c[0],)
+        if len(c) == 1:
+            return (c[0],)
+        if len(c[0]) >= MAX_DEPTH:  # each prefix is a level of the tree (and of recursion)
+            raise Problem(
+                f"more than {MAX_DEPTH} `not` or `-` in a row", _span(c[1]), hint=_DEPTH_HINT
+            )
+        return (*c[0], c[1])
 
     def dotted(self, c: list[Any]) -> ast.Name:
         first, last = c[0], c[2]
@@ -441,6 +460,12 @@ def parse_text(text: str, path: str) -> ast.PolicyFile:
         raise PolicySyntaxError(p.message, p.span, hint=p.hint) from None
     finally:
         _SOURCE.reset(reset)
+    if (deep := too_deep(items)) is not None:
+        start = deep.span
+        span = Span(source, start.line, start.column, start.line, start.column + 1)
+        message = f"this expression nests more than {MAX_DEPTH} levels deep"
+        hint = "split it into constants (`let`), or write `x in [a, b, ...]` for a long `or`"
+        raise PolicySyntaxError(message, span, hint=hint)
     name: _PolicyName | None = None
     statements: list[ast.Statement] = []
     for item in items:
@@ -476,9 +501,15 @@ def parse_files(paths: list[str | Path] | list[str] | list[Path]) -> ast.Policy:
     for path in sorted(paths, key=str):
         try:
             texts.append((str(path), Path(path).read_text(encoding="utf-8-sig")))
-        except (OSError, UnicodeDecodeError) as e:
-            reason = "it is not UTF-8 text" if isinstance(e, UnicodeDecodeError) else e.strerror
-            errors.append(PolicyError(f"cannot read {path}: {reason}", path=str(path)))
+        except OSError as e:
+            errors.append(PolicyError(f"cannot read {path}: {e.strerror}", path=str(path)))
+        except UnicodeDecodeError:
+            from router.models.yamlsource import read_source  # the same position and hint
+
+            try:
+                read_source(Path(path), str(path))
+            except RouterError as e:
+                errors.append(PolicyError(e.message, e.span, hint=e.hint, path=str(path)))
     return parse_sources(texts, errors)
 
 

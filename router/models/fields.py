@@ -19,6 +19,9 @@ from pydantic_core import PydanticCustomError
 
 from router.quantity import QuantityError, parse_duration, parse_memory
 
+# Priority words and their weights (a policy and plan.json read them as these numbers).
+PRIORITIES: dict[str, int] = {"low": 1, "normal": 2, "high": 4, "critical": 8}
+
 MAX_COUNT = 1_000_000_000  # a bound on whole numbers: keeps the solver's integers sane
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
@@ -26,6 +29,35 @@ DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*
 LABEL_NAME = re.compile(r"[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?")
 SLUG = re.compile(r"[a-z0-9][a-z0-9._-]*")
 SLURM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+
+
+# ---- option and path values that reach scripts and manifests -------------------------------
+# One definition for `router check` (the policy's option values, at their position) and the
+# emitters (what `router plan` refuses): characters that sbatch's #SBATCH parser and a shell
+# both take literally (no space, quote, '#', '%', '$' or backslash), Slurm feature
+# expressions, and Kubernetes names.
+SBATCH_SAFE = re.compile(r"[A-Za-z0-9._,:@+=/-]+")
+SBATCH_CONSTRAINT = re.compile(r"[A-Za-z0-9._,:@+=/&|()\[\]*!-]+")
+VALUE_FORMATS: dict[str, tuple[re.Pattern[str], int, str]] = {
+    "sbatch": (SBATCH_SAFE, 1024, "letters, digits and . _ , : @ + = / - (what an #SBATCH"
+               " line takes literally)"),
+    "constraint": (SBATCH_CONSTRAINT, 1024, "a Slurm feature expression: letters, digits and"
+                   " . _ , : @ + = / - & | ( ) [ ] * !"),
+    "dns_label": (DNS_LABEL, 63, "a DNS-1123 label (lowercase letters, digits and '-', at most"
+                  " 63)"),
+    "label_value": (LABEL_NAME, 63, "usable as a label value (letters, digits, '-', '_' and"
+                    " '.', at most 63 characters)"),
+    "dns_subdomain": (DNS_SUBDOMAIN, 253, "a DNS-1123 subdomain (lowercase letters, digits,"
+                      " '-' and '.')"),
+}  # fmt: skip
+
+
+def value_problem(fmt: str, text: str) -> str | None:
+    """What is wrong with `text` as a value of format `fmt` (VALUE_FORMATS), or None."""
+    regex, longest, what = VALUE_FORMATS[fmt]
+    if len(text) <= longest and regex.fullmatch(text):
+        return None
+    return f"must be {what}"
 
 
 def fail(message: str) -> PydanticCustomError:

@@ -17,7 +17,7 @@ from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from router.errors import ErrorGroup, LoadError, RouterError, Source, did_you_mean
 from router.models.dependencies import dependency_errors
-from router.models.fields import show
+from router.models.fields import show, value_problem
 from router.models.inventory import Inventory
 from router.models.running import Running
 from router.models.workload import Workload
@@ -243,6 +243,11 @@ def _load_file(
                 continue
             workload = _validate(Workload, item, node, source, found)
             if workload is None:
+                continue
+            bad = workload.workdir and value_problem("sbatch", workload.workdir)
+            if bad:  # what the Slurm emitter refuses, here with its line (chdir in #SBATCH)
+                where = span(source, locate(node, ("workdir",))[1])
+                found.append(LoadError(f"workdir: {bad}, got {show(workload.workdir)}", where))
                 continue
             workload._source = (source.path, node.start_mark.line + 1)
             workload._after_spans = tuple(

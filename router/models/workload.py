@@ -22,8 +22,8 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from router.errors import Span, did_you_mean
-from router.language.names import PRIORITIES
 from router.models.fields import (
+    PRIORITIES,
     Count,
     DnsLabel,
     Duration,

@@ -17,6 +17,7 @@ nodes are built (`paused_gc`): with it running, composing 10k workloads takes fo
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -33,6 +34,13 @@ _STR, _MAP, _SEQ = _TAG + "str", _TAG + "map", _TAG + "seq"
 _PLAIN = "!plain"  # the tag our resolver gives every plain scalar; resolved in Builder
 _TYPED = {_TAG + t for t in ("int", "float", "bool", "null")}
 _MISSING = object()
+_MAX_INT_TEXT = 100
+
+
+def show_text(text: str) -> str:
+    """A scalar as written, quoted and cut short for a message."""
+    return repr(text if len(text) <= 40 else text[:37] + "...")
+
 
 _Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _C_PARSER = _Base is not yaml.SafeLoader
@@ -75,7 +83,12 @@ def read_source(path: Path, display: str) -> Source:
         return Source(display, raw.decode("utf-8-sig"))
     except UnicodeDecodeError as e:
         line = raw[: e.start].count(b"\n") + 1
-        raise LoadError("the file is not UTF-8 text", path=display, line=line) from None
+        before = raw[raw.rfind(b"\n", 0, e.start) + 1 : e.start]
+        column = len(before.decode("utf-8", errors="replace")) + 1
+        shown = Source(display, raw.decode("utf-8", errors="replace"))
+        raise LoadError("the file is not UTF-8 text", Span(shown, line, column),
+                        hint=f"byte 0x{raw[e.start]:02x} cannot start or continue a UTF-8 "
+                             "character") from None  # fmt: skip
 
 
 def span(source: Source, node: Node) -> Span:
@@ -103,9 +116,47 @@ def _yaml_error(source: Source, e: yaml.YAMLError) -> LoadError:
     return LoadError(f"invalid YAML: {e}", path=source.path)
 
 
+# Mappings and lists nest at most this deep in a YAML file (docs/limits.md); a workload
+# needs 3 levels. libyaml's composer recurses in C and crashes past some ten thousand levels,
+# so a file that could nest that deep is first read as events, which do not recurse.
+MAX_YAML_DEPTH = 100
+_C_SAFE = 1000
+_DEEP_INLINE = re.compile(rf"(?:[-?][ \t]+){{{_C_SAFE // 2}}}")
+_DEEP_INDENT = re.compile(rf"^[ \t]{{{_C_SAFE}}}", re.MULTILINE)
+
+
+def _could_nest_deep(text: str) -> bool:
+    """Whether the text could nest past what libyaml's composer survives: depth comes from
+    flow brackets, indentation, and `- `/`? ` runs on a line (each bounded here)."""
+    return (
+        text.count("[") + text.count("{") > _C_SAFE
+        or _DEEP_INLINE.search(text) is not None
+        or _DEEP_INDENT.search(text) is not None
+    )
+
+
+def _check_depth(source: Source) -> None:
+    depth = 0
+    for event in yaml.parse(source.text, Loader=_Loader):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > MAX_YAML_DEPTH:
+                mark = event.start_mark
+                line, column = (mark.line + 1, mark.column + 1) if mark else (1, 1)
+                raise LoadError(_too_deep(), Span(source, line, column))
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+
+
+def _too_deep() -> str:
+    return f"mappings and lists nest more than {MAX_YAML_DEPTH} deep here (see docs/limits.md)"
+
+
 def compose(source: Source) -> list[Node]:
     """The root node of every non-empty document of the file; LoadError on a syntax error."""
     try:
+        if _could_nest_deep(source.text):
+            _check_depth(source)
         return [n for n in yaml.compose_all(source.text, Loader=_Loader) if n is not None]
     except yaml.YAMLError as e:
         raise _yaml_error(source, e) from None
@@ -125,6 +176,7 @@ class Builder:
         self._memo: dict[int, Any] = {}
         self._plain: dict[str, Any] = {}
         self._ctor = yaml.constructor.SafeConstructor()
+        self._depth = 0
 
     def error(self, node: Node, message: str) -> None:
         self.errors.append(LoadError(message, span(self.source, node)))
@@ -140,17 +192,29 @@ class Builder:
         seen = self._memo.get(id(node))
         if seen is not None:
             return seen
-        if tag == _MAP and isinstance(node, MappingNode):
-            return self._mapping(node)
-        if tag == _SEQ and isinstance(node, SequenceNode):
-            out: list[Any] = []
-            self._memo[id(node)] = out
-            out.extend(self.value(item) for item in node.value)
-            return out
+        if (tag == _MAP and isinstance(node, MappingNode)) or (
+            tag == _SEQ and isinstance(node, SequenceNode)
+        ):
+            if self._depth >= MAX_YAML_DEPTH:  # the walk recurses once per level
+                self.error(node, _too_deep())
+                return None
+            self._depth += 1
+            try:
+                return self._container(node)
+            finally:
+                self._depth -= 1
         if tag in _TYPED and isinstance(node, ScalarNode):  # explicit !!int and the like
             return self._construct(tag, node)
         self.error(node, f'unsupported YAML tag "{tag}"')
         return None
+
+    def _container(self, node: Node) -> Any:
+        if isinstance(node, MappingNode):
+            return self._mapping(node)
+        out: list[Any] = []
+        self._memo[id(node)] = out
+        out.extend(self.value(item) for item in node.value)
+        return out
 
     def _resolve(self, node: Node) -> Any:
         text: str = node.value
@@ -163,7 +227,16 @@ class Builder:
     def _construct(self, tag: str, node: Node) -> Any:
         if ":" in node.value and tag != _TAG + "null":  # base 60 (1:30:00): keep the text
             return node.value
-        return self._ctor.yaml_constructors[tag](self._ctor, node)
+        if tag == _TAG + "int" and len(node.value) > _MAX_INT_TEXT:
+            # Python refuses to read more than 4,300 digits; no field takes more than 16.
+            self.error(node, f"the number is too long ({len(node.value)} characters; at most "
+                             f"{_MAX_INT_TEXT}): see docs/limits.md")  # fmt: skip
+            return None
+        try:
+            return self._ctor.yaml_constructors[tag](self._ctor, node)
+        except (ValueError, OverflowError, yaml.YAMLError):  # `!!int abc`, `!!bool maybe`
+            self.error(node, f"{show_text(node.value)} is not a valid {tag.rsplit(':', 1)[-1]}")
+            return None
 
     def _mapping(self, node: MappingNode) -> dict[str, Any]:
         out: dict[str, Any] = {}

@@ -13,6 +13,7 @@ so among equally good plans the one that keeps workloads where they were wins.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable
@@ -73,6 +74,8 @@ def previous_from_file(path: Path) -> Previous:
         raise LoadError(
             f"not a plan.json: {e.msg}", Span(Source(str(path), text), e.lineno, e.colno)
         ) from None
+    except (RecursionError, ValueError):  # nested past Python's stack, or a 4,300-digit number
+        raise _json_limit(path, text) from None
     if not isinstance(doc, dict) or "placements" not in doc:
         raise LoadError("not a plan.json: no placements", path=str(path))
     if doc.get("format_version") != "1":
@@ -84,6 +87,40 @@ def previous_from_file(path: Path) -> Previous:
     _check_entries(doc, Source(str(path), text))
     # Only the name: the same plan diffed from another folder gives the same bytes.
     return Previous(f"file:{path.name}", doc)
+
+
+_LONG_NUMBER = re.compile(r"\d{4300,}")
+
+
+def _json_limit(path: Path, text: str) -> LoadError:
+    """Where a JSON text passes a limit of Python's reader: a number of 4,300 digits or more,
+    or arrays and objects nested hundreds deep (brackets counted outside strings)."""
+    source = Source(str(path), text)
+
+    def at(offset: int) -> Span:
+        line = text.count("\n", 0, offset) + 1
+        return Span(source, line, offset - (text.rfind("\n", 0, offset) + 1) + 1)
+
+    if m := _LONG_NUMBER.search(text):
+        return LoadError("not a plan.json: a number of more than 4,300 digits", at(m.start()))
+    depth, in_string, escaped = 0, False, False
+    for i, ch in enumerate(text):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            if depth > 500:
+                return LoadError("not a plan.json: nested more than 500 deep", at(i))
+        elif ch in "]}":
+            depth -= 1
+    return LoadError("not a plan.json: JSON that Python cannot read", at(0))
 
 
 # What the diff and the solver read of each section's entries (a hand-edited plan.json may

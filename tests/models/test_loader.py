@@ -346,7 +346,7 @@ def test_missing_path_and_bad_encoding() -> None:
         load_workloads("nope")
     Path("latin.yaml").write_bytes(b"name: a\nteam: caf\xe9\n")
     err = load_error("latin.yaml")
-    assert err.location() == "latin.yaml:2" and "not UTF-8" in err.message
+    assert err.location() == "latin.yaml:2:10" and "not UTF-8" in err.message  # the byte
 
 
 # ---- inventory errors -----------------------------------------------------------------------

@@ -26,9 +26,11 @@ from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
-from router.emit.k8s.names import DNS_LABEL, LABEL_VALUE, dns_label, label_value
+from router.emit.k8s.names import dns_label, label_value
 from router.errors import PlanError
+from router.language.names import OPTIONS, value_format
 from router.models import NodePool, Workload
+from router.models.fields import value_problem
 from router.models.placement import Placement, Resources
 
 NAME = "app.kubernetes.io/name"
@@ -111,15 +113,10 @@ class Ctx:
         if value is None:
             return None
         text = str(value)
-        if key == "namespace":
-            ok = len(text) <= 63 and DNS_LABEL.fullmatch(text) is not None
-            what = "a DNS-1123 label (lowercase letters, digits and '-', at most 63)"
-        elif key == "queue":  # a Kueue queue name is also a label value
-            ok = len(text) <= 63 and LABEL_VALUE.fullmatch(text) is not None
-            what = "a queue name usable as a label value (at most 63 characters)"
-        else:
-            ok = len(text) <= 253 and DNS_SUBDOMAIN.fullmatch(text) is not None
-            what = "a DNS-1123 subdomain (lowercase letters, digits, '-' and '.')"
+        # The rule `router check` applies at the option's position (one function for both).
+        fmt = value_format(OPTIONS[key]) if key in OPTIONS else None
+        problem = value_problem(fmt or "dns_subdomain", text)
+        ok, what = problem is None, (problem or "")[len("must be ") :]
         if not ok:
             raise self.error(f'option {key} = "{text}" must be {what} for workload {self.name}')
         return text

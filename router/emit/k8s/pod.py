@@ -20,8 +20,8 @@ from typing import Any
 
 from router.emit.k8s import security
 from router.emit.k8s.context import Ctx
-from router.language.names import PRIORITIES
 from router.models import NodePool
+from router.models.fields import PRIORITIES
 from router.models.k8s import SHM, Probe
 
 GPU = "nvidia.com/gpu"

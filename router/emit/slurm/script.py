@@ -55,8 +55,8 @@ import re
 from typing import ClassVar
 
 from router.errors import PlanError
-from router.language.names import PRIORITIES
 from router.models import Partition
+from router.models.fields import PRIORITIES, SBATCH_CONSTRAINT
 from router.models.placement import Placement
 from router.quantity import slurm_time
 
@@ -65,7 +65,7 @@ from .shell import Raw, comment, directive, quote, words
 
 _DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 _PATH_PART = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_CONSTRAINT = re.compile(r"[A-Za-z0-9._,:@+=/&|()\[\]*!-]+")  # Slurm's feature expressions
+_CONSTRAINT = SBATCH_CONSTRAINT  # Slurm's feature expressions; `router check` applies it too
 _NODELIST = re.compile(r"[A-Za-z0-9_.,\[\]-]+")  # a Slurm hostlist: gpu[01-08],big1
 _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # Variables bash will not let a script assign: `export UID=...` would abort the job.

@@ -11,10 +11,11 @@ import re
 import shlex
 
 from router.errors import PlanError
+from router.models.fields import SBATCH_SAFE
 
 # Characters sbatch's #SBATCH parser and a shell both take literally: no space, quote, '#',
 # '%' (a filename pattern), '$' or backslash.
-SAFE = re.compile(r"[A-Za-z0-9._,:@+=/-]+")
+SAFE = SBATCH_SAFE  # `router check` applies the same (models.fields)
 _NAMED = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}  # $'...' escapes a reader knows
 
 
