@@ -17,19 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 from router.evaluate.evaluate import Candidate, Decision
-from router.evaluate.quota import (
-    QuotaLimit,
-    capacity,
-    capacity_resources,
-    capacity_usage,
-    per_node_gpus,
-    usage,
-)
+from router.evaluate.quota import QuotaLimit, usage
 from router.evaluate.spread import SpreadLimit, order, show
 from router.evaluate.views import workload_view
 from router.models import TargetRef
+from router.solve.nodes import Capacity, Item, capacities, item_of
 
 RESOURCES = ("gpus", "cpus", "memory")
 
@@ -82,6 +77,13 @@ class Aggregate:
     # that puts planned work back where it was.
     floors: list[int] = field(default_factory=list)
     start: list[int] | None = None
+    # The real nodes (nodes.py): capacity components, and per variable its component and
+    # what one member takes of it.
+    capacity: list[Capacity] = field(default_factory=list)
+    cap_of: list[int] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
+    allowed: list[frozenset[str]] = field(default_factory=list)  # per variable: its node sets
+    nodes: Any = None  # the packing checks and their witnesses (benders.Nodes)
 
     def bound(self, v: int) -> int:
         return len(self.groups[self.variables[v][0]].members)
@@ -117,16 +119,6 @@ def node_capacity(ref: TargetRef) -> int:
     return getattr(ref.target, "max_nodes", None) or ref.target.nodes
 
 
-def _big(c: Candidate) -> bool:
-    """More than half a node in some resource: two such placements never share a node."""
-    t, r = c.target.target, c.resources
-    return bool(
-        (per_node_gpus(c.target, r) and 2 * r.gpus_per_node > per_node_gpus(c.target, r))
-        or 2 * r.cpus_per_node > t.cpus_per_node
-        or 2 * r.memory_per_node > t.memory_per_node
-    )
-
-
 def _content_key(d: Decision) -> Hashable:
     return tuple((c.target.id, c.rank, c.pref, c.resources) for c in d.candidates)
 
@@ -137,7 +129,10 @@ def build_aggregate(
     quotas: list[QuotaLimit],
     previous: dict[str, str] | None = None,
     spreads: list[SpreadLimit] | None = None,
+    capacity: list[Capacity] | None = None,
 ) -> Aggregate:
+    """`capacity`: the targets' nodes (nodes.capacities); by default each target's own nodes,
+    empty."""
     prev = previous or {}
     spreads = spreads or []
     routed = [d for d in decisions if d.candidates]
@@ -176,7 +171,7 @@ def build_aggregate(
         choices.append(list(range(len(variables), len(variables) + len(group.candidates))))
         variables.extend((g, j) for j in range(len(group.candidates)))
     agg = Aggregate(routed, groups, variables, choices)
-    _capacity_rows(agg, targets)
+    _capacity_rows(agg, capacity if capacity is not None else capacities(targets))
     _quota_rows(agg, quotas)
     _spread_rows(agg, spreads)
     _levels(agg)
@@ -203,30 +198,78 @@ def _members(d: Decision, quotas: list[QuotaLimit], spreads: list[SpreadLimit],
             tuple(s.group(view) for s in spreads))
 
 
-def _capacity_rows(agg: Aggregate, targets: list[TargetRef]) -> None:
-    by_target: dict[str, list[int]] = {t.id: [] for t in targets}
+def _capacity_rows(agg: Aggregate, caps: list[Capacity]) -> None:
+    """Per capacity component, and per target within it: each axis in total, whole nodes on
+    empty nodes, and the per-node cuts (cut_rows)."""
+    agg.capacity = caps
+    comp = {t: ci for ci, cap in enumerate(caps) for t in cap.sets_of}
+    agg.cap_of = [comp[agg.candidate(v).target.id] for v in range(len(agg.variables))]
+    agg.items = [item_of(agg.candidate(v).resources, caps[agg.cap_of[v]])
+                 for v in range(len(agg.variables))]
+    agg.allowed = [caps[agg.cap_of[v]].sets_of[agg.candidate(v).target.id]
+                   for v in range(len(agg.variables))]
+    from router.solve.benders import Nodes  # it builds on this module
+
+    agg.nodes = Nodes(agg)
+    by_target: dict[str, list[int]] = {}
     for v in range(len(agg.variables)):
-        by_target[agg.candidate(v).target.id].append(v)
-    for ref in targets:
-        vs = by_target[ref.id]
-        if not vs:
+        by_target.setdefault(agg.candidate(v).target.id, []).append(v)
+    for ci, cap in enumerate(caps):
+        scopes: list[tuple[str, frozenset[str], list[int]]] = []
+        for t in cap.targets:
+            if by_target.get(t):
+                scopes.append((t, cap.sets_of[t], by_target[t]))
+        everything = frozenset(s for ss in cap.sets_of.values() for s in ss)
+        if len(scopes) > 1 or (scopes and scopes[0][1] != everything):
+            vs = sorted(v for _, _, vs in scopes for v in vs)
+            scopes.append((cap.id, everything, vs))
+        for subject, sets, vs in scopes:
+            agg.rows.extend(cut_rows(agg, cap, subject, sets, vs))
+
+
+def cut_rows(agg: Aggregate, cap: Capacity, subject: str, sets: frozenset[str],
+             vs: list[int]) -> list[Row]:
+    """Valid rows for the variables `vs` on the nodes of `sets`, strongest first:
+
+    * each axis: Σ usage ≤ the free amount of every node together;
+    * nodes: whole-node members ≤ the empty nodes;
+    * per axis a and k = 1, 2, 3: a pod that needs more than 1/(k+1) of the most any node has
+      free of a leaves room for at most k of them on a node (and none beside a whole-node
+      job), so k·(whole nodes) + (such pods) ≤ Σ over nodes of what each can hold of them.
+      k = 1 is "two more-than-half pods never share a node", per axis: a GPU-heavy and a
+      CPU-heavy pod may share one.
+    Rows that cannot bind (every count at its largest fits) are left out.
+    """
+    groups = cap.groups_of(sets)
+    items = agg.items
+    out: list[Row] = []
+
+    def add(terms: list[tuple[int, int]], rhs: int, kind: str, resource: str) -> None:
+        terms = [(c, v) for c, v in terms if c]
+        if terms and sum(c * agg.bound(v) for c, v in terms) > rhs:
+            out.append(Row(terms, rhs, kind, subject, resource))
+
+    for a, axis in enumerate(cap.axes):
+        add([(items[v].usage(cap.full)[a], v) for v in vs],
+            sum(g.count * g.free[a] for g in groups), "capacity", axis)
+    empty = sum(g.count for g in groups if g.empty)
+    add([(items[v].whole, v) for v in vs], empty, "nodes", "nodes")
+    for a, axis in enumerate(cap.axes):
+        most = max((g.free[a] for g in groups), default=0)
+        if not most:
             continue
-        nodes = node_capacity(ref)
-        # MIG slices have rows of their own (quota.capacity_usage), as the kubelet counts them.
-        for resource in capacity_resources(ref):
-            terms = [(capacity_usage(resource, agg.candidate(v).resources, ref), v) for v in vs]
-            terms = [(u, v) for u, v in terms if u]
-            if terms:
-                agg.rows.append(Row(terms, capacity(ref, resource), "capacity", ref.id,
-                                    resource))
-        node_terms = []
-        for v in vs:
-            c = agg.candidate(v)
-            n = c.resources.whole_nodes or (1 if _big(c) else 0)
-            if n:
-                node_terms.append((n, v))
-        if node_terms:
-            agg.rows.append(Row(node_terms, nodes, "nodes", ref.id, "nodes"))
+        seen: set[frozenset[int]] = set()
+        for k in (1, 2, 3):
+            big = frozenset(v for v in vs if not items[v].whole
+                            and items[v].demand[a] * (k + 1) > most)
+            if not big or big in seen:
+                continue
+            seen.add(big)
+            least = min(items[v].demand[a] for v in big)
+            rhs = sum(g.count * (k if g.empty else min(k, g.free[a] // least)) for g in groups)
+            add([(k * items[v].whole if items[v].whole else items[v].pods if v in big else 0, v)
+                 for v in vs], rhs, "nodes", f"nodes for pods of over 1/{k + 1} node's {axis}")
+    return out
 
 
 def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:

@@ -65,6 +65,7 @@ import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from router.evaluate.evaluate import Candidate
 from router.solve.aggregate import Aggregate
@@ -78,6 +79,8 @@ LOWER_LEVEL_SHARE = 0.25  # of SolveOptions.deterministic_limit, for rank, prefe
 # read every move, and with it the level usually proves its optimum at 10k workloads.
 STABILITY_SHARE = 3.0
 DEFAULT_WORKERS = 4
+CUT_ROUNDS = 3  # level 1: solves again after adding packing cuts, before repairing
+RETRY_SHARE = 0.5  # of a level's budget, for each of those solves
 
 
 def auto_limit(variables: int) -> float:
@@ -143,7 +146,8 @@ def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
         from router.solve.lp import lp_solve
 
         hint = previous_hint(agg) or best_hint(agg, lp_solve(agg)[1])
-    counts = list(hint)
+    # Every hint packs node by node (greedy.Filler); one that does not is repaired here.
+    counts = agg.nodes.fit(hint) if agg.nodes is not None else list(hint)
     hint_objective = sum(c * counts[v] for c, v in agg.levels[0].terms) if agg.levels else 0
     comps = components(agg)
     comp_of = [0] * len(agg.variables)
@@ -246,14 +250,16 @@ def _solve_component(
     # Levels above stability also count stays, scaled below one unit of their own value: the
     # same optimum, but among equal plans the search keeps workloads where they were.
     scale = sum(agg.bound(v) for _, v in stays) + 1
+    nodes = agg.nodes
+    caps = sorted({agg.cap_of[v] for v in comp.variables}) if nodes is not None else []
     for li, level in enumerate(agg.levels):
         ts = terms[li]
         if not ts:
             out.append((0, 0, True))
             continue
         # Placed work and stability get the big budgets; the others polish a plan made.
-        p.max_deterministic_time = limit * (1.0 if li == 0 else STABILITY_SHARE
-                                            if level.name == "stability" else LOWER_LEVEL_SHARE)
+        budget = limit * (1.0 if li == 0 else STABILITY_SHARE
+                          if level.name == "stability" else LOWER_LEVEL_SHARE)
         expr = cp_model.LinearExpr.weighted_sum([y[v] for _, v in ts], [c for c, _ in ts])
         current = sum(c * counts[v] for c, v in ts)
         biased = bool(stays) and li < stab
@@ -264,33 +270,90 @@ def _solve_component(
             model.maximize(goal)
         else:
             model.minimize(goal)
-        model.clear_hints()  # type: ignore[no-untyped-call]
-        for v in comp.variables:
-            model.add_hint(y[v], counts[v])
-        status = solver.solve(model)
-        det += solver.deterministic_time
         reached = current
         found = None
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        proven = True  # False once a solution had to be repaired or given up
+        status = cp_model.UNKNOWN
+        rounds = CUT_ROUNDS if li == 0 else 1
+        for rnd in range(rounds + 1):
+            p.max_deterministic_time = budget * (1.0 if rnd == 0 else RETRY_SHARE)
+            model.clear_hints()  # type: ignore[no-untyped-call]
+            for v in comp.variables:
+                model.add_hint(y[v], counts[v])
+            status = solver.solve(model)
+            det += solver.deterministic_time
+            found = None
+            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                break
             sol = {v: int(solver.value(y[v])) for v in comp.variables}
             found = sum(c * sol[v] for c, v in ts)
             old_stay = sum(counts[v] for _, v in stays)
             new_stay = sum(sol[v] for _, v in stays)
             # Never worse than the hint (the greedy plan, or the previous level's solution).
-            if (found - current) * level.sense > 0 or (found == current and new_stay > old_stay):
+            if not ((found - current) * level.sense > 0
+                    or (found == current and new_stay > old_stay)):
+                break
+            trial = [0] * len(counts)
+            for v in comp.variables:
+                trial[v] = sol[v]
+            bad = nodes.failing(trial, caps) if nodes is not None else []
+            if not bad:
                 reached = found
                 for v in comp.variables:
                     counts[v] = sol[v]
+                break
+            # Some component does not pack: cut these counts off (benders.py), solve again.
+            cuts = [nodes.cut(ci, trial) for ci in bad]
+            for cut in cuts:
+                if cut is not None:
+                    _add_cut(model, y, cut)
+            if rnd == rounds or any(cut is None for cut in cuts):
+                proven = False
+                if li == 0:
+                    fixed = _repaired(agg, comp, trial, bad)
+                    if fixed is not None:
+                        value = sum(c * fixed[v] for c, v in ts)
+                        if (value - current) * level.sense > 0:
+                            reached = value
+                            for v in comp.variables:
+                                counts[v] = fixed[v]
+                break
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             raw = solver.best_objective_bound
             best = (math.floor(raw / m + 1e-9) if level.sense > 0
                     else math.ceil(raw / m - 1e-9))
+        elif status == cp_model.INFEASIBLE and level.sense > 0:
+            best = reached  # the cuts leave nothing better than what is reached
         else:
             # No bound from the solver: the trivial one (every count at its largest).
             best = sum(c * agg.bound(v) for c, v in ts if c * level.sense > 0)
         out.append((reached,
                     max(best, reached) if level.sense > 0 else min(best, reached),
-                    status == cp_model.OPTIMAL and reached == found))
+                    proven and status == cp_model.OPTIMAL and reached == found))
         # Fix this level at what it reached before optimising the next one.
         model.clear_objective()  # type: ignore[no-untyped-call]
         model.add(expr >= reached if level.sense > 0 else expr <= reached)
     return out, det
+
+
+def _add_cut(model: Any, y: dict[int, Any], cut: list[tuple[int, int]]) -> None:
+    """Not all of these counts at once (benders.py): some y_v ≤ c_v − 1."""
+    lits = []
+    for v, c in cut:
+        b = model.new_bool_var("")
+        model.add(y[v] <= c - 1).only_enforce_if(b)
+        lits.append(b)
+    model.add_bool_or(lits)
+
+
+def _repaired(agg: Aggregate, comp: Component, trial: list[int],
+              bad: list[int]) -> list[int] | None:
+    """The component's counts with the members least worth taken off each component that
+    does not pack, then completed greedily on the real nodes (benders.Nodes.repair)."""
+    from router.solve.greedy import first_fit_decreasing
+
+    fixed = list(trial)
+    for ci in bad:
+        if not agg.nodes.repair(ci, fixed):
+            return None
+    return first_fit_decreasing(agg, fixed, groups=comp.groups, packed=True)

@@ -15,6 +15,7 @@ from router.evaluate.evaluate import Candidate, Decision
 from router.evaluate.quota import QuotaLimit
 from router.evaluate.spread import SpreadLimit
 from router.models import TargetRef
+from router.solve.nodes import Capacity
 from router.solve.aggregate import (
     RESOURCES,
     Aggregate,
@@ -44,8 +45,10 @@ def build_problem(
     quotas: list[QuotaLimit],
     previous: dict[str, str] | None = None,
     spreads: list[SpreadLimit] | None = None,
+    capacity: list[Capacity] | None = None,
 ) -> Problem:
-    return expand(build_aggregate(decisions, targets, quotas, previous, spreads=spreads))
+    return expand(build_aggregate(decisions, targets, quotas, previous, spreads=spreads,
+                                  capacity=capacity))
 
 
 def expand(agg: Aggregate) -> Problem:
