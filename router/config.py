@@ -21,6 +21,7 @@ class Project:
     inventory: Path
     workloads: Path
     out: Path
+    running: Path | None = None  # what already runs on the nodes (optional)
 
     def relative(self, path: str | Path) -> str:
         """A path as plan.json shows it: relative to the project, with forward slashes."""
@@ -38,6 +39,7 @@ def load_project(
     inventory: str | Path | None = None,
     workloads: str | Path | None = None,
     out: str | Path | None = None,
+    running: str | Path | None = None,
 ) -> Project:
     """Read DIR/router.yaml (optional when every part is given) and apply overrides.
 
@@ -63,14 +65,15 @@ def load_project(
             raise LoadError("expected a mapping of policy, inventory, workloads, out",
                             path=str(config_path))
         for key, value in data.items():
-            if key not in DEFAULTS and key != "version":
+            if key not in DEFAULTS and key not in ("version", "running"):
                 from router.errors import did_you_mean
 
                 raise LoadError(
-                    f'unknown key "{key}" (expected policy, inventory, workloads or out)',
+                    f'unknown key "{key}" (expected policy, inventory, workloads, running or'
+                    " out)",
                     path=str(config_path),
                     line=_line_of(text, key),
-                    hint=did_you_mean(str(key), DEFAULTS),
+                    hint=did_you_mean(str(key), [*DEFAULTS, "running"]),
                 )
             if key != "version" and not isinstance(value, str):
                 raise LoadError(f"{key}: expected a path, got {value!r}", path=str(config_path),
@@ -93,6 +96,8 @@ def load_project(
         inventory=pick("inventory", inventory),
         workloads=pick("workloads", workloads),
         out=pick("out", out),
+        running=Path(running) if running is not None else (
+            root / values["running"] if "running" in values else None),
     )
 
 

@@ -81,15 +81,15 @@ class ShapeModel:
         if ref.backend == "kubernetes":
             conds.append(self.has_image)  # Slurm: the runnable workload has a command
         mig = options.get("mig") if ref.backend == "kubernetes" else None
-        offered = getattr(t, "mig", {}) or {}
-        gpu_ok = (mig in offered) if mig else t.gpus_per_node > 0
+        offered = t.slices_per_node
+        gpu_ok = (mig in offered) if mig else t.whole_gpus_per_node > 0
         if not gpu_ok:
             conds.append(self.has_gpus.Not())
         type_var, types = s.strings["gpu_type"]
         ok_types = [i for i, v in enumerate(types) if v in ("any", t.gpu_type) and v != OTHER]
         type_ok = self._or_eq(type_var, ok_types)
         conds.append(self._implies(self.has_gpus, type_ok))
-        per = offered.get(mig, 0) if mig else t.gpus_per_node
+        per = offered.get(mig, 0) if mig else t.whole_gpus_per_node
         if t.max_time is not None:
             if options.get("time"):
                 if int(options["time"]) > t.max_time:

@@ -43,6 +43,8 @@ def _progress(message: str, enabled: bool) -> Iterator[None]:
 @click.command()
 @project_options
 @click.option("-o", "--out", type=click.Path(file_okay=False), help="Output folder.")
+@click.option("-r", "--running", type=click.Path(dir_okay=False),
+              help="What already runs on the nodes (YAML with running:); overrides router.yaml.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
               default="text", show_default=True, help="What to print.")
 @click.option("--workers", type=click.IntRange(1, 64), default=None,
@@ -58,8 +60,8 @@ def _progress(message: str, enabled: bool) -> Iterator[None]:
               help="Print only the summary line (and errors), for pipelines.")
 @reports_errors
 def plan(directory: str, policy: str | None, inventory: str | None, workloads: str | None,
-         out: str | None, fmt: str, workers: int | None, no_write: bool, previous: str | None,
-         detailed_exitcode: bool, quiet: bool) -> None:
+         out: str | None, running: str | None, fmt: str, workers: int | None, no_write: bool,
+         previous: str | None, detailed_exitcode: bool, quiet: bool) -> None:
     """Plan DIRECTORY (a folder with router.yaml): place every workload, write out/.
 
     \b
@@ -97,7 +99,7 @@ def plan(directory: str, policy: str | None, inventory: str | None, workloads: s
         raise PlanError("--detailed-exitcode needs --previous (a plan.json or git:REF) to "
                         "compare with")
     project = load_project(directory, policy=policy, inventory=inventory,
-                           workloads=workloads, out=out)
+                           workloads=workloads, out=out, running=running)
     options = SolveOptions()
     if workers:
         options.workers = workers

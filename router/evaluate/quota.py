@@ -72,13 +72,13 @@ def capacity(ref: TargetRef, resource: str) -> int:
     t = ref.target
     nodes = getattr(t, "max_nodes", None) or t.nodes
     per_node = {
-        "gpus": t.gpus_per_node,
+        "gpus": t.whole_gpus_per_node,  # GPUs cut into MIG slices are counted as slices
         "cpus": t.cpus_per_node,
         "memory": t.memory_per_node,
         "nodes": 1,
     }
     if resource.startswith("mig-"):
-        return nodes * int((getattr(t, "mig", {}) or {}).get(resource[4:], 0))
+        return nodes * t.slices_per_node.get(resource[4:], 0)
     return nodes * per_node.get(resource, 0)
 
 
@@ -91,14 +91,14 @@ def per_node_gpus(ref: TargetRef, res: Resources) -> int:
     """What a node of `ref` has of the GPUs `res` asks for: slices of its MIG profile, or
     whole GPUs."""
     if res.mig:
-        return int((getattr(ref.target, "mig", {}) or {}).get(res.mig, 0))
-    return ref.target.gpus_per_node
+        return ref.target.slices_per_node.get(res.mig, 0)
+    return ref.target.whole_gpus_per_node
 
 
 def capacity_resources(ref: TargetRef) -> list[str]:
     """The capacity rows of a target: GPUs, CPUs, memory, and one per MIG profile it offers."""
     return ["gpus", "cpus", "memory",
-            *(mig_prefix(p) for p in sorted(getattr(ref.target, "mig", {}) or {}))]
+            *(mig_prefix(p) for p in ref.target.slices_per_node)]
 
 
 def capacity_usage(resource: str, res: Resources, ref: TargetRef) -> int:
@@ -112,10 +112,12 @@ def capacity_usage(resource: str, res: Resources, ref: TargetRef) -> int:
     if resource.startswith("mig-"):
         t = ref.target
         if res.whole_nodes:
-            return res.whole_nodes * int((getattr(t, "mig", {}) or {}).get(resource[4:], 0))
+            return res.whole_nodes * t.slices_per_node.get(resource[4:], 0)
         return res.gpus if res.mig and mig_prefix(res.mig) == resource else 0
     if resource == "gpus" and res.mig and not res.whole_nodes:
         return 0
+    if resource == "gpus" and res.whole_nodes:
+        return res.whole_nodes * ref.target.whole_gpus_per_node
     return usage(resource, res, ref)
 
 

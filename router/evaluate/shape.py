@@ -47,18 +47,20 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
     mig = options.get("mig") if ref.backend == "kubernetes" else None
     if w.gpus:
         if mig:
-            offered = getattr(t, "mig", {}) or {}
+            offered = t.slices_per_node
             if mig not in offered:
                 return f"offers no MIG profile {mig}" + (
                     f" (has {', '.join(sorted(offered))})" if offered else ""
                 )
-        elif t.gpus_per_node == 0:
-            return "has no GPUs"
+        elif t.whole_gpus_per_node == 0:
+            return "has no whole GPUs (all are cut into MIG slices)" if t.gpus_per_node else (
+                "has no GPUs")
         if w.gpu_type != "any" and t.untyped_gpus:
             return f"has GPUs of no stated type, the workload asks for {w.gpu_type}"
         if w.gpu_type not in ("any", t.gpu_type):
             return f"has {t.gpu_type} GPUs, the workload asks for {w.gpu_type}"
-    per_node_gpus = (getattr(t, "mig", {}) or {}).get(mig, 0) if mig else t.gpus_per_node
+    # A whole-GPU workload sees only the GPUs not cut into MIG slices, a MIG one only slices.
+    per_node_gpus = t.slices_per_node.get(mig, 0) if mig else t.whole_gpus_per_node
 
     time = int(options.get("time") or w.duration)
     if t.max_time is not None and time > t.max_time:

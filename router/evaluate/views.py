@@ -57,5 +57,5 @@ def target_view(ref: TargetRef) -> dict[str, Any]:
         "features": list(t.features),
         "labels": dict(t.labels),
         "cost": t.cost_per_gpu_hour,
-        "mig": sorted(getattr(t, "mig", {}) or {}),
+        "mig": sorted(t.slices_per_node),
     }

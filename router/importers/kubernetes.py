@@ -173,6 +173,7 @@ class Shape:
     cpus: int
     memory: int  # MiB
     mig: tuple[tuple[str, int], ...]
+    all_mig: bool = False  # nvidia.com/gpu is 0: every GPU is cut into slices
 
     def describe(self) -> str:
         kind = "untyped" if self.gpu_type == "any" else self.gpu_type
@@ -248,7 +249,8 @@ def _node(raw: dict[str, Any]) -> Node:
         for t in (raw.get("spec") or {}).get("taints") or []
         if isinstance(t, dict)
     )
-    shape = Shape(gpus, gpu_type, cpus, memory, tuple(sorted(mig.items())))
+    shape = Shape(gpus, gpu_type, cpus, memory, tuple(sorted(mig.items())),
+                  bool(mig) and not int(_resource(capacity, GPU, name) or 0))
     cordoned = bool((raw.get("spec") or {}).get("unschedulable"))
     return Node(name, labels, taints, shape, tuple(notes), cordoned)
 
@@ -328,7 +330,7 @@ def _shape(pool: str, nodes: list[Node]) -> tuple[Shape, list[str]]:
     if not gpus:
         gpu_type, mig = None, ()
     shape = Shape(gpus, gpu_type, min(s.cpus for s in shapes), min(s.memory for s in shapes),
-                  mig)
+                  mig, any(s.all_mig for s in shapes))
     counts = Counter(shapes)
     if len(counts) == 1:
         return shape, []
@@ -353,7 +355,18 @@ def _pool(name: str, label: str, value: str, nodes: list[Node]) -> ImportedTarge
     fields["cpus_per_node"] = shape.cpus
     fields["memory_per_node"] = format_memory(shape.memory)
     if shape.mig:
-        fields["mig"] = dict(shape.mig)
+        # nvidia.com/gpu counts the whole GPUs only; each slice count comes from GPUs cut into
+        # slices of that profile (7 // compute slices per GPU on A100/H100: 1g → 7, 3g → 2).
+        groups: list[dict[str, Any]] = []
+        cut = 0
+        for profile, n in shape.mig:
+            lead = profile.split("g", 1)[0]
+            per_gpu = max(1, 7 // int(lead)) if lead.isdigit() and int(lead) else 1
+            groups.append({"gpus": -(-n // per_gpu), "slices": {profile: min(n, per_gpu)}})
+            cut += -(-n // per_gpu)
+        fields["mig"] = groups
+        whole = 0 if shape.all_mig else shape.gpus
+        fields["gpus_per_node"] = max(shape.gpus, whole + cut)
     labels = _common_labels(nodes, label)
     labels[label] = value  # the pool label always selects the pool, whatever the filters
     fields["labels"] = dict(sorted(labels.items()))

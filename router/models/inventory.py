@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, PrivateAttr, model_validator
 from pydantic_core import PydanticCustomError
 
+from router.errors import did_you_mean
 from router.models.fields import (
     Count,
     DnsLabel,
@@ -30,16 +31,20 @@ from router.models.fields import (
     Slug,
     SlurmName,
     pattern,
+    show,
 )
 
 MIG_PROFILE = re.compile(r"[0-9][a-z0-9.+-]*")
 FEATURE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
-def _cross(field: str, message: str, hint: str | None = None) -> PydanticCustomError:
-    """An error about several fields, located at `field` by the loader (ctx["field"]), with
-    an optional hint the loader prints under it (ctx["hint"])."""
-    ctx = {"field": field} | ({"hint": hint} if hint else {})
+def _cross(field: str, message: str, hint: str | None = None,
+           path: list[str | int] | None = None) -> PydanticCustomError:
+    """An error about several fields, located at `field` (or at `path` below the model) by
+    the loader, with an optional hint the loader prints under it (ctx["hint"])."""
+    ctx: dict[str, Any] = {"field": field} | ({"hint": hint} if hint else {})
+    if path:
+        ctx["path"] = path
     return PydanticCustomError("router_cross", message, ctx)
 
 
@@ -49,6 +54,12 @@ Feature = Annotated[
         pattern(FEATURE, "a feature name (letters, digits, '.', '_' and '-', at most 63)")
     ),
 ]
+# Slurm's constraint syntax (features joined by & | , with brackets, counts and parentheses) and
+# hostlists: nothing a shell or an #SBATCH line could read as more than one word.
+Constraint = Annotated[str, BeforeValidator(pattern(
+    re.compile(r"[A-Za-z0-9_.|&*\[\]()!:,-]+"), "a Slurm constraint such as ib&h100", 256))]
+NodeList = Annotated[str, BeforeValidator(pattern(
+    re.compile(r"[A-Za-z0-9_.,\[\]-]+"), "a Slurm node list such as gpu[01-08]", 4096))]
 MigProfile = Annotated[
     str, BeforeValidator(pattern(MIG_PROFILE, 'a MIG profile such as "1g.10gb"', 32))
 ]
@@ -62,27 +73,62 @@ class Taint(Frozen):
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
-class Target(Frozen):
-    """What partitions and node pools have in common: a set of identical nodes."""
+class MigGroup(Frozen):
+    """`gpus` of each node's GPUs, each cut into `slices` (MIG profile → slices per GPU)."""
 
-    name: DnsLabel
+    gpus: PositiveCount
+    slices: dict[MigProfile, PositiveCount] = Field(min_length=1)
+
+
+def _mig_form(value: Any) -> Any:
+    # The old form, {profile: slices per node}, cannot say which GPUs are cut: refuse it.
+    if isinstance(value, dict) and value:
+        profile = next(iter(value))
+        raise PydanticCustomError(
+            "router",
+            "mig must say how the GPUs are cut: a list of {gpus, slices}, e.g."
+            f" [{{gpus: 4, slices: {{{profile}: 7}}}}] (4 GPUs of each node, each cut into 7"
+            f" slices of {profile}; the other GPUs stay whole)",
+        )
+    return value
+
+
+HARDWARE = ("gpus_per_node", "gpu_type", "gres_type", "cpus_per_node", "memory_per_node", "mig",
+            "mig_strategy")
+NODE_FIELDS = ("nodes", "max_nodes", "node_names", *HARDWARE)
+
+
+class NodeSpec(Frozen):
+    """A set of identical nodes: how many, and what each one has."""
+
     nodes: Count
+    max_nodes: Count | None = Field(
+        None, description="the most nodes there can be: the autoscaler's ceiling, or Slurm"
+        " CLOUD / POWERED_DOWN nodes that can be powered up; default: nodes")
     gpus_per_node: Count = 0
     gpu_type: Slug | None = Field(
         None,
         description="a GPU model such as h100, or any for GPUs of no stated type; required"
         " when gpus_per_node > 0",
     )
+    gres_type: SlurmName | None = Field(
+        None, description="the exact Slurm GRES type (nvidia_h100_80gb_hbm3) when it is not"
+        " gpu_type; scripted in --gres / --gpus-per-node")
     cpus_per_node: PositiveCount
     memory_per_node: Memory = Field(description='MiB; input "2TiB" or a number of MiB')
-    max_time: Duration | None = Field(None, description='seconds; input "72h"')
+    mig: Annotated[list[MigGroup], BeforeValidator(_mig_form)] = Field(
+        default_factory=list,
+        description="how each node's GPUs are partitioned: [{gpus: 4, slices: {1g.10gb: 7}}]"
+        " cuts 4 GPUs of every node into 7 slices each; the others stay whole")
+    mig_strategy: Literal["mixed", "single"] = Field(
+        "mixed", description="the GPU operator's MIG strategy: single cuts every GPU alike")
+    node_names: list[SlurmName] = Field(
+        default_factory=list, description="the nodes' real names, in index order (optional)")
     features: list[Feature] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
-    cost_per_gpu_hour: Money = 0.0
-    cost_per_node_hour: Money = 0.0
 
     @model_validator(mode="after")
-    def _gpu_type_given(self) -> Target:
+    def _node_shape(self) -> NodeSpec:
         if self.gpus_per_node > 0 and self.gpu_type is None:
             raise _cross(
                 "gpus_per_node",
@@ -90,6 +136,24 @@ class Target(Frozen):
                 hint="give the GPU model (gpu_type: h100), or gpu_type: any for GPUs of no"
                 " stated type (untyped Slurm GRES gpu:8, no GPU product label)",
             )
+        if self.max_nodes is not None and self.max_nodes < self.nodes:
+            raise _cross(
+                "max_nodes", f"max_nodes ({self.max_nodes}) must be ≥ nodes ({self.nodes})"
+            )
+        cut = sum(g.gpus for g in self.mig)
+        if cut > self.gpus_per_node:
+            raise _cross("mig", f"mig cuts {cut} GPUs per node, but gpus_per_node is"
+                         f" {self.gpus_per_node}")
+        if self.mig_strategy == "single" and self.mig and (
+                cut != self.gpus_per_node or len({p for g in self.mig for p in g.slices}) > 1
+                or len(self.mig) > 1):
+            raise _cross("mig_strategy", "the single MIG strategy cuts every GPU of a node into"
+                         " slices of one profile: give one mig group with all gpus_per_node")
+        if len(self.node_names) > self.capacity_nodes:
+            raise _cross("node_names", f"{len(self.node_names)} node names for"
+                         f" {self.capacity_nodes} nodes")
+        if len(set(self.node_names)) != len(self.node_names):
+            raise _cross("node_names", f'node "{_unique(self.node_names)}" is named twice')
         return self
 
     @property
@@ -99,41 +163,129 @@ class Target(Frozen):
 
     @property
     def capacity_nodes(self) -> int:
-        """The most nodes the target can have: the autoscaler's ceiling, else its nodes."""
-        return self.nodes
+        """The most nodes there can be: max_nodes, else nodes."""
+        return self.max_nodes if self.max_nodes is not None else self.nodes
+
+    @property
+    def whole_gpus_per_node(self) -> int:
+        """GPUs of a node that are not cut into MIG slices: what a whole-GPU workload sees."""
+        return self.gpus_per_node - sum(g.gpus for g in self.mig)
+
+    @property
+    def slices_per_node(self) -> dict[str, int]:
+        """MIG profile → slices of it on each node, over all of the node's partitioned GPUs."""
+        out: dict[str, int] = {}
+        for g in self.mig:
+            for profile, n in g.slices.items():
+                out[profile] = out.get(profile, 0) + g.gpus * n
+        return dict(sorted(out.items()))
+
+    def hardware(self) -> tuple[Any, ...]:
+        """What one node has, to compare node sets a target draws on."""
+        return tuple(getattr(self, f) for f in HARDWARE)
+
+
+class NodeSet(NodeSpec):
+    """Identical nodes of a cluster that several targets can name (`node_sets: [name]`): one
+    capacity, however many partitions or pools draw on it."""
+
+    name: DnsLabel
+
+
+class Target(NodeSpec):
+    """What partitions and node pools have in common: a set of identical nodes, its own
+    (inline node fields) or drawn from the cluster's `node_sets` (shared with other targets)."""
+
+    name: DnsLabel
+    node_sets: list[DnsLabel] = Field(
+        default_factory=list,
+        description="the cluster's node sets this target draws on (instead of inline node"
+        " fields); nodes shared by several targets are one capacity")
+    max_time: Duration | None = Field(None, description='seconds; input "72h"')
+    cost_per_gpu_hour: Money = 0.0
+    cost_per_node_hour: Money = 0.0
 
 
 class Partition(Target):
-    """A Slurm partition."""
+    """A Slurm partition (or, for a partition of mixed nodes, the part of one node type)."""
 
+    partition: SlurmName | None = Field(
+        None, description="the real Slurm partition name, scripted as --partition; default: name")
+    constraint: Constraint | None = Field(
+        None, description="a Slurm constraint that lands jobs on this target's node type"
+        " (--constraint)")
+    nodelist: NodeList | None = Field(
+        None, description="a Slurm node list for this target (--nodelist)")
     qos: SlurmName | None = None
     account: SlurmName | None = None
     default: Flag = False
+
+    @property
+    def slurm_name(self) -> str:
+        """The partition name Slurm knows."""
+        return self.partition or self.name
 
 
 class NodePool(Target):
     """A Kubernetes node pool; `max_nodes` is the cluster autoscaler's ceiling."""
 
-    max_nodes: Count | None = None
     taints: list[Taint] = Field(default_factory=list)
-    mig: dict[MigProfile, PositiveCount] = Field(
-        default_factory=dict, description='MIG profile such as "1g.10gb" → slices per node'
-    )
     namespace: DnsLabel | None = None
 
-    @model_validator(mode="after")
-    def _pool_shape(self) -> NodePool:
-        if self.max_nodes is not None and self.max_nodes < self.nodes:
-            raise _cross(
-                "max_nodes", f"max_nodes ({self.max_nodes}) must be ≥ nodes ({self.nodes})"
-            )
-        if self.mig and self.gpus_per_node == 0:
-            raise _cross("mig", "mig slices need GPUs, but gpus_per_node is 0")
-        return self
 
-    @property
-    def capacity_nodes(self) -> int:
-        return self.max_nodes if self.max_nodes is not None else self.nodes
+def _resolve(cluster: dict[str, Any]) -> dict[str, Any]:
+    """Fill the node fields of targets that name `node_sets` from those sets (raw values; the
+    target's validation then checks them), so a target always knows its nodes."""
+    sets = {s.get("name"): s for s in cluster.get("node_sets") or [] if isinstance(s, dict)}
+    out = dict(cluster)
+    for kind in ("partitions", "node_pools"):
+        targets = cluster.get(kind)
+        if not isinstance(targets, list):
+            continue
+        resolved = []
+        for t in targets:
+            named = t.get("node_sets") if isinstance(t, dict) else None
+            if not named or not isinstance(named, list):
+                resolved.append(t)
+                continue
+            where: list[str | int] = [kind, len(resolved)]
+            missing = [n for n in named if not (isinstance(n, str) and n in sets)]
+            if missing:
+                raise _cross("node_sets", f"{t.get('name')}: no node set {show(missing[0])} in"
+                             f" cluster {show(cluster.get('name'))}",
+                             hint=did_you_mean(str(missing[0]), sorted(map(str, sets))),
+                             path=[*where, "node_sets"])
+            inline = [f for f in NODE_FIELDS if f in t]
+            if inline:
+                raise _cross("node_sets", f"{t.get('name')}: give either node_sets or the node"
+                             f" fields, not both ({inline[0]} is given)", path=[*where, inline[0]])
+            found = [sets[n] for n in named]
+            t = dict(t)
+            for f in HARDWARE:
+                if f in found[0]:
+                    t[f] = found[0][f]
+            counts = [s.get("nodes", 0) for s in found]
+            ceilings = [s.get("max_nodes", s.get("nodes", 0)) for s in found]
+            if all(isinstance(c, int) for c in counts + ceilings):
+                t["nodes"] = sum(counts)
+                if ceilings != counts:
+                    t["max_nodes"] = sum(ceilings)
+            else:
+                t["nodes"] = 0  # the node set's own error says what is wrong
+            feats = [set(s.get("features") or []) for s in found]
+            common = sorted(set.intersection(*feats)) if feats else []
+            t["features"] = [*common, *(f for f in t.get("features") or [] if f not in common)]
+            labels: dict[Any, Any] = {}
+            for s in found:
+                labels.update(s.get("labels") or {})
+            labels.update(t.get("labels") or {})
+            t["labels"] = labels
+            names = [n for s in found for n in s.get("node_names") or []]
+            if names:
+                t["node_names"] = names
+            resolved.append(t)
+        out[kind] = resolved
+    return out
 
 
 def _unique(names: list[str]) -> str | None:
@@ -150,9 +302,16 @@ class Cluster(Frozen):
 
     name: DnsLabel
     backend: Literal["slurm", "kubernetes"]
+    node_sets: list[NodeSet] = Field(
+        default_factory=list, description="identical nodes that several targets draw on")
     partitions: list[Partition] = Field(default_factory=list)
     node_pools: list[NodePool] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _fill_from_node_sets(cls, data: Any) -> Any:
+        return _resolve(data) if isinstance(data, dict) else data
 
     @model_validator(mode="after")
     def _targets_match_backend(self) -> Cluster:
@@ -172,7 +331,41 @@ class Cluster(Frozen):
         if duplicate:
             field = "partitions" if self.backend == "slurm" else "node_pools"
             raise _cross(field, f'two targets are named "{duplicate}" in cluster "{self.name}"')
+        self._check_node_sets()
         return self
+
+    def _check_node_sets(self) -> None:
+        sets = {s.name: s for s in self.node_sets}
+        duplicate = _unique([s.name for s in self.node_sets])
+        if duplicate:
+            raise _cross("node_sets", f'two node sets are named "{duplicate}"')
+        kind = "partitions" if self.backend == "slurm" else "node_pools"
+        inline = {t.name for t in self.targets if not t.node_sets}
+        clash = sorted(inline & set(sets))
+        if clash:
+            raise _cross("node_sets", f'node set "{clash[0]}" has the name of a target with'
+                         " nodes of its own; name it otherwise")
+        used: set[str] = set()
+        for i, t in enumerate(self.targets):
+            if not t.node_sets:
+                continue
+            where: list[str | int] = [kind, i, "node_sets"]
+            if len(set(t.node_sets)) != len(t.node_sets):
+                raise _cross("node_sets", f"{t.name}: a node set is named twice", path=where)
+            found = [sets[n] for n in t.node_sets]
+            if any(s.hardware() != found[0].hardware() for s in found):
+                raise _cross("node_sets", f"{t.name}: node sets {', '.join(t.node_sets)} have"
+                             " different nodes; a target is one kind of node (split it into"
+                             " one target per node type)", path=where)
+            used.update(t.node_sets)
+        unused = sorted(set(sets) - used)
+        if unused:
+            raise _cross("node_sets", f'node set "{unused[0]}" is named by no target')
+
+    def node_set_of(self, target: Partition | NodePool) -> tuple[str, ...]:
+        """The node set ids ("cluster/set") a target of this cluster draws on."""
+        names = target.node_sets or [target.name]
+        return tuple(f"{self.name}/{n}" for n in names)
 
     @property
     def targets(self) -> list[Partition | NodePool]:
@@ -187,6 +380,19 @@ class TargetRef:
     backend: str
     target: Partition | NodePool
     id: str
+    node_sets: tuple[str, ...] = ()  # node set ids ("cluster/set") it draws on
+
+
+@dataclass(frozen=True)
+class NodeSetRef:
+    """A node set with its cluster and the targets that draw on it; `id` is "cluster/set".
+    A target with inline node fields is a node set of its own, with the target's id."""
+
+    id: str
+    cluster: str
+    backend: str
+    spec: NodeSpec
+    targets: tuple[str, ...]  # target ids, sorted
 
 
 class Inventory(Frozen):
@@ -195,6 +401,7 @@ class Inventory(Frozen):
     clusters: list[Cluster]
 
     _refs: dict[str, TargetRef] = PrivateAttr(default_factory=dict)
+    _sets: dict[str, NodeSetRef] = PrivateAttr(default_factory=dict)
 
     @model_validator(mode="after")
     def _unique_clusters(self) -> Inventory:
@@ -205,11 +412,26 @@ class Inventory(Frozen):
 
     def model_post_init(self, context: Any, /) -> None:
         refs = [
-            TargetRef(c.name, c.backend, t, f"{c.name}/{t.name}")
+            TargetRef(c.name, c.backend, t, f"{c.name}/{t.name}", c.node_set_of(t))
             for c in self.clusters
             for t in c.targets
         ]
         self._refs = {r.id: r for r in sorted(refs, key=lambda r: r.id)}
+        users: dict[str, list[str]] = {}
+        for r in refs:
+            for s in r.node_sets:
+                users.setdefault(s, []).append(r.id)
+        sets: list[NodeSetRef] = []
+        for c in self.clusters:
+            for t in c.targets:
+                if not t.node_sets:
+                    sid = f"{c.name}/{t.name}"
+                    sets.append(NodeSetRef(sid, c.name, c.backend, t, (sid,)))
+            for ns in c.node_sets:
+                sid = f"{c.name}/{ns.name}"
+                sets.append(NodeSetRef(sid, c.name, c.backend, ns,
+                                       tuple(sorted(users.get(sid, ())))))
+        self._sets = {s.id: s for s in sorted(sets, key=lambda s: s.id)}
 
     def targets(self) -> list[TargetRef]:
         """Every target of every cluster, sorted by id."""
@@ -221,6 +443,17 @@ class Inventory(Frozen):
             return self._refs[id]
         except KeyError:
             raise KeyError(f'no target "{id}" in the inventory') from None
+
+    def node_sets(self) -> list[NodeSetRef]:
+        """Every node set (shared or a target's own), sorted by id: each node counted once."""
+        return list(self._sets.values())
+
+    def node_set(self, id: str) -> NodeSetRef:
+        """The node set with this "cluster/set" id; KeyError if there is none."""
+        try:
+            return self._sets[id]
+        except KeyError:
+            raise KeyError(f'no node set "{id}" in the inventory') from None
 
     def cluster(self, name: str) -> Cluster:
         for c in self.clusters:

@@ -18,10 +18,11 @@ from yaml.nodes import Node, ScalarNode, SequenceNode
 from router.errors import ErrorGroup, LoadError, RouterError, Source, did_you_mean
 from router.models.fields import show
 from router.models.inventory import Inventory
+from router.models.running import Running
 from router.models.workload import Workload
 from router.models.yamlsource import Builder, compose, locate, paused_gc, read_source, span
 
-__all__ = ["load_inventory", "load_workloads", "workload_files"]
+__all__ = ["load_inventory", "load_running", "load_workloads", "workload_files"]
 
 MAX_ERRORS = 100
 _TAG = re.compile(r"\[key\]|[a-z][a-z-]*\[.*\]")  # pydantic's own parts of a loc
@@ -86,7 +87,8 @@ def _convert(error: Any, root: Node, source: Source, model: type[BaseModel]) -> 
     elif kind == "router_cross":  # about several fields: the message names them
         message = error["msg"]
         hint = ctx.get("hint")
-        key, node = locate(root, (*loc, ctx.get("field", "")))
+        where = ctx.get("path") or [ctx.get("field", "")]
+        key, node = locate(root, (*loc, *where))
     else:
         message = _message(kind, error["msg"], value, ctx)
         if kind == "literal_error" and isinstance(value, str):
@@ -144,25 +146,39 @@ def _raise(errors: list[RouterError]) -> None:
 
 def load_inventory(path: str | os.PathLike[str]) -> Inventory:
     """The inventory in a YAML file holding one mapping with `clusters:`."""
+    found = _load_one(path, Inventory, "an inventory", "clusters")
+    assert isinstance(found, Inventory)
+    return found
+
+
+def load_running(path: str | os.PathLike[str]) -> Running:
+    """What is already running (router/models/running.py): one mapping with `running:`."""
+    found = _load_one(path, Running, "a running-work file", "running")
+    assert isinstance(found, Running)
+    return found
+
+
+def _load_one(path: str | os.PathLike[str], model: type[BaseModel], what: str, key: str,
+              ) -> BaseModel:
     display = os.fspath(path)
     source = read_source(Path(path), display)
     with paused_gc():
         docs = compose(source)
         if len(docs) != 1:
-            what = "is empty" if not docs else f"holds {len(docs)} YAML documents"
-            message = f"an inventory file holds one YAML document; this one {what}"
+            found = "is empty" if not docs else f"holds {len(docs)} YAML documents"
+            message = f"{what} file holds one YAML document; this one {found}"
             raise LoadError(message, path=display)
         builder = Builder(source)
         data = builder.value(docs[0])
         _raise(builder.errors)
         if not isinstance(data, dict):
-            message = f"an inventory is a mapping with clusters:, got {show(data)}"
+            message = f"{what} is a mapping with {key}:, got {show(data)}"
             raise LoadError(message, span(source, docs[0]))
         errors: list[RouterError] = []
-        inventory = _validate(Inventory, data, docs[0], source, errors)
+        result = _validate(model, data, docs[0], source, errors)
         _raise(errors)
-    assert isinstance(inventory, Inventory)
-    return inventory
+    assert isinstance(result, model)
+    return result
 
 
 def workload_files(path: str | os.PathLike[str]) -> list[tuple[Path, str]]:

@@ -13,7 +13,15 @@ from router.evaluate.evaluate import Decision, Evaluator
 from router.evaluate.quota import QuotaLimit, compile_quotas
 from router.evaluate.spread import SpreadLimit, compile_spreads
 from router.language import ast, load_policy
-from router.models import Inventory, TargetRef, Workload, load_inventory, load_workloads
+from router.models import (
+    Inventory,
+    Running,
+    TargetRef,
+    Workload,
+    load_inventory,
+    load_running,
+    load_workloads,
+)
 from router.plan.model import Placement
 from router.plan.preempted import Preempted, not_preempted, preempted
 from router.solve.cpsat import SolveOptions, SolveResult
@@ -26,6 +34,7 @@ class Inputs:
     inventory: Inventory
     workloads: list[Workload]
     files: list[Path]  # every input file, for the plan's hashes
+    running: Running | None = None  # what already runs on the nodes (models/running.py)
 
 
 @dataclass
@@ -73,12 +82,14 @@ def load_inputs(project: Project) -> Inputs:
     policy = load_policy(project.policy)
     inventory = load_inventory(project.inventory)
     workloads = load_workloads(project.workloads)
+    running = load_running(project.running) if project.running else None
     files = [
         *_files(project.policy, (".route",)),
         project.inventory,
         *_files(project.workloads, (".yaml", ".yml")),
+        *([project.running] if project.running else []),
     ]
-    return Inputs(policy, inventory, workloads, files)
+    return Inputs(policy, inventory, workloads, files, running)
 
 
 def input_hashes(project: Project, files: list[Path]) -> dict[str, str]:

@@ -20,7 +20,7 @@ import router
 from router.emit.k8s.names import dns1035_label, dns_label, label_value, short_hash
 from router.emit.kubernetes import KubernetesEmitter
 from router.errors import PlanError
-from router.models import NodePool, Taint, TargetRef, Workload
+from router.models import MigGroup, NodePool, Taint, TargetRef, Workload
 from router.plan.model import Placement, Resources
 from tests.k8s.validate import kustomize_build, validate_file, validate_manifest
 
@@ -38,7 +38,7 @@ A100 = NodePool(
         Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule"),
         Taint(key="dedicated", effect="NoExecute"),
     ],
-    mig={"1g.10gb": 7, "3g.40gb": 2},
+    mig=[MigGroup(gpus=1, slices={"1g.10gb": 7}), MigGroup(gpus=1, slices={"3g.40gb": 2})],
 )
 CPU = NodePool(name="cpu", nodes=4, cpus_per_node=32, memory_per_node=128 * 1024)
 NAMESPACED = NodePool(

@@ -65,7 +65,7 @@ def test_gke_cluster_imports_exact_values(tmp_path: Path) -> None:
     assert (l4.nodes, l4.gpus_per_node, l4.gpu_type) == (3, 4, "l4")
     assert l4.cpus_per_node == 47  # allocatable "47810m", rounded down
     assert l4.memory_per_node == 183309532 // 1024  # allocatable Ki → MiB
-    assert l4.mig == {}
+    assert l4.mig == []
     # Three zones: no zone label. The cordon's taint is the node's, not the pool's.
     assert l4.labels == {**BASE, POOL: "l4-pool", "node.kubernetes.io/instance-type":
                          "g2-standard-48", "nvidia.com/gpu.product": "NVIDIA-L4",
@@ -73,9 +73,11 @@ def test_gke_cluster_imports_exact_values(tmp_path: Path) -> None:
     assert [t.model_dump() for t in l4.taints] == [TAINT]
 
     a100 = got["a100-mig"]
-    assert (a100.nodes, a100.gpus_per_node, a100.gpu_type) == (2, 4, "a100")
+    # 4 whole GPUs (nvidia.com/gpu) + 2 cut into 7 x 1g.10gb + 2 into 2 x 3g.40gb: 8 in all
+    assert (a100.nodes, a100.gpus_per_node, a100.gpu_type) == (2, 8, "a100")
     assert (a100.cpus_per_node, a100.memory_per_node) == (95, 1361479516 // 1024)
-    assert a100.mig == {"1g.10gb": 14, "3g.40gb": 4}
+    assert a100.slices_per_node == {"1g.10gb": 14, "3g.40gb": 4}
+    assert a100.whole_gpus_per_node == 4
     assert a100.labels == {**BASE, POOL: "a100-mig", "node.kubernetes.io/instance-type":
                            "a2-ultragpu-8g", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
                            "cloud.google.com/gke-accelerator": "nvidia-a100-80gb",
@@ -87,7 +89,7 @@ def test_gke_cluster_imports_exact_values(tmp_path: Path) -> None:
     assert (cpu.cpus_per_node, cpu.memory_per_node) == (31, 126869712 // 1024)
     assert cpu.labels == {**BASE, POOL: "cpu-pool",
                           "node.kubernetes.io/instance-type": "n2-standard-32"}
-    assert cpu.taints == [] and cpu.mig == {}
+    assert cpu.taints == [] and cpu.mig == []
 
     # Heterogeneous: 8 GPUs / 207 CPUs / 1839328 MiB and 4 GPUs / "95500m" / 928957 MiB.
     h100 = got["h100-train"]
@@ -172,7 +174,7 @@ def test_every_gpu_in_mig_mode_and_the_single_strategy() -> None:
     cluster = import_cluster({"items": [mixed_all, single]})
     fields = {t.fields["name"]: t for t in cluster.targets}
     assert fields["migall"].fields["gpus_per_node"] == 8
-    assert fields["migall"].fields["mig"] == {"1g.10gb": 56}
+    assert fields["migall"].fields["mig"] == [{"gpus": 8, "slices": {"1g.10gb": 7}}]
     assert any("every GPU is in MIG mode" in n for n in fields["migall"].notes)
     assert fields["single"].fields["gpus_per_node"] == 56
     assert fields["single"].fields["gpu_type"] == "a100" and "mig" not in fields["single"].fields

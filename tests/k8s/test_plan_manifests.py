@@ -112,7 +112,7 @@ def check_placement(p: Placement, docs: list[dict[str, Any]]) -> int:
             name = f"nvidia.com/mig-{r.mig}" if r.mig else GPU
             assert gpu_requests(res) == {name: str(r.gpus_per_node)}, where
             assert res["limits"][name] == str(r.gpus_per_node), where
-            assert name == GPU or r.mig in pool.mig, where
+            assert name == GPU or r.mig in pool.slices_per_node, where
         else:
             assert gpu_requests(res) == {}, where
         assert res["requests"]["cpu"] == str(r.cpus_per_node), where
@@ -206,7 +206,7 @@ OPERATORS_INVENTORY: dict[str, Any] = {"clusters": [
          "taints": [TAINT, {"key": "dedicated", "value": "training", "effect": "NoExecute"}]},
         {"name": "a100-mig", "nodes": 2, "gpus_per_node": 4, "gpu_type": "a100",
          "cpus_per_node": 95, "memory_per_node": "1300GiB", "cost_per_gpu_hour": 1.5,
-         "mig": {"1g.10gb": 14, "3g.40gb": 4},
+         "mig": [{"gpus": 2, "slices": {"1g.10gb": 7}}, {"gpus": 2, "slices": {"3g.40gb": 2}}],
          "labels": {"cloud.google.com/gke-nodepool": "a100-mig"}, "taints": [TAINT]},
         {"name": "l4", "nodes": 3, "max_nodes": 12, "gpus_per_node": 4, "gpu_type": "l4",
          "cpus_per_node": 47, "memory_per_node": "175GiB", "cost_per_gpu_hour": 0.7,
@@ -341,8 +341,9 @@ def test_queue_and_priority_class_reach_the_right_fields(tmp_path: Path) -> None
 
 MIG_INVENTORY: dict[str, Any] = {"clusters": [
     {"name": "k8s", "backend": "kubernetes", "node_pools": [
-        {"name": "a100-mig", "nodes": 2, "gpus_per_node": 1, "gpu_type": "a100",
-         "cpus_per_node": 64, "memory_per_node": "512GiB", "mig": {"1g.10gb": 7},
+        {"name": "a100-mig", "nodes": 2, "gpus_per_node": 2, "gpu_type": "a100",
+         "cpus_per_node": 64, "memory_per_node": "512GiB",  # one GPU whole, one in 7 slices
+         "mig": [{"gpus": 1, "slices": {"1g.10gb": 7}}],
          "labels": {"pool": "a100-mig"}, "taints": [TAINT]},
     ]},
 ]}

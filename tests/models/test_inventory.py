@@ -33,7 +33,7 @@ POOL: dict[str, Any] = {
     "memory_per_node": "192GiB",
     "labels": {"node.kubernetes.io/instance-type": "g5.12xlarge"},
     "taints": [{"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}],
-    "mig": {"1g.10gb": 7},
+    "mig": [{"gpus": 1, "slices": {"1g.10gb": 7}}],
     "namespace": "serving",
     "cost_per_gpu_hour": 1,
 }
@@ -67,7 +67,8 @@ def test_good_inventory_values() -> None:
     assert isinstance(pool, NodePool)
     assert pool.memory_per_node == 196608 and pool.max_time is None
     assert pool.taints == [Taint(key="nvidia.com/gpu", value="present", effect="NoSchedule")]
-    assert pool.mig == {"1g.10gb": 7} and pool.namespace == "serving"
+    assert pool.slices_per_node == {"1g.10gb": 7} and pool.whole_gpus_per_node == 3
+    assert pool.namespace == "serving"
     assert pool.cost_per_gpu_hour == 1.0 and pool.cost_per_node_hour == 0.0
 
 
@@ -87,7 +88,8 @@ def test_targets_sorted_by_id() -> None:
     refs = inv.targets()
     assert [r.id for r in refs] == ["hpc-east/gpu-h100", "hpc-east/zz-cpu", "k8s-prod/a10g"]
     assert refs[2] == TargetRef(
-        "k8s-prod", "kubernetes", inv.clusters[0].node_pools[0], "k8s-prod/a10g"
+        "k8s-prod", "kubernetes", inv.clusters[0].node_pools[0], "k8s-prod/a10g",
+        ("k8s-prod/a10g",),  # an inline target is a node set of its own
     )
     assert inv.target("hpc-east/zz-cpu").target.name == "zz-cpu"
     assert inv.target("k8s-prod/a10g").backend == "kubernetes"
@@ -121,7 +123,8 @@ def test_inventory_is_frozen_and_hashable() -> None:
         ({"qos": "high prio"}, "letters, digits"),
         ({"account": "$(id)"}, "letters, digits"),
         ({"default": "yes"}, "true or false"),
-        ({"max_nodes": 4}, "Extra inputs"),
+        ({"max_nodes": 4}, "max_nodes (4) must be ≥ nodes (32)"),
+        ({"taints": []}, "Extra inputs"),
     ],
 )
 def test_partition_rules(change: dict[str, Any], text: str) -> None:
@@ -140,9 +143,11 @@ def test_memory_per_node_required() -> None:
         ({"max_nodes": 4}, "max_nodes (4) must be ≥ nodes (8)"),
         ({"taints": [{"key": "a", "effect": "NoSchedul"}]}, "NoSchedule"),
         ({"taints": [{"key": "a b", "effect": "NoSchedule"}]}, "label key"),
-        ({"mig": {"big slice": 1}}, "MIG profile"),
-        ({"mig": {"1g.10gb": 0}}, "whole number ≥ 1"),
-        ({"gpus_per_node": 0, "gpu_type": None}, "mig slices need GPUs"),
+        ({"mig": [{"gpus": 1, "slices": {"big slice": 1}}]}, "MIG profile"),
+        ({"mig": [{"gpus": 1, "slices": {"1g.10gb": 0}}]}, "whole number ≥ 1"),
+        ({"mig": {"1g.10gb": 7}}, "mig must say how the GPUs are cut"),
+        ({"mig": [{"gpus": 5, "slices": {"1g.10gb": 7}}]}, "mig cuts 5 GPUs per node"),
+        ({"gpus_per_node": 0, "gpu_type": None}, "mig cuts 1 GPUs per node, but gpus_per_"),
         ({"namespace": "Prod"}, "DNS-1123 label"),
         ({"qos": "x"}, "Extra inputs"),
     ],

@@ -32,7 +32,7 @@ def gpu_request(ctx: Ctx) -> tuple[str, int] | None:
     if r.gpus_per_node <= 0:
         return None
     profile = ctx.options.get("mig") or r.mig
-    if profile and str(profile) in ctx.pool.mig:
+    if profile and str(profile) in ctx.pool.slices_per_node:
         return f"nvidia.com/mig-{profile}", r.gpus_per_node
     return GPU, r.gpus_per_node
 

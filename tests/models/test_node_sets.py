@@ -1,0 +1,131 @@
+"""Node sets shared by targets, the MIG layout, running work and the node classes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from router.errors import RouterError
+from router.models import Inventory, Running, load_inventory, load_running, node_classes
+from router.models.capacity import NodeShape
+
+H100 = {"name": "h100", "nodes": 4, "max_nodes": 6, "gpus_per_node": 8, "gpu_type": "h100",
+        "cpus_per_node": 96, "memory_per_node": "1TiB", "features": ["ib", "nvlink"],
+        "node_names": ["g1", "g2", "g3", "g4"],
+        "mig": [{"gpus": 2, "slices": {"1g.10gb": 7}}]}
+
+
+def hpc(**change: Any) -> dict[str, Any]:
+    cluster: dict[str, Any] = {
+        "name": "hpc", "backend": "slurm", "node_sets": [H100],
+        "partitions": [
+            {"name": "gpu", "node_sets": ["h100"], "max_time": "72h"},
+            {"name": "preempt", "partition": "Preempt_Low", "node_sets": ["h100"],
+             "features": ["spot"]},
+            {"name": "cpu", "nodes": 3, "cpus_per_node": 64, "memory_per_node": "256GiB"},
+        ],
+    }
+    cluster.update(change)
+    return {"clusters": [cluster]}
+
+
+def test_targets_draw_on_one_node_set() -> None:
+    inv = Inventory.model_validate(hpc())
+    gpu, pre = inv.target("hpc/gpu"), inv.target("hpc/preempt")
+    assert gpu.node_sets == pre.node_sets == ("hpc/h100",)
+    assert inv.target("hpc/cpu").node_sets == ("hpc/cpu",)
+    # The target knows its nodes; its features are the set's plus its own.
+    assert (pre.target.nodes, pre.target.capacity_nodes, pre.target.cpus_per_node) == (4, 6, 96)
+    assert pre.target.features == ["ib", "nvlink", "spot"]
+    assert pre.target.slurm_name == "Preempt_Low" and gpu.target.slurm_name == "gpu"
+    sets = {s.id: s for s in inv.node_sets()}
+    assert sorted(sets) == ["hpc/cpu", "hpc/h100"]
+    assert sets["hpc/h100"].targets == ("hpc/gpu", "hpc/preempt")
+
+
+def test_mig_layout_whole_and_slices_apart() -> None:
+    t = Inventory.model_validate(hpc()).target("hpc/gpu").target
+    assert (t.gpus_per_node, t.whole_gpus_per_node, t.slices_per_node) == (8, 6, {"1g.10gb": 14})
+
+
+@pytest.mark.parametrize(
+    ("change", "text"),
+    [
+        ({"partitions": [{"name": "gpu", "node_sets": ["h200"]}]}, 'no node set "h200"'),
+        ({"partitions": [{"name": "gpu", "node_sets": ["h100"], "nodes": 2}]},
+         "give either node_sets or the node fields"),
+        ({"partitions": [{"name": "cpu", "nodes": 1, "cpus_per_node": 1,
+                          "memory_per_node": 1}]}, 'node set "h100" is named by no target'),
+        ({"node_sets": [H100, {**H100, "name": "h100b", "cpus_per_node": 48, "node_names": []}],
+          "partitions": [{"name": "gpu", "node_sets": ["h100", "h100b"]}]},
+         "have different nodes"),
+        ({"node_sets": [{**H100, "mig": {"1g.10gb": 56}}]}, "mig must say how the GPUs are cut"),
+        ({"node_sets": [{**H100, "node_names": ["a"] * 2}]}, 'node "a" is named twice'),
+    ],
+)
+def test_node_set_errors(change: dict[str, Any], text: str) -> None:
+    with pytest.raises(ValueError, match=text):
+        Inventory.model_validate(hpc(**change))
+
+
+def test_node_set_error_is_positioned(tmp_path: Path) -> None:
+    f = tmp_path / "inventory.yaml"
+    f.write_text(
+        "clusters:\n"
+        "  - name: hpc\n"
+        "    backend: slurm\n"
+        "    node_sets:\n"
+        "      - {name: h100, nodes: 2, cpus_per_node: 8, memory_per_node: 8GiB}\n"
+        "    partitions:\n"
+        "      - {name: gpu, node_sets: [h10]}\n"
+    )
+    with pytest.raises(RouterError) as e:
+        load_inventory(f)
+    text = str(e.value)
+    assert f"{f}:7:" in text and 'no node set "h10"' in text and "h100" in text
+
+
+def test_node_classes_pack_around_running_work() -> None:
+    inv = Inventory.model_validate(hpc())
+    running = Running.model_validate({"running": [
+        {"cluster": "hpc", "node": "g2", "gpus": 4, "cpus": 32, "memory": "100GiB", "job": "7"},
+        {"cluster": "hpc", "node": "g3", "gpus": 4, "cpus": 32, "memory": "100GiB", "job": "8"},
+        {"cluster": "hpc", "node_set": "h100", "node": 3, "whole": True, "job": "9"},
+        {"cluster": "hpc", "node_set": "cpu", "node": 0, "cpus": 60},
+    ]})
+    classes = node_classes(inv, running)
+    h100 = classes["hpc/h100"]
+    # node 0 idle, nodes 4-5 headroom (idle too); 1 and 2 share a residual; 3 is taken whole.
+    assert [(c.indices, c.idle) for c in h100] == [((0, 4, 5), True), ((1, 2), False),
+                                                   ((3,), False)]
+    assert h100[0].free == NodeShape(6, (("1g.10gb", 14),), 96, 1024 * 1024)
+    assert h100[1].free == NodeShape(2, (("1g.10gb", 14),), 64, 1024 * 1024 - 100 * 1024)
+    assert h100[2].free.empty
+    assert [(c.count, c.free.cpus) for c in classes["hpc/cpu"]] == [(2, 64), (1, 4)]
+
+
+@pytest.mark.parametrize(
+    ("item", "text"),
+    [
+        ({"cluster": "hpc", "node": "g9"}, 'node "g9", which no node set'),
+        ({"cluster": "k8s", "node": "g1"}, 'cluster "k8s"'),
+        ({"cluster": "hpc", "node_set": "h100", "node": 4}, "node 4 of hpc/h100, which has 4"),
+        ({"cluster": "hpc", "node": "g1", "cpus": 97, "job": "x"}, "takes more CPUs"),
+    ],
+)
+def test_running_work_that_fits_no_node(item: dict[str, Any], text: str) -> None:
+    inv = Inventory.model_validate(hpc())
+    with pytest.raises(RouterError, match=text):
+        node_classes(inv, Running.model_validate({"running": [item]}))
+
+
+def test_load_running_positions_errors(tmp_path: Path) -> None:
+    f = tmp_path / "running.yaml"
+    f.write_text("running:\n  - {cluster: hpc, node: 3}\n  - {cluster: hpc, node: g1, gpus: -1}\n")
+    with pytest.raises(RouterError) as e:
+        load_running(f)
+    text = str(e.value)
+    assert f"{f}:2:" in text and "give node_set too" in text
+    assert f"{f}:3:" in text and "gpus" in text
