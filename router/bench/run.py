@@ -42,6 +42,7 @@ from router.plan.model import Placement
 from router.solve.aggregate import Aggregate, build_aggregate
 from router.solve.cpsat import SolveOptions, SolveResult, solve_aggregate
 from router.solve.greedy import best_hint, previous_hint
+from router.solve.nodes import capacities
 from router.solve.lp import lp_level_bound, lp_solve
 
 
@@ -96,7 +97,8 @@ def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
     quotas = compile_quotas(policy, inventory, workloads=workloads)
     spreads = compile_spreads(policy, inventory)
     t2 = time.perf_counter()
-    agg = build_aggregate(decisions, ev.targets, quotas, spreads=spreads)
+    caps = capacities(ev.targets, inventory)
+    agg = build_aggregate(decisions, ev.targets, quotas, spreads=spreads, capacity=caps)
     t3 = time.perf_counter()
     base = greedy(agg)
     lp, lp_values = lp_solve(agg)
@@ -173,7 +175,8 @@ def _churn(platform: Platform, inventory: Inventory, ev: Evaluator,
     started = time.perf_counter()
     # Recompiled: a `per team` quota gets parts for teams that only the new workloads bring.
     quotas = compile_quotas(ev.policy, inventory, workloads=kept + added)
-    agg2: Aggregate = build_aggregate(decisions2, ev.targets, quotas, previous, spreads=spreads)
+    agg2: Aggregate = build_aggregate(decisions2, ev.targets, quotas, previous, spreads=spreads,
+                                      capacity=capacities(ev.targets, inventory))
     hint = previous_hint(agg2) or best_hint(agg2, lp_solve(agg2)[1])
     result = solve_aggregate(agg2, SolveOptions(options.workers, options.deterministic_limit,
                                                 previous), hint=hint)

@@ -22,7 +22,10 @@ from router.models import (
     load_running,
     load_workloads,
 )
+from router.errors import PlanError
 from router.plan.model import Placement
+from router.plan.verify import verify_nodes
+from router.solve.nodes import capacities
 from router.plan.preempted import Preempted, not_preempted, preempted
 from router.solve.cpsat import SolveOptions, SolveResult
 from router.solve.problem import Problem, build_problem
@@ -117,7 +120,9 @@ def build_plan(
     spreads = compile_spreads(inputs.policy, inputs.inventory)
     t2 = time.perf_counter()
     problem = build_problem(decisions, evaluator.targets, quotas,
-                            (options or SolveOptions()).previous, spreads=spreads)
+                            (options or SolveOptions()).previous, spreads=spreads,
+                            capacity=capacities(evaluator.targets, inputs.inventory,
+                                                inputs.running))
     t3 = time.perf_counter()
     agg = problem.aggregate
     assert agg is not None
@@ -141,8 +146,15 @@ def build_plan(
                 rank=cand.rank,
                 options=cand.options,
                 resources=cand.resources,
+                nodes=result.nodes.get(name, []),
             )
         )
+    # The plan is true node by node, or it is not written: checked against the nodes by
+    # verify.py, which shares nothing with the solver's packing.
+    wrong = verify_nodes(inputs.inventory, inputs.running, placements)
+    if wrong:
+        raise PlanError("the plan does not fit its nodes (a bug in router): " + "; ".join(
+            wrong[:5]))
     unplaced = [
         Unplaced(d, *unplaced_reasons(d, problem, result, project))
         for d in decisions

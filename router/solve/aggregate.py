@@ -96,15 +96,23 @@ class Aggregate:
         """0/1 placements from class counts: the members of a class, in name order, fill its
         candidates in target-id order. Returns routed index -> the member's own candidate."""
         out: dict[int, Candidate] = {}
+        for v, members in self.members_of(counts).items():
+            j = self.variables[v][1]
+            for i in members:
+                out[i] = self.routed[i].candidates[j]
+        return out
+
+    def members_of(self, counts: list[int]) -> dict[int, list[int]]:
+        """Per variable with a count, the routed indices of the members it places (see
+        split)."""
+        out: dict[int, list[int]] = {}
         for g, group in enumerate(self.groups):
             vs = sorted(self.choices[g], key=lambda v: self.candidate(v).target.id)
             k = 0
             for v in vs:
-                j = self.variables[v][1]
-                for _ in range(counts[v]):
-                    i = group.members[k]
-                    out[i] = self.routed[i].candidates[j]
-                    k += 1
+                if counts[v]:
+                    out[v] = group.members[k:k + counts[v]]
+                    k += counts[v]
         return out
 
 

@@ -129,6 +129,23 @@ class Nodes:
         counts[:] = without(hi)
         return True
 
+    def assign(self, counts: list[int]) -> dict[int, list[tuple[str, int]]]:
+        """Per routed index placed: (node set id, node index) of each of its pods (a
+        service's replicas, a job's task) or whole nodes, from the counts' witnesses."""
+        agg = self.agg
+        members = agg.members_of(counts)
+        out: dict[int, list[tuple[str, int]]] = {}
+        for ci in sorted({agg.cap_of[v] for v in members}):
+            packing = self.witness(ci, counts)
+            for v in self.by_cap[ci]:
+                if v not in members:
+                    continue
+                where = packing.nodes_of(v)
+                per = agg.items[v].whole or agg.items[v].pods
+                for k, i in enumerate(members[v]):
+                    out[i] = where[k * per:(k + 1) * per]
+        return out
+
     def witness(self, ci: int, counts: list[int]) -> Packing:
         found = self.packs(ci, counts).packing
         assert found is not None, "the plan's counts do not pack"

@@ -122,6 +122,8 @@ class SolveResult:
     components: int = 0
     hint_objective: int = 0  # level 1 of the greedy hint
     deterministic_limit: float = 0.0  # level 1's budget, as given or by auto_limit
+    # workload name -> (node set id, node index) per pod or whole node (benders.Nodes.assign)
+    nodes: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
 
     @property
     def gap(self) -> float:
@@ -193,6 +195,8 @@ def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
     assignment: dict[str, Candidate] = {
         agg.routed[i].workload.name: c for i, c in agg.split(counts).items()
     }
+    on_nodes = ({agg.routed[i].workload.name: n for i, n in agg.nodes.assign(counts).items()}
+                if agg.nodes is not None else {})
     first = reports[0] if reports else LevelReport("placed_work", overall, 0, 0)
     return SolveResult(
         assignment=assignment,
@@ -208,6 +212,7 @@ def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
         components=len(comps),
         hint_objective=hint_objective,
         deterministic_limit=budget,
+        nodes=on_nodes,
     )
 
 

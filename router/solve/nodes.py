@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from router.models import Inventory, TargetRef
+from router.models import Inventory, Running, TargetRef, node_classes
 from router.plan.model import Resources
 
 BASE_AXES = ("gpus", "cpus", "memory")
@@ -74,43 +74,40 @@ class Item:
 
 
 def _node_sets(ref: TargetRef) -> tuple[str, ...]:
-    return tuple(getattr(ref, "node_sets", ()) or (ref.id,))
+    return ref.node_sets or (ref.id,)
 
 
 def _hardware(ref: TargetRef) -> tuple[tuple[str, ...], tuple[int, ...]]:
     """The axes and an empty node's capacity of a target's nodes."""
     t = ref.target
-    slices = getattr(t, "slices_per_node", None)
-    if slices is None:  # an inventory without the MIG layout: slices as the old field says
-        slices = dict(getattr(t, "mig", {}) or {})
-    whole = getattr(t, "whole_gpus_per_node", t.gpus_per_node)
-    profiles = sorted(slices)
-    axes = (*BASE_AXES, *(f"mig-{p}" for p in profiles))
-    return axes, (whole, t.cpus_per_node, t.memory_per_node, *(slices[p] for p in profiles))
+    slices = t.slices_per_node
+    axes = (*BASE_AXES, *(f"mig-{p}" for p in slices))
+    return axes, (t.whole_gpus_per_node, t.cpus_per_node, t.memory_per_node, *slices.values())
 
 
-def _classes(inventory: Inventory | None, running: object | None,
-             ) -> dict[str, list[tuple[int, dict[str, int], int, dict[str, int], tuple[int, ...]]]]:
-    """Per node set id: (count, free slices, free whole GPUs..) as plain tuples from
-    router.models.capacity.node_classes when the inventory knows node sets; {} otherwise."""
-    if inventory is None or not hasattr(inventory, "node_sets"):
-        return {}
-    from router.models.capacity import node_classes  # type: ignore[import-not-found,unused-ignore]
-
-    out: dict[str, list[tuple[int, dict[str, int], int, dict[str, int], tuple[int, ...]]]] = {}
-    for set_id, classes in node_classes(inventory, running).items():
-        rows = []
-        for c in classes:
-            f = c.free
-            rows.append((c.count, dict(f.slices), f.gpus, {"cpus": f.cpus, "memory": f.memory},
-                         tuple(c.indices)))
-        out[set_id] = rows
+def _sizes(targets: list[TargetRef]) -> dict[str, int]:
+    """Without the inventory: each node set's nodes, from the targets (a target with one set
+    has all its nodes; a set only ever named with others gets an even share)."""
+    out: dict[str, int] = {}
+    for ref in targets:
+        sets = _node_sets(ref)
+        if len(sets) == 1:
+            out[sets[0]] = ref.target.capacity_nodes
+    for ref in targets:
+        sets = _node_sets(ref)
+        missing = [s for s in sets if s not in out]
+        if missing:
+            left = max(0, ref.target.capacity_nodes - sum(out.get(s, 0) for s in sets))
+            for k, s in enumerate(missing):
+                out[s] = left // len(missing) + (1 if k < left % len(missing) else 0)
     return out
 
 
 def capacities(targets: list[TargetRef], inventory: Inventory | None = None,
-               running: object | None = None) -> list[Capacity]:
-    """The capacity components of `targets`, sorted by id."""
+               running: Running | None = None) -> list[Capacity]:
+    """The capacity components of `targets`, sorted by id: their node sets' node classes
+    (router.models.capacity.node_classes, after `running` work) when the inventory is given,
+    else every node of the targets' sets idle."""
     parent: dict[str, str] = {}
 
     def find(a: str) -> str:
@@ -124,32 +121,30 @@ def capacities(targets: list[TargetRef], inventory: Inventory | None = None,
             a, b = find(sets[0]), find(s)
             if a != b:
                 parent[max(a, b)] = min(a, b)
-    classes = _classes(inventory, running)
+    classes = node_classes(inventory, running) if inventory is not None else {}
+    sizes = _sizes(targets)
     by_root: dict[str, Capacity] = {}
-    sizes: dict[str, int] = {}  # node set -> capacity nodes, for sets without classes
     for ref in sorted(targets, key=lambda r: r.id):
         sets = _node_sets(ref)
         root = find(sets[0])
-        axes, full = _hardware(ref)
         cap = by_root.get(root)
         if cap is None:
+            axes, full = _hardware(ref)
             cap = by_root[root] = Capacity(root, axes, full, [])
         cap.sets_of[ref.id] = frozenset(sets)
-        if len(sets) == 1 and sets[0] == ref.id:  # an inline target: its own node set
-            sizes[ref.id] = getattr(ref.target, "max_nodes", None) or ref.target.nodes
     for cap in by_root.values():
         all_sets = sorted({s for ss in cap.sets_of.values() for s in ss})
         cap.id = all_sets[0]
         for s in all_sets:
             if s in classes:
-                for count, slices, gpus, rest, indices in classes[s]:
-                    free = (gpus, rest["cpus"], rest["memory"],
+                for c in classes[s]:
+                    slices = dict(c.free.slices)
+                    free = (c.free.gpus, c.free.cpus, c.free.memory,
                             *(slices.get(a[4:], 0) for a in cap.axes[3:]))
-                    cap.groups.append(NodeGroup(s, count, free, free == cap.full, indices))
-            else:
-                n = sizes.get(s, 0)
-                if n:
-                    cap.groups.append(NodeGroup(s, n, cap.full, True, tuple(range(n))))
+                    cap.groups.append(NodeGroup(s, c.count, free, c.idle, c.indices))
+            elif sizes.get(s):
+                n = sizes[s]
+                cap.groups.append(NodeGroup(s, n, cap.full, True, tuple(range(n))))
     return [by_root[k] for k in sorted(by_root, key=lambda k: by_root[k].id)]
 
 

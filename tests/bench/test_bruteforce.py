@@ -87,8 +87,10 @@ def test_plan_equals_brute_force(policy_path: Path) -> None:
         from router.plan.model import Placement
 
         placements = [Placement(d.workload, c.target, "r", "x:1", c.rank, c.options,
-                                c.resources)
+                                c.resources, nodes=result.nodes[d.workload.name])
                       for d in decisions if (c := result.assignment.get(d.workload.name))]
         assert verify_plan(policy, inventory, workloads, placements) == []
+        assert exact.packs(inventory.targets(), [(p.target, p.resources) for p in placements],
+                           inventory)
         checked += 1
     assert checked == 300
