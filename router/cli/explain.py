@@ -51,7 +51,8 @@ def explain(workload: str, directory: str, policy: str | None, inventory: str | 
         if previous:
             options.previous = dict(load_previous(previous, project, options).assignment)
         plan = build_plan(project, options, inputs=inputs)
-        state, status = PlanState(plan.problem, plan.solve.assignment), plan.solve.status
+        state, status = PlanState(plan.problem, plan.solve.assignment,
+                                  plan.solve.nodes), plan.solve.status
     doc = explain_one(workload, decision, inputs.policy, inputs.inventory, project.relative,
                       state, status)
     if previous and decision.candidates and doc["status"] == "unplaced":

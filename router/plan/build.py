@@ -199,5 +199,6 @@ def _plan_state(problem: Problem, result: SolveResult) -> Any:
     from router.explain.blocking import PlanState
 
     if not (_STATE and _STATE[0] is problem and _STATE[1] is result):
-        _STATE[:] = [problem, result, PlanState(problem, result.assignment)]
+        _STATE[:] = [problem, result, PlanState(problem, result.assignment,
+                                                         result.nodes)]
     return _STATE[2]

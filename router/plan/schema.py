@@ -38,6 +38,8 @@ def plan_schema() -> dict[str, Any]:
             "cluster": _STR, "target": _STR, "target_id": _STR, "rule": _STR,
             "rule_source": {"type": "string", "pattern": r"^.+:\d+$"}, "rank": _INT,
             "options": {"type": "object"}, "resources": resources, "artifacts": _list(_STR),
+            # one entry per pod (service replica, job task) or per whole node taken
+            "nodes": _list(_obj({"node_set": _STR, "node": _INT}, {"name": _STR})),
         }
     )
     nullable = {"type": ["string", "null"]}

@@ -246,7 +246,7 @@ def cut_rows(agg: Aggregate, cap: Capacity, subject: str, sets: frozenset[str],
       job), so k·(whole nodes) + (such pods) ≤ Σ over nodes of what each can hold of them.
       k = 1 is "two more-than-half pods never share a node", per axis: a GPU-heavy and a
       CPU-heavy pod may share one.
-    Rows that cannot bind (every count at its largest fits) are left out.
+    Cut rows that cannot bind (every count at its largest fits) are left out.
     """
     groups = cap.groups_of(sets)
     items = agg.items
@@ -254,7 +254,8 @@ def cut_rows(agg: Aggregate, cap: Capacity, subject: str, sets: frozenset[str],
 
     def add(terms: list[tuple[int, int]], rhs: int, kind: str, resource: str) -> None:
         terms = [(c, v) for c, v in terms if c]
-        if terms and sum(c * agg.bound(v) for c, v in terms) > rhs:
+        # Axis rows are kept even when they cannot bind: explanations read them.
+        if terms and (kind == "capacity" or sum(c * agg.bound(v) for c, v in terms) > rhs):
             out.append(Row(terms, rhs, kind, subject, resource))
 
     for a, axis in enumerate(cap.axes):
