@@ -140,7 +140,8 @@ def _words(tid: str, cap: Capacity, room: Packing, item: Item,
         + " free at once on a node; no node has all of it")
     per_empty = _fits(cap.full, item.demand)
     more = -(-(need - fit) // per_empty) if per_empty else need
-    return (f"{tid}: {need} {unit} need {what} ({fit} of {need} fit on its {nodes} nodes)",
+    verb = "need" if need > 1 else "needs"
+    return (f"{tid}: {need} {unit} {verb} {what} ({fit} of {need} fit on its {nodes} nodes)",
             max(1, more))
 
 

@@ -136,7 +136,10 @@ class Nodes:
         members = agg.members_of(counts)
         out: dict[int, list[tuple[str, int]]] = {}
         for ci in sorted({agg.cap_of[v] for v in members}):
-            packing = self.witness(ci, counts)
+            # The same counts get the same nodes, however the solver reached them: a fresh
+            # packing first, the solver's witness only when that finds none.
+            packing = pack(agg.capacity[ci], self.entries(self.key(ci, counts)[1]),
+                           exact=False).packing or self.witness(ci, counts)
             for v in self.by_cap[ci]:
                 if v not in members:
                     continue
