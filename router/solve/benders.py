@@ -27,7 +27,7 @@ from router.solve.pack import Answer, Entry, Packing, pack
 if TYPE_CHECKING:
     from router.solve.aggregate import Aggregate
 
-DELETION_TRIALS = 16  # packings tried per cut while shrinking it
+DELETION_TRIALS = 8  # packings tried per cut while shrinking it
 
 
 class Nodes:

@@ -79,7 +79,10 @@ LOWER_LEVEL_SHARE = 0.25  # of SolveOptions.deterministic_limit, for rank, prefe
 # read every move, and with it the level usually proves its optimum at 10k workloads.
 STABILITY_SHARE = 3.0
 DEFAULT_WORKERS = 4
-CUT_ROUNDS = 3  # level 1: solves again after adding packing cuts, before repairing
+# Level 1 solves again once after adding packing cuts, then repairs; the other levels keep
+# the previous level's plan when theirs does not pack (each solve of a large component costs
+# as much as the rest of the plan, and the cuts of vector packing are weak: bench L).
+CUT_ROUNDS = 1
 RETRY_SHARE = 0.5  # of a level's budget, for each of those solves
 
 
@@ -257,6 +260,7 @@ def _solve_component(
     scale = sum(agg.bound(v) for _, v in stays) + 1
     nodes = agg.nodes
     caps = sorted({agg.cap_of[v] for v in comp.variables}) if nodes is not None else []
+    cut_lits: list[tuple[Any, int, int]] = []
     for li, level in enumerate(agg.levels):
         ts = terms[li]
         if not ts:
@@ -279,12 +283,17 @@ def _solve_component(
         found = None
         proven = True  # False once a solution had to be repaired or given up
         status = cp_model.UNKNOWN
-        rounds = CUT_ROUNDS if li == 0 else 1
+        rounds = CUT_ROUNDS if li == 0 else 0
+        # The levels below placed work start from a complete, feasible hint and only polish
+        # it: presolve (which the packing cuts make longer) would eat their small budgets.
+        p.cp_model_presolve = li == 0
         for rnd in range(rounds + 1):
             p.max_deterministic_time = budget * (1.0 if rnd == 0 else RETRY_SHARE)
             model.clear_hints()  # type: ignore[no-untyped-call]
             for v in comp.variables:
                 model.add_hint(y[v], counts[v])
+            for b, v, c in cut_lits:  # a complete hint: it packs, so it keeps every cut
+                model.add_hint(b, counts[v] <= c - 1)
             status = solver.solve(model)
             det += solver.deterministic_time
             found = None
@@ -311,7 +320,7 @@ def _solve_component(
             cuts = [nodes.cut(ci, trial) for ci in bad]
             for cut in cuts:
                 if cut is not None:
-                    _add_cut(model, y, cut)
+                    _add_cut(model, y, cut, cut_lits)
             if rnd == rounds or any(cut is None for cut in cuts):
                 proven = False
                 if li == 0:
@@ -341,14 +350,17 @@ def _solve_component(
     return out, det
 
 
-def _add_cut(model: Any, y: dict[int, Any], cut: list[tuple[int, int]]) -> None:
-    """Not all of these counts at once (benders.py): some y_v ≤ c_v − 1."""
-    lits = []
+def _add_cut(model: Any, y: dict[int, Any], cut: list[tuple[int, int]],
+             lits: list[tuple[Any, int, int]]) -> None:
+    """Not all of these counts at once (benders.py): some y_v ≤ c_v − 1. Its literals go to
+    `lits` (literal, v, c) so that hints can set them too."""
+    mine = []
     for v, c in cut:
         b = model.new_bool_var("")
         model.add(y[v] <= c - 1).only_enforce_if(b)
-        lits.append(b)
-    model.add_bool_or(lits)
+        mine.append(b)
+        lits.append((b, v, c))
+    model.add_bool_or(mine)
 
 
 def _repaired(agg: Aggregate, comp: Component, trial: list[int],
