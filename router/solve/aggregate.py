@@ -328,9 +328,24 @@ def _spread_rows(agg: Aggregate, spreads: list[SpreadLimit]) -> None:
                                     (named, s.attribute, show(value))))
 
 
+def gpu_waste(agg: Aggregate, v: int) -> int:
+    """CPU work on GPU nodes that a CPU target could take: the member's CPUs (+1) when v puts
+    a workload without GPUs on a target with GPUs and its class has a candidate without
+    them; 0 otherwise. The gpu_nodes level minimises it (cpsat.py)."""
+    c = agg.candidate(v)
+    if c.resources.gpus or not c.target.target.gpus_per_node:
+        return 0
+    g = agg.variables[v][0]
+    if not any(not agg.candidate(u).target.target.gpus_per_node for u in agg.choices[g]):
+        return 0
+    return c.resources.cpus + 1
+
+
 def _levels(agg: Aggregate) -> None:
     """The objective levels, in order (see cpsat.py). Stability comes right after placed
-    work and rank: a workload stays where it was unless moving it buys one of those."""
+    work and rank: a workload stays where it was unless moving it buys one of those. The
+    built-in gpu_nodes level comes after the policy's own `prefer` terms, so a rule that
+    prefers GPU nodes for CPU work gets them."""
     tie: dict[int, int] = {}
     for vs in agg.choices:
         for s, v in enumerate(sorted(vs, key=lambda v: agg.candidate(v).target.id)):
@@ -344,5 +359,7 @@ def _levels(agg: Aggregate) -> None:
                                if gs[g].previous == cand(v).target.id]),
         Level("preference", -1, [(cand(v).pref, v) for v in range(len(agg.variables))
                                  if cand(v).pref]),
+        Level("gpu_nodes", -1, [(w, v) for v in range(len(agg.variables))
+                                if (w := gpu_waste(agg, v))]),
         Level("tie_break", -1, [(tie[v], v) for v in range(len(agg.variables)) if tie[v]]),
     ]

@@ -3,21 +3,23 @@
 Notation
 --------
 W             workloads that were routed (have at least one candidate target)
-T             targets (Slurm partitions, Kubernetes node pools); N_t nodes (max_nodes for
-              autoscaled pools), per node G_t GPUs, C_t CPUs, M_t MiB
+T             targets (Slurm partitions, Kubernetes node pools), drawing on node sets;
+              node sets joined by the targets that share them are one capacity component K
+              (nodes.py), whose nodes come in classes of identical free capacity (idle
+              nodes, and nodes with running work as what is left on them)
 C(w) ⊆ T      the candidate targets of w, with rank r_wt (0 = `route`, 1.. = `else route`)
               and preference place p_wt (0 = best by the clause's `prefer` terms)
 x_wt ∈ {0,1}  w is placed on t, for t ∈ C(w)
-On t, w takes either whole nodes n_wt (exclusive or multi-node jobs: all their GPUs, CPUs
-and memory) or shared amounts g_wt, c_wt, m_wt (per-replica × min replicas for services).
+On t, w is either pods (a service's min replicas, a job's one task: each pod on one node,
+with its GPUs or MIG slices, CPUs and memory) or whole nodes (exclusive and multi-node jobs:
+that many distinct idle nodes, nothing else on them).
 
 Constraints
 -----------
   Σ_t x_wt ≤ 1                                                  each workload placed once at most
-  Σ_w g_wt x_wt + G_t Σ_w n_wt x_wt ≤ G_t N_t                   GPUs of t (same for C_t, M_t)
-  Σ_w n_wt x_wt + Σ_{w big on t} x_wt ≤ N_t                     nodes of t
-     where "big" shared placements need more than half a node in some resource, so no two
-     of them share a node: a valid cut that keeps the aggregate model honest for large jobs
+  P_K(x) packs: every pod and whole node of the placements on K's targets has a node of
+     K (of its target's node sets) and no node is over its free whole GPUs, slices of
+     each MIG profile (a GPU is whole or cut, never both), CPUs or memory
   Σ_{w ∈ q, t ∈ q} u_qwt x_wt ≤ L_q                             every quota limit q
   Σ_{w ∈ g, t: a(t) = a} x_wt ≤ S_g                             every `spread` group g and
                                                                 value a of its attribute
@@ -33,21 +35,49 @@ Objective (lexicographic, each level solved to the end before the next is fixed)
   3. maximise  Σ_{t = prev(w)} x_wt         stay where the previous plan put it, unless moving
                                             buys placed work or rank (GitOps stability)
   4. minimise  Σ p_wt x_wt                  `prefer` terms (cost and the like)
-  5. minimise  Σ s_wt x_wt                  stable tie-break: s_wt = place of t in w's
+  5. minimise  Σ (CPUs_w + 1) x_wt          over CPU-only w on GPU targets when w has a
+                                            candidate without GPUs: GPU nodes are kept for
+                                            GPU work (built in; after `prefer`, so a rule
+                                            that prefers GPU nodes for CPU work wins)
+  6. minimise  Σ s_wt x_wt                  stable tie-break: s_wt = place of t in w's
                                             candidates sorted by target id
+
+Formulation: the aggregate model as a relaxation, exact packing checks, Benders cuts
+-----------
+Identical workloads form a class k of n_k members with one integer count y_kt = Σ_{w∈k} x_wt
+per candidate target: the same rows and levels with the class's coefficients, exact for
+integer solutions (aggregate.py). P_K is not written per node: it is relaxed into rows per
+component and per target (aggregate.cut_rows) that every packing satisfies — each axis in
+total, whole nodes on idle nodes, and per axis and k = 1, 2, 3 "pods of more than 1/(k+1) of
+a node's free amount: at most k per node" (k = 1 is the old more-than-half cut, now per
+resource: a GPU-heavy and a CPU-heavy pod may share a node). Each solution of a level is
+then packed, component by component, onto the real node classes (pack.py: first-fit
+decreasing over runs of identical nodes, then an exact CP-SAT bin packing over the classes'
+nodes with load-ordered symmetry breaking). A component that provably does not pack gets a
+logic-based Benders cut on its class counts — a no-good ∨_{v∈S} y_v ≤ c_v − 1 over a subset
+S shrunk by a deletion filter (benders.py) — and the level is solved again; when the rounds
+run out, placed work repairs the solution (the members least worth leave the components that
+do not pack, then greedy completion on the real nodes) and the other levels keep the previous
+level's plan; either way the status is FEASIBLE, never OPTIMAL. Why this one: node-pattern
+(configuration) variables explode with many pod shapes per target and per-node variables
+with hundreds of nodes per target, while this keeps the model the solver already solves
+well at 10k workloads, adds nothing for targets that pack (most do), and stays exact where
+it matters: an OPTIMAL level is optimal for the per-node problem, since every cut is proven.
+Identical nodes are one class throughout, so there is no per-node symmetry to blow up.
 
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------
-Identical workloads form a class k of n_k members with one integer count y_kt = Σ_{w∈k} x_wt
-per candidate target: the same rows and levels with the class's coefficients, exact for
-integer solutions. The model splits into independent components (connected parts of the
-class–target graph joined by quota and spread rows), solved apart. Each component's first
-level starts from the greedy first-fit-decreasing plan as a complete hint, and each later
-level from the previous level's solution; a level never ends worse than its hint, so the plan
-is never below the greedy baseline. The first hint is the better of greedy and the LP optimum
-rounded down then completed greedily (lp.py, greedy.py); when re-planning with a previous
-plan, the hint puts planned work back where it was as far as it fits, then completes it
-greedily (preempt.py), so the search starts from the stable answer.
+The model splits into independent components (connected parts of the class–target graph
+joined by quota and spread rows and by shared nodes), solved apart. Each component's first
+level starts from the greedy first-fit-decreasing plan as a complete hint — greedy places each
+member on real nodes (greedy.Filler), so the hint packs and the plan is never below the greedy
+baseline — and each later level from the previous level's solution; a level never ends worse
+than its hint. The first hint is the better of greedy and the LP optimum rounded down, fitted
+to the nodes (least worth out first) and completed greedily (lp.py, greedy.py); when
+re-planning with a previous plan, the hint puts planned work back where it was as far as it
+fits, then completes it greedily (preempt.py), so the search starts from the stable answer.
+The plan's node assignment (which node holds each pod) is a fresh packing of the final counts,
+so the same counts always get the same nodes.
 
 Determinism: each component is solved by one sequential CP-SAT search (num_workers = 1, a
 fixed seed) under deterministic time limits (auto_limit by the model's size, or
@@ -83,6 +113,8 @@ DEFAULT_WORKERS = 4
 # the previous level's plan when theirs does not pack (each solve of a large component costs
 # as much as the rest of the plan, and the cuts of vector packing are weak: bench L).
 CUT_ROUNDS = 1
+SMALL_COMPONENT = 300  # aggregate variables: below it, every level cuts until it packs
+SMALL_ROUNDS = 20
 RETRY_SHARE = 0.5  # of a level's budget, for each of those solves
 
 
@@ -283,7 +315,9 @@ def _solve_component(
         found = None
         proven = True  # False once a solution had to be repaired or given up
         status = cp_model.UNKNOWN
-        rounds = CUT_ROUNDS if li == 0 else 0
+        small = len(comp.variables) <= SMALL_COMPONENT  # solves are cheap: cut until it packs
+        rounds = (SMALL_ROUNDS if small else CUT_ROUNDS) if li == 0 else (
+            SMALL_ROUNDS if small else 0)
         # The levels below placed work start from a complete, feasible hint and only polish
         # it: presolve (which the packing cuts make longer) would eat their small budgets.
         p.cp_model_presolve = li == 0

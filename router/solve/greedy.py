@@ -11,7 +11,7 @@ node by node: a complete, feasible hint for CP-SAT.
 
 from __future__ import annotations
 
-from router.solve.aggregate import Aggregate
+from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.pack import Packing
 
 
@@ -70,8 +70,10 @@ class Filler:
 
 
 def by_preference(agg: Aggregate, vs: list[int]) -> list[int]:
+    """Candidates best first: rank, `prefer` place, CPU work off GPU nodes, target id."""
     c = agg.candidate
-    return sorted(vs, key=lambda v: (c(v).rank, c(v).pref, c(v).target.id))
+    return sorted(vs, key=lambda v: (c(v).rank, c(v).pref, bool(gpu_waste(agg, v)),
+                                     c(v).target.id))
 
 
 def first_fit_decreasing(agg: Aggregate, start: list[int] | None = None,

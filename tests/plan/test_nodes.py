@@ -145,3 +145,17 @@ def test_a_whole_node_job_is_alone_on_its_nodes(tmp_path: Path) -> None:
     (u,) = plan.unplaced
     assert u.reasons == ["hpc/gpu is full: cpus 144 of 144 used, needs 4; gpus 24 of 24 used, "
                          "needs 1; memory 1152GiB of 1152GiB used, needs 8GiB"]
+
+
+def test_cpu_work_keeps_off_gpu_nodes_unless_a_rule_prefers_them(tmp_path: Path) -> None:
+    inventory = {"clusters": [{"name": "k8s", "backend": "kubernetes", "node_pools": [
+        # named so that the tie-break alone would pick the GPU pool
+        {"name": "a-gpu", "nodes": 1, "gpus_per_node": 4, "gpu_type": "l4",
+         "cpus_per_node": 48, "memory_per_node": "192GiB"},
+        {"name": "b-cpu", "nodes": 1, "cpus_per_node": 48, "memory_per_node": "192GiB"}]}]}
+    wl = [_job("etl", 0, 8, "16GiB")]
+    plain = _plan(make_project(tmp_path / "plain", wl, SERVE, inventory))
+    assert [p.target.id for p in plain.placements] == ["k8s/b-cpu"]
+    prefers = SERVE.replace("rule rest: route any", "rule rest: route any prefer gpus_per_node == 4")
+    ruled = _plan(make_project(tmp_path / "ruled", wl, prefers, inventory))
+    assert [p.target.id for p in ruled.placements] == ["k8s/a-gpu"]
