@@ -97,11 +97,14 @@ def packs(refs: list[TargetRef], placed: list[tuple[TargetRef, Resources]],
     return go(0)
 
 
-def best(problem: Problem, inventory: Any = None, must: frozenset[int] = frozenset()) -> int:
+def best(problem: Problem, inventory: Any = None, must: frozenset[int] = frozenset(),
+         sums: bool = False) -> int:
     """The most placed work (level 1) of any plan that packs node by node and keeps every
-    quota and spread row; workloads in `must` are placed. -1 when none exists."""
+    quota and spread row; workloads in `must` are placed. -1 when none exists. With `sums`,
+    capacity is only the per-axis totals (what summing per target would say), to compare."""
     weight = {v: c for c, v in problem.levels[0].terms}
-    policy_rows = [r for r in problem.rows if r.kind in ("quota", "spread")]
+    kinds = ("quota", "spread", "capacity") if sums else ("quota", "spread")
+    policy_rows = [r for r in problem.rows if r.kind in kinds]
     refs = sorted({c.target.id: c.target for _, c in problem.variables}.values(),
                   key=lambda r: r.id)
     n = len(problem.choices)
@@ -121,7 +124,7 @@ def best(problem: Problem, inventory: Any = None, must: frozenset[int] = frozens
         if i == n:
             placed = [(problem.variables[v][1].target, problem.variables[v][1].resources)
                       for v in chosen]
-            if packs(refs, placed, inventory):
+            if sums or packs(refs, placed, inventory):
                 best_value = value
             return
         for v in sorted(problem.choices[i], key=lambda v: -weight[v]):

@@ -159,3 +159,35 @@ def test_cpu_work_keeps_off_gpu_nodes_unless_a_rule_prefers_them(tmp_path: Path)
     prefers = SERVE.replace("rule rest: route any", "rule rest: route any prefer gpus_per_node == 4")
     ruled = _plan(make_project(tmp_path / "ruled", wl, prefers, inventory))
     assert [p.target.id for p in ruled.placements] == ["k8s/a-gpu"]
+
+
+def test_the_plan_packs_around_running_work(tmp_path: Path) -> None:
+    inventory = {"clusters": [{"name": "hpc", "backend": "slurm", "partitions": [
+        {"name": "gpu", "nodes": 3, "gpus_per_node": 8, "gpu_type": "h100",
+         "cpus_per_node": 96, "memory_per_node": "1TiB", "node_names": ["g0", "g1", "g2"]}]}]}
+    policy = """
+    policy running
+    rule big: when gpus >= 8 route slurm with exclusive
+    rule rest: route slurm
+    """
+    wl = [_job(f"four{i}", 4, 8, "64GiB") for i in range(3)] + [_job("whole", 8, 8, "8GiB",
+                                                                   priority="high")]
+    root = make_project(tmp_path, wl, policy, inventory)
+    (root / "running.yaml").write_text(
+        "running:\n"
+        "  - {cluster: hpc, node: g0, gpus: 6, cpus: 16, memory: 64GiB, job: '101'}\n"
+        "  - {cluster: hpc, node_set: gpu, node: 2, gpus: 1, cpus: 1, memory: 1GiB, job: '102'}\n")
+    with (root / "router.yaml").open("a") as f:
+        f.write("running: running.yaml\n")
+    plan = _plan(root)
+    i = plan.inputs
+    assert verify_plan(i.policy, i.inventory, i.workloads, plan.placements, i.running) == []
+    where = {p.workload.name: p.nodes for p in plan.placements}
+    # g0 has 2 GPUs free, g2 has 7, g1 all 8: the (high priority) whole-node job takes the
+    # idle g1, one 4-GPU job fits g2 (7 free), the others find no node with 4 GPUs free.
+    assert where["whole"] == [("hpc/gpu", 1)]
+    assert sorted(where) == ["four0", "whole"]
+    assert where["four0"] == [("hpc/gpu", 2)]
+    reasons = {u.decision.workload.name: u.reasons for u in plan.unplaced}
+    assert reasons["four1"] == ["hpc/gpu: 1 pod needs 4 GPUs each on a node; the most free on "
+                                "any node is 3 GPUs (0 of 1 fit on its 3 nodes)"]
