@@ -42,8 +42,8 @@ from router.plan.model import Placement
 from router.solve.aggregate import Aggregate, build_aggregate
 from router.solve.cpsat import SolveOptions, SolveResult, solve_aggregate
 from router.solve.greedy import best_hint, previous_hint
-from router.solve.nodes import capacities
 from router.solve.lp import lp_level_bound, lp_solve
+from router.solve.nodes import capacities
 
 
 def _peak_rss_mb() -> float:

@@ -55,11 +55,11 @@ class NodeRoom:
             group_of = {i: g for g, grp in enumerate(agg.groups) for i in grp.members}
             for name, cand in state.assignment.items():
                 g = group_of[index[name]]
-                v = next(v for v in agg.choices[g]
-                         if agg.candidate(v).target.id == cand.target.id)
+                v = next(v for v in agg.choices[g] if agg.candidate(v).target.id == cand.target.id)
                 counts[v] += 1
-            state.nodes = {agg.routed[i].workload.name: n
-                           for i, n in agg.nodes.assign(counts).items()}
+            state.nodes = {
+                agg.routed[i].workload.name: n for i, n in agg.nodes.assign(counts).items()
+            }
         return state.nodes
 
     def room(self, ci: int, cap: Capacity, minus: str | None = None) -> Packing:
@@ -82,8 +82,7 @@ class NodeRoom:
                 if item.whole:
                     free[node] = tuple(0 for _ in cap.axes)
                 else:
-                    free[node] = tuple(f - d for f, d in zip(free[node], item.demand,
-                                                             strict=True))
+                    free[node] = tuple(f - d for f, d in zip(free[node], item.demand, strict=True))
         blocks: list[Block] = []
         for gi, g in enumerate(cap.groups):
             for lo, j in enumerate(g.indices):
@@ -113,15 +112,18 @@ class NodeRoom:
         return _words(cand.target.id, cap, room, item, allowed)
 
 
-def _words(tid: str, cap: Capacity, room: Packing, item: Item,
-           allowed: frozenset[str]) -> tuple[str, int]:
+def _words(
+    tid: str, cap: Capacity, room: Packing, item: Item, allowed: frozenset[str]
+) -> tuple[str, int]:
     blocks = [b for b in room.blocks if cap.groups[b.group].node_set in allowed]
     nodes = sum(b.count for b in blocks)
     if item.whole:
         idle = sum(b.count for b in blocks if b.empty)
-        return (f"{tid}: needs {item.whole} whole node{'s' if item.whole > 1 else ''}, "
-                f"{idle} of its {nodes} nodes {'is' if idle == 1 else 'are'} idle",
-                item.whole - idle)
+        return (
+            f"{tid}: needs {item.whole} whole node{'s' if item.whole > 1 else ''}, "
+            f"{idle} of its {nodes} nodes {'is' if idle == 1 else 'are'} idle",
+            item.whole - idle,
+        )
     need = item.pods
     unit = "pods" if need > 1 else "pod"
     fit = sum(b.count * min(need, _fits(b.free, item.demand)) for b in blocks)
@@ -133,16 +135,25 @@ def _words(tid: str, cap: Capacity, room: Packing, item: Item,
         by_axis = sum(b.count * (b.free[a] // d) for b in blocks)
         if by_axis < need:
             most = max((b.free[a] for b in blocks), default=0)
-            short.append(f"{_amount(axis, d)} each on a node; the most free on any node is "
-                         f"{_amount(axis, most)}")
-    what = short[0] if short else (
-        "; ".join(f"{_amount(a, d)}" for a, d in zip(cap.axes, item.demand, strict=True) if d)
-        + " free at once on a node; no node has all of it")
+            short.append(
+                f"{_amount(axis, d)} each on a node; the most free on any node is "
+                f"{_amount(axis, most)}"
+            )
+    what = (
+        short[0]
+        if short
+        else (
+            "; ".join(f"{_amount(a, d)}" for a, d in zip(cap.axes, item.demand, strict=True) if d)
+            + " free at once on a node; no node has all of it"
+        )
+    )
     per_empty = _fits(cap.full, item.demand)
     more = -(-(need - fit) // per_empty) if per_empty else need
     verb = "need" if need > 1 else "needs"
-    return (f"{tid}: {need} {unit} {verb} {what} ({fit} of {need} fit on its {nodes} nodes)",
-            max(1, more))
+    return (
+        f"{tid}: {need} {unit} {verb} {what} ({fit} of {need} fit on its {nodes} nodes)",
+        max(1, more),
+    )
 
 
 def _fits(free: tuple[int, ...], demand: tuple[int, ...]) -> int:

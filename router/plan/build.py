@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from router.config import Project
+from router.errors import PlanError
 from router.evaluate.evaluate import Decision, Evaluator
 from router.evaluate.quota import QuotaLimit, compile_quotas
 from router.evaluate.spread import SpreadLimit, compile_spreads
@@ -22,12 +23,11 @@ from router.models import (
     load_running,
     load_workloads,
 )
-from router.errors import PlanError
 from router.plan.model import Placement
-from router.plan.verify import verify_nodes
-from router.solve.nodes import capacities
 from router.plan.preempted import Preempted, not_preempted, preempted
+from router.plan.verify import verify_nodes
 from router.solve.cpsat import SolveOptions, SolveResult
+from router.solve.nodes import capacities
 from router.solve.problem import Problem, build_problem
 
 

@@ -222,7 +222,7 @@ def _capacity_rows(agg: Aggregate, caps: list[Capacity]) -> None:
     by_target: dict[str, list[int]] = {}
     for v in range(len(agg.variables)):
         by_target.setdefault(agg.candidate(v).target.id, []).append(v)
-    for ci, cap in enumerate(caps):
+    for cap in caps:
         scopes: list[tuple[str, frozenset[str], list[int]]] = []
         for t in cap.targets:
             if by_target.get(t):

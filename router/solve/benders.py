@@ -38,8 +38,9 @@ class Nodes:
             self.by_cap[ci].append(v)
         self.known: dict[tuple[int, tuple[tuple[int, int], ...]], Answer] = {}
 
-    def key(self, ci: int, counts: list[int] | dict[int, int]
-            ) -> tuple[int, tuple[tuple[int, int], ...]]:
+    def key(
+        self, ci: int, counts: list[int] | dict[int, int]
+    ) -> tuple[int, tuple[tuple[int, int], ...]]:
         get = counts.get if isinstance(counts, dict) else counts.__getitem__
         return ci, tuple((v, n) for v in self.by_cap[ci] if (n := get(v) or 0))
 
@@ -138,15 +139,16 @@ class Nodes:
         for ci in sorted({agg.cap_of[v] for v in members}):
             # The same counts get the same nodes, however the solver reached them: a fresh
             # packing first, the solver's witness only when that finds none.
-            packing = pack(agg.capacity[ci], self.entries(self.key(ci, counts)[1]),
-                           exact=False).packing or self.witness(ci, counts)
+            packing = pack(
+                agg.capacity[ci], self.entries(self.key(ci, counts)[1]), exact=False
+            ).packing or self.witness(ci, counts)
             for v in self.by_cap[ci]:
                 if v not in members:
                     continue
                 where = packing.nodes_of(v)
                 per = agg.items[v].whole or agg.items[v].pods
                 for k, i in enumerate(members[v]):
-                    out[i] = where[k * per:(k + 1) * per]
+                    out[i] = where[k * per : (k + 1) * per]
         return out
 
     def witness(self, ci: int, counts: list[int]) -> Packing:

@@ -1,7 +1,8 @@
 """Independent parts of the aggregated model: connected components of the graph whose nodes
 are targets, joined by every class (all its candidate targets), every quota or spread row
-(all the targets it counts on) and every capacity component (targets sharing nodes). No row and no class spans two components, so each is solved
-on its own and the optimum of the whole is the sum of theirs — for every objective level.
+(all the targets it counts on) and every capacity component (targets sharing nodes). No row
+and no class spans two components, so each is solved on its own and the optimum of the whole
+is the sum of theirs — for every objective level.
 """
 
 from __future__ import annotations

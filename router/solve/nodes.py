@@ -103,8 +103,9 @@ def _sizes(targets: list[TargetRef]) -> dict[str, int]:
     return out
 
 
-def capacities(targets: list[TargetRef], inventory: Inventory | None = None,
-               running: Running | None = None) -> list[Capacity]:
+def capacities(
+    targets: list[TargetRef], inventory: Inventory | None = None, running: Running | None = None
+) -> list[Capacity]:
     """The capacity components of `targets`, sorted by id: their node sets' node classes
     (router.models.capacity.node_classes, after `running` work) when the inventory is given,
     else every node of the targets' sets idle."""
@@ -116,9 +117,9 @@ def capacities(targets: list[TargetRef], inventory: Inventory | None = None,
         return a
 
     for ref in targets:
-        sets = sorted(_node_sets(ref))
-        for s in sets[1:]:
-            a, b = find(sets[0]), find(s)
+        names = sorted(_node_sets(ref))
+        for s in names[1:]:
+            a, b = find(names[0]), find(s)
             if a != b:
                 parent[max(a, b)] = min(a, b)
     classes = node_classes(inventory, running) if inventory is not None else {}
@@ -139,8 +140,12 @@ def capacities(targets: list[TargetRef], inventory: Inventory | None = None,
             if s in classes:
                 for c in classes[s]:
                     slices = dict(c.free.slices)
-                    free = (c.free.gpus, c.free.cpus, c.free.memory,
-                            *(slices.get(a[4:], 0) for a in cap.axes[3:]))
+                    free = (
+                        c.free.gpus,
+                        c.free.cpus,
+                        c.free.memory,
+                        *(slices.get(a[4:], 0) for a in cap.axes[3:]),
+                    )
                     cap.groups.append(NodeGroup(s, c.count, free, c.idle, c.indices))
             elif sizes.get(s):
                 n = sizes[s]

@@ -17,7 +17,7 @@ prove nothing within its limit the answer is `None` with `proven=False`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from router.solve.nodes import Capacity, Item
@@ -58,8 +58,14 @@ class Packing:
 
     @classmethod
     def fresh(cls, cap: Capacity) -> Packing:
-        return cls(cap, [Block(g, 0, grp.count, grp.free, grp.empty)
-                         for g, grp in enumerate(cap.groups) if grp.count])
+        return cls(
+            cap,
+            [
+                Block(g, 0, grp.count, grp.free, grp.empty)
+                for g, grp in enumerate(cap.groups)
+                if grp.count
+            ],
+        )
 
     def copy(self) -> Packing:
         return Packing(self.cap, list(self.blocks), dict(self.placed))
@@ -68,8 +74,9 @@ class Packing:
         """How many more members of `item` first fit would place (nothing is changed)."""
         groups = self.cap.groups
         if item.whole:
-            free = sum(b.count for b in self.blocks
-                       if b.empty and groups[b.group].node_set in allowed)
+            free = sum(
+                b.count for b in self.blocks if b.empty and groups[b.group].node_set in allowed
+            )
             return free // item.whole
         pods = 0
         for b in self.blocks:
@@ -143,8 +150,7 @@ def _fits(free: tuple[int, ...], demand: tuple[int, ...]) -> int:
     return n
 
 
-def _with(b: Block, lo: int, count: int, key: int, pods: int,
-          demand: tuple[int, ...]) -> Block:
+def _with(b: Block, lo: int, count: int, key: int, pods: int, demand: tuple[int, ...]) -> Block:
     free = tuple(f - pods * d for f, d in zip(b.free, demand, strict=True))
     return Block(b.group, lo, count, free, False, (*b.content, (key, pods)))
 
@@ -154,12 +160,17 @@ def _orders(cap: Capacity) -> list[Callable[[Entry], tuple[float, ...]]]:
 
     def share(e: Entry) -> tuple[float, ...]:
         d = e.item.demand
-        return (-e.item.whole, -max(x / s for x, s in zip(d, scale, strict=True)),
-                -sum(x / s for x, s in zip(d, scale, strict=True)), e.key)
+        return (
+            -e.item.whole,
+            -max(x / s for x, s in zip(d, scale, strict=True)),
+            -sum(x / s for x, s in zip(d, scale, strict=True)),
+            e.key,
+        )
 
     def axis_first(a: int) -> Callable[[Entry], tuple[float, ...]]:
         def key(e: Entry) -> tuple[float, ...]:
             return (-e.item.whole, -e.item.demand[a] / scale[a], *share(e)[1:])
+
         return key
 
     return [share, *(axis_first(a) for a in range(min(3, len(cap.axes))))]
@@ -169,8 +180,10 @@ def first_fit(cap: Capacity, entries: list[Entry]) -> Packing | None:
     """First-fit decreasing in each order in turn; the first packing of every member."""
     for order in _orders(cap):
         p = Packing.fresh(cap)
-        if all(p.place(e.key, e.item, e.allowed, e.members) == e.members
-               for e in sorted(entries, key=order)):
+        if all(
+            p.place(e.key, e.item, e.allowed, e.members) == e.members
+            for e in sorted(entries, key=order)
+        ):
             return p
     return None
 
@@ -272,9 +285,9 @@ def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
     for n in range(len(nodes) - 1):
         if nodes[n][0] != nodes[n + 1][0]:
             continue
-        a = [(weights[k], x[k, n]) for k in range(len(keys)) if (k, n) in x]
-        b = [(weights[k], x[k, n + 1]) for k in range(len(keys)) if (k, n + 1) in x]
-        model.add(sum(w * v for w, v in a) >= sum(w * v for w, v in b))
+        this = [(weights[k], x[k, n]) for k in range(len(keys)) if (k, n) in x]
+        then = [(weights[k], x[k, n + 1]) for k in range(len(keys)) if (k, n + 1) in x]
+        model.add(sum(w * v for w, v in this) >= sum(w * v for w, v in then))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
@@ -287,9 +300,15 @@ def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
     return Answer(_witness(cap, entries, kinds, keys, nodes, x, solver), True)
 
 
-def _witness(cap: Capacity, entries: list[Entry], kinds: dict[tuple[object, ...], list[Entry]],
-             keys: list[tuple[object, ...]], nodes: list[tuple[int, int]],
-             x: dict[tuple[int, int], object], solver: object) -> Packing:
+def _witness(
+    cap: Capacity,
+    entries: list[Entry],
+    kinds: dict[tuple[object, ...], list[Entry]],
+    keys: list[tuple[object, ...]],
+    nodes: list[tuple[int, int]],
+    x: Mapping[tuple[int, int], object],
+    solver: object,
+) -> Packing:
     """The solver's per-node counts as a Packing, members of a kind given out in key order."""
     p = Packing.fresh(cap)
     per_node: list[list[tuple[int, int]]] = [[] for _ in nodes]
@@ -321,12 +340,11 @@ def _witness(cap: Capacity, entries: list[Entry], kinds: dict[tuple[object, ...]
             whole = any(per < 0 for _, per in content)
             if whole:
                 free = [0] * len(free)
-            for key, per in content:
+            for owner, per in content:
                 if per > 0:
-                    item = next(e.item for e in entries if e.key == key)
+                    item = next(e.item for e in entries if e.key == owner)
                     free = [f - per * d for f, d in zip(free, item.demand, strict=True)]
-            blocks.append(Block(g, nodes[n][1], 1, tuple(free), grp.empty and not content,
-                                content))
+            blocks.append(Block(g, nodes[n][1], 1, tuple(free), grp.empty and not content, content))
         lo = len(used)
         if lo < grp.count:
             blocks.append(Block(g, lo, grp.count - lo, grp.free, grp.empty))

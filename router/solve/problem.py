@@ -15,7 +15,6 @@ from router.evaluate.evaluate import Candidate, Decision
 from router.evaluate.quota import QuotaLimit
 from router.evaluate.spread import SpreadLimit
 from router.models import TargetRef
-from router.solve.nodes import Capacity
 from router.solve.aggregate import (
     RESOURCES,
     Aggregate,
@@ -25,6 +24,7 @@ from router.solve.aggregate import (
     node_capacity,
     work,
 )
+from router.solve.nodes import Capacity
 
 __all__ = ["RESOURCES", "Level", "Problem", "Row", "build_problem", "node_capacity", "work"]
 

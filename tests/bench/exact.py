@@ -27,8 +27,11 @@ def _hardware(ref: TargetRef, profiles: list[str]) -> list[int]:
     return [whole, t.cpus_per_node, t.memory_per_node, *(slices.get(p, 0) for p in profiles)]
 
 
-def _nodes(refs: list[TargetRef], inventory: Any, profiles: list[str],
-           ) -> dict[str, list[Node]]:
+def _nodes(
+    refs: list[TargetRef],
+    inventory: Any,
+    profiles: list[str],
+) -> dict[str, list[Node]]:
     """Per node set: its nodes' free capacity (all empty)."""
     out: dict[str, list[Node]] = {}
     sizes: dict[str, int] = {}
@@ -43,12 +46,19 @@ def _nodes(refs: list[TargetRef], inventory: Any, profiles: list[str],
     return out
 
 
-def packs(refs: list[TargetRef], placed: list[tuple[TargetRef, Resources]],
-          inventory: Any = None) -> bool:
+def packs(
+    refs: list[TargetRef], placed: list[tuple[TargetRef, Resources]], inventory: Any = None
+) -> bool:
     """Whether every placement fits node by node (backtracking, exhaustive)."""
-    profiles = sorted({r.mig for _, r in placed if r.mig}
-                      | {p for ref in refs for p in (getattr(ref.target, "mig", None) or {})
-                         if isinstance(p, str)})
+    profiles = sorted(
+        {r.mig for _, r in placed if r.mig}
+        | {
+            p
+            for ref in refs
+            for p in (getattr(ref.target, "mig", None) or {})
+            if isinstance(p, str)
+        }
+    )
     nodes = _nodes(refs, inventory, profiles)
     taken: dict[tuple[str, int], bool] = {}
     pods: list[tuple[tuple[str, ...], list[int] | None]] = []  # None: a whole node
@@ -56,8 +66,12 @@ def packs(refs: list[TargetRef], placed: list[tuple[TargetRef, Resources]],
         if r.whole_nodes:
             pods.extend((_sets(ref), None) for _ in range(r.whole_nodes))
             continue
-        d = [0 if r.mig else r.gpus_per_node, r.cpus_per_node, r.memory_per_node,
-             *(r.gpus_per_node if r.mig == p else 0 for p in profiles)]
+        d = [
+            0 if r.mig else r.gpus_per_node,
+            r.cpus_per_node,
+            r.memory_per_node,
+            *(r.gpus_per_node if r.mig == p else 0 for p in profiles),
+        ]
         pods.extend((_sets(ref), d) for _ in range(r.units))
     pods.sort(key=lambda p: (p[1] is not None, [-x for x in (p[1] or [])]))
     full = {s: list(ns[0]) for s, ns in nodes.items() if ns}
@@ -97,16 +111,18 @@ def packs(refs: list[TargetRef], placed: list[tuple[TargetRef, Resources]],
     return go(0)
 
 
-def best(problem: Problem, inventory: Any = None, must: frozenset[int] = frozenset(),
-         sums: bool = False) -> int:
+def best(
+    problem: Problem, inventory: Any = None, must: frozenset[int] = frozenset(), sums: bool = False
+) -> int:
     """The most placed work (level 1) of any plan that packs node by node and keeps every
     quota and spread row; workloads in `must` are placed. -1 when none exists. With `sums`,
     capacity is only the per-axis totals (what summing per target would say), to compare."""
     weight = {v: c for c, v in problem.levels[0].terms}
     kinds = ("quota", "spread", "capacity") if sums else ("quota", "spread")
     policy_rows = [r for r in problem.rows if r.kind in kinds]
-    refs = sorted({c.target.id: c.target for _, c in problem.variables}.values(),
-                  key=lambda r: r.id)
+    refs = sorted(
+        {c.target.id: c.target for _, c in problem.variables}.values(), key=lambda r: r.id
+    )
     n = len(problem.choices)
     most = [max((weight[v] for v in vs), default=0) for vs in problem.choices]
     rest = [sum(most[i:]) for i in range(n + 1)]
@@ -122,8 +138,9 @@ def best(problem: Problem, inventory: Any = None, must: frozenset[int] = frozens
         if value + rest[i] <= best_value:
             return
         if i == n:
-            placed = [(problem.variables[v][1].target, problem.variables[v][1].resources)
-                      for v in chosen]
+            placed = [
+                (problem.variables[v][1].target, problem.variables[v][1].resources) for v in chosen
+            ]
             if sums or packs(refs, placed, inventory):
                 best_value = value
             return

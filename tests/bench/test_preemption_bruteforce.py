@@ -73,7 +73,8 @@ def test_replanning_keeps_protected_work_and_is_optimal_under_the_rule(
         placed = {problem.decisions[i].workload.name for i in must}
         assert placed <= set(result.assignment), (inv_doc, docs, previous)
         assert result.status == "OPTIMAL"
-        assert result.objective == exact.best(problem, inventory, frozenset(must)), (inv_doc, docs, previous)
+        best = exact.best(problem, inventory, frozenset(must))
+        assert result.objective == best, (inv_doc, docs, previous)
         preempting += len(must) < sum(1 for d in problem.decisions
                                       if d.workload.name in previous)
         checked += 1
