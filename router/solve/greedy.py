@@ -16,11 +16,15 @@ from router.solve.pack import Packing
 
 
 def rows_of(agg: Aggregate) -> list[list[tuple[int, int]]]:
-    """Per variable, the rows it appears in: [(row index, coefficient)]."""
+    """Per variable, the rows it appears in: [(row index, coefficient)]; computed once per
+    model (its rows never change once built)."""
+    if agg.touches is not None and len(agg.touches) == len(agg.variables):
+        return agg.touches
     out: list[list[tuple[int, int]]] = [[] for _ in agg.variables]
     for r, row in enumerate(agg.rows):
         for coef, v in row.terms:
             out[v].append((r, coef))
+    agg.touches = out
     return out
 
 
