@@ -259,8 +259,12 @@ def best_displacement(
     best: tuple[int, list[int], int] | None = None
     for v in b.candidates:
         d = displacement(state, v, b.overflows[v])
-        if d is not None and (best is None or d[1] < best[2]):
-            best = (v, d[0], d[1])
+        if d is None or (best is not None and d[1] >= best[2]):
+            continue
+        gone = frozenset(state.workload_of(m).name for m in d[0])
+        if state.room.blocked(v, without=gone) is not None:
+            continue  # room in the sums, but still no node for it: no displacement helps
+        best = (v, d[0], d[1])
     return best
 
 

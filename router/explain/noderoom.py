@@ -33,7 +33,7 @@ def _amount(axis: str, n: int) -> str:
 class NodeRoom:
     def __init__(self, state: PlanState) -> None:
         self.state = state
-        self._rooms: dict[tuple[int, str | None], Packing] = {}
+        self._rooms: dict[tuple[int, frozenset[str]], Packing] = {}
 
     def _agg_cap(self, v: int) -> tuple[Capacity, int] | None:
         agg = self.state.problem.aggregate
@@ -62,8 +62,8 @@ class NodeRoom:
             }
         return state.nodes
 
-    def room(self, ci: int, cap: Capacity, minus: str | None = None) -> Packing:
-        """The component's nodes after the plan (less workload `minus`), as blocks."""
+    def room(self, ci: int, cap: Capacity, minus: frozenset[str] = frozenset()) -> Packing:
+        """The component's nodes after the plan (less the workloads `minus`), as blocks."""
         key = (ci, minus)
         if key in self._rooms:
             return self._rooms[key]
@@ -74,7 +74,7 @@ class NodeRoom:
                 free[g.node_set, j], idle[g.node_set, j] = g.free, g.empty
         placed = self._placed_nodes()
         for name, cand in self.state.assignment.items():
-            if name == minus or cand.target.id not in cap.sets_of:
+            if name in minus or cand.target.id not in cap.sets_of:
                 continue
             item = item_of(cand.resources, cap)
             for node in placed.get(name, []):
@@ -95,16 +95,20 @@ class NodeRoom:
         self._rooms[key] = p = Packing(cap, blocks)
         return p
 
-    def blocked(self, v: int, minus: int | None = None) -> tuple[str, int] | None:
+    def blocked(
+        self, v: int, minus: int | None = None, without: frozenset[str] = frozenset()
+    ) -> tuple[str, int] | None:
         """None when (per-workload) variable v's workload fits in the room its target's
-        nodes have; else why not, in words, and how many more empty nodes would do."""
+        nodes have (less variable `minus`'s workload, less the workloads `without`); else why
+        not, in words, and how many more empty nodes would do."""
         found = self._agg_cap(v)
         if found is None:
             return None
         cap, ci = found
         cand = self.state.problem.variables[v][1]
-        name = self.state.workload_of(minus).name if minus is not None else None
-        room = self.room(ci, cap, name)
+        if minus is not None:
+            without = without | {self.state.workload_of(minus).name}
+        room = self.room(ci, cap, without)
         item = item_of(cand.resources, cap)
         allowed = cap.sets_of[cand.target.id]
         if room.room(item, allowed) >= 1:

@@ -309,3 +309,13 @@ def test_the_plan_packs_around_running_work(tmp_path: Path) -> None:
         "hpc/gpu: 1 pod needs 4 GPUs each on a node; the most free on "
         "any node is 3 GPUs (0 of 1 fit on its 3 nodes)"
     ]
+
+
+def test_explain_offers_no_displacement_that_would_not_fit_the_nodes(tmp_path: Path) -> None:
+    wl = [_service("chat", 2, 30, "16GiB", 3), _service("small", 2, 20, "16GiB", 1)]
+    root = make_project(tmp_path, wl, SERVE, _pool())
+    r = CliRunner().invoke(cli, ["explain", "chat", str(root)])
+    assert r.exit_code == 0, r.output
+    assert "k8s/gpu is full: cpus 20 of 96 used, needs 90" in r.output
+    # Taking `small` off frees the CPUs in total, but 3 pods of 30 still find 2 nodes of 48.
+    assert "displace" not in r.output
