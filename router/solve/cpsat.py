@@ -335,7 +335,7 @@ def _solve_component(
             SMALL_ROUNDS if small else 0)
         # The levels below placed work start from a complete, feasible hint and only polish
         # it: presolve (which the packing cuts make longer) would eat their small budgets.
-        p.cp_model_presolve = li == 0
+        p.cp_model_presolve = li == 0 or not cut_lits
         for rnd in range(rounds + 1):
             p.max_deterministic_time = budget * (1.0 if rnd == 0 else RETRY_SHARE)
             model.clear_hints()  # type: ignore[no-untyped-call]
@@ -366,7 +366,8 @@ def _solve_component(
                     counts[v] = sol[v]
                 break
             # Some component does not pack: cut these counts off (benders.py), solve again.
-            cuts = [nodes.cut(ci, trial) for ci in bad]
+            # (Only when it will be solved again: a cut costs packings to shrink.)
+            cuts = [nodes.cut(ci, trial) if rounds else None for ci in bad]
             for cut in cuts:
                 if cut is not None:
                     _add_cut(model, y, cut, cut_lits)
