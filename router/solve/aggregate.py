@@ -236,6 +236,12 @@ def _capacity_rows(agg: Aggregate, caps: list[Capacity]) -> None:
             agg.rows.extend(cut_rows(agg, cap, subject, sets, vs))
 
 
+# k = 2, 3 cuts only on targets of at most this many nodes: there a few pods decide, while on
+# large ones the rows slow the lower levels' search more than they help (bench L: the rank
+# and preference levels, which polish on small budgets, found less in them).
+FEW_NODES = 8
+
+
 def cut_rows(agg: Aggregate, cap: Capacity, subject: str, sets: frozenset[str],
              vs: list[int]) -> list[Row]:
     """Valid rows for the variables `vs` on the nodes of `sets`, strongest first:
@@ -269,7 +275,7 @@ def cut_rows(agg: Aggregate, cap: Capacity, subject: str, sets: frozenset[str],
         if not most:
             continue
         seen: set[frozenset[int]] = set()
-        for k in (1, 2, 3):
+        for k in (1, 2, 3) if sum(g.count for g in groups) <= FEW_NODES else (1,):
             big = frozenset(v for v in vs if not items[v].whole
                             and items[v].demand[a] * (k + 1) > most)
             if not big or big in seen:
