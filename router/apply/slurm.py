@@ -24,6 +24,12 @@ user had typed `sbatch out/slurm/<cluster>/<workload>.sbatch` there, so `%x-%j.o
 that folder unless the workload's `workdir` gives `--chdir`. Never in out/: the next `router
 plan` swaps out/ away, and a job's working folder would vanish under it.
 
+Dependencies: a placement's `after` (plan.json) becomes `--dependency=afterok:<ids>` on its
+sbatch line (not in the script, whose sha256 stays the plan's), so jobs are submitted parents
+first. A parent already known to Slurm as COMPLETED needs no dependency; a parent that failed
+to submit, is not placed, or is not a Slurm job of the same cluster (`supported: false`) fails
+the dependent one, which is not submitted: it would start too early or never.
+
 Which Slurm: the environment's (SLURM_CONF as set), or per cluster `slurm_conf[cluster]`.
 SBATCH_* and SLURM_* variables other than SLURM_CONF are not passed on: sbatch lets them
 override the script's directives, and the plan, not the submitting shell, decides a job's
@@ -42,6 +48,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from router.errors import PlanError
+from router.models.dependencies import order
 
 FORMAT_VERSION = "1"
 TAG = "router:"
@@ -67,6 +74,7 @@ class Outcome:
     previous_job: int | None = None
     cancelled: bool = False
     error: str | None = None  # why it failed (sbatch's stderr), or why scancel did
+    after_jobs: list[int] = field(default_factory=list)  # --dependency=afterok:<these>
 
 
 @dataclass
@@ -92,9 +100,12 @@ class ApplyResult:
             if o.action == "failed":
                 failed[o.workload] = {**base, "error": o.error}
                 continue
-            entry = {**base, "action": o.action, "job_id": o.job_id, "plan_sha256": o.plan_sha256}
+            entry: dict[str, Any] = {**base, "action": o.action, "job_id": o.job_id,
+                                     "plan_sha256": o.plan_sha256}
             if o.previous_job is not None:
                 entry |= {"previous_job_id": o.previous_job, "previous_cancelled": o.cancelled}
+            if o.after_jobs:
+                entry["after_job_ids"] = o.after_jobs
             jobs[o.workload] = entry
         return {"failed": failed, "format_version": FORMAT_VERSION, "jobs": jobs,
                 "kubernetes_not_applied": sorted(self.kubernetes),
@@ -200,10 +211,11 @@ def find_jobs(names: Iterable[str], env: dict[str, str]) -> list[Job]:
 
 
 def submit(script: Path, comment: str, env: dict[str, str], cwd: Path,
-           hold: bool) -> tuple[int | None, str]:
+           hold: bool, after: list[int] | None = None) -> tuple[int | None, str]:
     """(job id, "") or (None, sbatch's stderr)."""
+    dependency = [f"--dependency=afterok:{':'.join(map(str, after))}"] if after else []
     args = ["sbatch", "--parsable", f"--comment={comment}", *(["--hold"] if hold else []),
-            str(script)]
+            *dependency, str(script)]
     code, out, err = _run(args, env, cwd)
     first = out.strip().splitlines()[-1].split(";")[0] if out.strip() else ""
     if code != 0 or not first.isdigit():
@@ -264,12 +276,25 @@ def _apply_cluster(out: Path, placements: list[dict[str, Any]], plan_sha: str,
         for o in todo:
             o.action, o.error = "failed", str(e)
         return outcomes
-    for o in todo:
+    by_name = {o.workload: o for o in outcomes}
+    after = {str(p["workload"]): list(p.get("after") or []) for p in placements}
+    states = {j.id: j.state for j in jobs}
+    for name in order(list(by_name), {k: [str(e.get("workload")) for e in v]
+                                      for k, v in after.items()}):
+        o = by_name[name]
+        if o.action == "failed":
+            continue
         _decide(o, jobs, previous)
-        if o.action == "unchanged" or dry_run:
+        if o.action == "unchanged":
+            continue
+        error = _dependencies(o, after[name], by_name, states)
+        if error:
+            o.action, o.error = "failed", error
+            continue
+        if dry_run:
             continue
         comment = f"{TAG}script={o.script_sha256},plan={plan_sha}"
-        job_id, error = submit(out / o.script, comment, env, cwd, hold)
+        job_id, error = submit(out / o.script, comment, env, cwd, hold, o.after_jobs)
         if job_id is None:
             o.action, o.error = "failed", error
             continue
@@ -277,6 +302,31 @@ def _apply_cluster(out: Path, placements: list[dict[str, Any]], plan_sha: str,
         if replace and o.previous_job is not None:
             _cancel(o, jobs, env)
     return outcomes
+
+
+def _dependencies(o: Outcome, after: list[dict[str, Any]], by_name: dict[str, Outcome],
+                  states: dict[int, str]) -> str:
+    """Fill o.after_jobs from its parents' outcomes; the reason it cannot be submitted, or ""."""
+    for entry in after:
+        name = str(entry.get("workload"))
+        parent = by_name.get(name)
+        if not entry.get("supported") or parent is None:
+            where = (f"on {entry['backend']} cluster {entry.get('cluster')}"
+                     if entry.get("backend") else "not placed")
+            return (f"not submitted: it starts after {name}, which is {where}; only a Slurm job"
+                    " of the same cluster can be waited for (see `router check`)")
+        if parent.action == "failed":
+            return f"not submitted: it starts after {name}, which was not submitted"
+        if parent.job_id is None:  # dry run: the parent would be submitted first
+            continue
+        state = states.get(parent.job_id, "") if parent.action == "unchanged" else ""
+        if state == "COMPLETED":
+            continue  # done already: nothing to wait for
+        if state in TERMINAL:  # afterok on it would never be satisfied
+            return (f"not submitted: it starts after {name}, whose job {parent.job_id} ended"
+                    f" {state}")
+        o.after_jobs.append(parent.job_id)
+    return ""
 
 
 def _decide(o: Outcome, jobs: list[Job], previous: dict[int, dict[str, Any]]) -> None:

@@ -86,7 +86,9 @@ def apply(directory: str, out: str | None, dry_run: bool, hold: bool, replace: b
             if o.error:
                 click.echo(f"warning: {o.workload}: {o.error}", err=True)
         else:
-            click.echo(f"submitted  {o.workload} ({where}): job {o.job_id}")
+            ids = ", ".join(map(str, o.after_jobs))
+            after = f" (after job{'s' * (len(o.after_jobs) > 1)} {ids})" if ids else ""
+            click.echo(f"submitted  {o.workload} ({where}): job {o.job_id}{after}")
     k8s = len(result.kubernetes)
     tail = (f"; {k8s} Kubernetes placement{'s' * (k8s != 1)} not applied (GitOps tools apply "
             f"{folder / 'kubernetes'}/)" if k8s else "")

@@ -40,6 +40,8 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
     t = ref.target
     if ref.backend == "kubernetes" and not w.image:
         return "a Kubernetes pod needs an image; the workload has none"
+    if ref.backend == "kubernetes" and w.image and w.image.startswith("/"):
+        return f"a Kubernetes pod needs a registry image, not the file {w.image}"
     if ref.backend == "slurm" and not (w.command or w.image):
         return "a Slurm job needs a command or an image; the workload has neither"
     capacity_nodes = getattr(t, "max_nodes", None) or t.nodes
@@ -109,7 +111,22 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         return f"{format_memory(t.memory_per_node)} per node < {format_memory(mpn)} asked per node"
     if nodes > capacity_nodes:
         return f"{capacity_nodes} nodes < {nodes} needed"
+    if (options.get("launcher") or w.launcher) == "mpi" and w.ranks_per_node:
+        # ranks x threads CPUs per node: what `--ntasks-per-node` x `--cpus-per-task` asks.
+        threads = w.threads_per_rank or max(1, cpn // w.ranks_per_node)
+        if w.ranks_per_node * threads > t.cpus_per_node:
+            return (
+                f"{t.cpus_per_node} CPUs per node < {w.ranks_per_node} ranks × {threads}"
+                " threads per node"
+            )
+        cpn = max(cpn, w.ranks_per_node * threads)
     exclusive = bool(options.get("exclusive")) or nodes > 1
+    # A job array holds `in_flight` tasks of this shape at once: capacity counts them all.
+    parallel = w.array.in_flight if w.array else 0
+    if ref.backend != "slurm" and (w.array or w.after):
+        return "job arrays and `after` dependencies run on Slurm only"
+    if parallel and exclusive and nodes * parallel > capacity_nodes:
+        return f"{capacity_nodes} nodes < {nodes} × {parallel} array tasks in flight"
     return Resources(
         nodes=nodes,
         gpus_per_node=gpn,
@@ -117,7 +134,8 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         memory_per_node=mpn,
         time=time,
         exclusive=exclusive,
-        whole_nodes=nodes if exclusive else 0,
+        whole_nodes=nodes * max(1, parallel) if exclusive else 0,
         gpu_type=gpu_type,
         mig=mig,
+        array_parallel=parallel,
     )

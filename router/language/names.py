@@ -87,6 +87,9 @@ OPTIONS: dict[str, OptionSpec] = {
         OptionSpec("reservation", ("slurm",), "string"),
         OptionSpec("mpi", ("slurm",), "string", ("pmix", "pmi2", "none")),
         OptionSpec("container", ("slurm",), "string", ("pyxis", "apptainer")),
+        # How a Slurm job starts its processes (router/emit/slurm/launch.py); a workload's
+        # own `launcher` field wins.
+        OptionSpec("launcher", ("slurm",), "string", ("torchrun", "mpi", "plain")),
         OptionSpec("namespace", ("kubernetes",), "string"),
         OptionSpec("queue", ("kubernetes",), "string"),
         OptionSpec("priority_class", ("kubernetes",), "string"),

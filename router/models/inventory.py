@@ -33,6 +33,7 @@ from router.models.fields import (
     pattern,
     show,
 )
+from router.models.run import AbsPath, Mount, SetupLine
 
 MIG_PROFILE = re.compile(r"[0-9][a-z0-9.+-]*")
 FEATURE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
@@ -219,11 +220,30 @@ class Partition(Target):
     qos: SlurmName | None = None
     account: SlurmName | None = None
     default: Flag = False
+    # How jobs run here (issue 13): shared filesystems containers see, setup lines (modules).
+    mounts: list[Mount] = Field(default_factory=list, description='"SRC[:DST[:ro|rw]]"')
+    setup: list[SetupLine] = Field(default_factory=list, description="shell lines, in order")
 
     @property
     def slurm_name(self) -> str:
         """The partition name Slurm knows."""
         return self.partition or self.name
+
+
+PriorityName = Literal["low", "normal", "high", "critical"]
+
+
+class SlurmSettings(Frozen):
+    """How a Slurm cluster's jobs are written: where logs go (an absolute folder that exists
+    on the compute nodes), setup lines and container mounts for every partition, and the
+    QOS / nice value for each priority (a workload's number maps to the highest name at or
+    below it)."""
+
+    log_dir: AbsPath | None = None
+    setup: list[SetupLine] = Field(default_factory=list)
+    mounts: list[Mount] = Field(default_factory=list)
+    qos_by_priority: dict[PriorityName, SlurmName] = Field(default_factory=dict)
+    nice_by_priority: dict[PriorityName, Count] = Field(default_factory=dict)
 
 
 class NodePool(Target):
@@ -307,6 +327,7 @@ class Cluster(Frozen):
     partitions: list[Partition] = Field(default_factory=list)
     node_pools: list[NodePool] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
+    slurm: SlurmSettings | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -315,6 +336,8 @@ class Cluster(Frozen):
 
     @model_validator(mode="after")
     def _targets_match_backend(self) -> Cluster:
+        if self.slurm is not None and self.backend != "slurm":
+            raise _cross("slurm", "slurm: settings are for a slurm cluster")
         if self.backend == "slurm":
             if self.node_pools:
                 raise _cross("node_pools", "a slurm cluster has partitions, not node_pools")
@@ -381,6 +404,7 @@ class TargetRef:
     target: Partition | NodePool
     id: str
     node_sets: tuple[str, ...] = ()  # node set ids ("cluster/set") it draws on
+    slurm: SlurmSettings | None = None  # the cluster's, for the Slurm emitter
 
 
 @dataclass(frozen=True)
@@ -412,7 +436,7 @@ class Inventory(Frozen):
 
     def model_post_init(self, context: Any, /) -> None:
         refs = [
-            TargetRef(c.name, c.backend, t, f"{c.name}/{t.name}", c.node_set_of(t))
+            TargetRef(c.name, c.backend, t, f"{c.name}/{t.name}", c.node_set_of(t), c.slurm)
             for c in self.clusters
             for t in c.targets
         ]

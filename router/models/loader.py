@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from router.errors import ErrorGroup, LoadError, RouterError, Source, did_you_mean
+from router.models.dependencies import dependency_errors
 from router.models.fields import show
 from router.models.inventory import Inventory
 from router.models.running import Running
@@ -211,6 +212,7 @@ def load_workloads(path: str | os.PathLike[str]) -> list[Workload]:
         with paused_gc():
             errors.extend(_load_file(read_source(file, display), first, workloads))
     _raise(errors)
+    _raise(list(dependency_errors(workloads)))  # `after:` names and cycles (issue 13)
     return workloads
 
 
@@ -239,6 +241,9 @@ def _load_file(
             if workload is None:
                 continue
             workload._source = (source.path, node.start_mark.line + 1)
+            workload._after_spans = tuple(
+                span(source, locate(node, ("after", i))[1]) for i in range(len(workload.after))
+            )
             seen = first.setdefault(workload.name, workload)
             if seen is workload:
                 workloads.append(workload)

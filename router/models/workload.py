@@ -21,7 +21,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from router.errors import did_you_mean
+from router.errors import Span, did_you_mean
 from router.language.names import PRIORITIES
 from router.models.fields import (
     Count,
@@ -42,9 +42,10 @@ from router.models.fields import (
     show,
     whole,
 )
+from router.models.run import Array, Checkpoint, Launcher, Mount, SetupLine
 
 KIND = re.compile(r"[a-z][a-z0-9_-]{0,62}")
-IMAGE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/:@+-]*")
+IMAGE = re.compile(r"[A-Za-z0-9/][A-Za-z0-9._/:@+-]*")  # "/" first: an Apptainer .sif path
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 MAX_PRIORITY = 1000
 
@@ -225,7 +226,36 @@ class Workload(Frozen):
         None, description="the serving port of a service, 1..65535"
     )
 
+    # ---- how a Slurm job runs (issue 13; router.models.run) ----
+    launcher: Launcher | None = Field(
+        None, description="torchrun, mpi or plain (one task per node); a rule's option else"
+    )
+    procs_per_node: PositiveCount | None = Field(
+        None, description="torchrun processes per node; default the GPUs per node (or 1)"
+    )
+    ranks_per_node: PositiveCount | None = Field(None, description="MPI ranks per node")
+    threads_per_rank: PositiveCount | None = Field(
+        None, description="CPUs (OpenMP threads) per MPI rank; default CPUs per node / ranks"
+    )
+    array: Array | None = Field(None, description="a job array {count, parallel}")
+    after: list[DnsLabel] = Field(
+        default_factory=list, description="workloads this one starts after (afterok)"
+    )
+    mounts: list[Mount] = Field(
+        default_factory=list, description='container mounts "SRC[:DST[:ro|rw]]"'
+    )
+    container_workdir: Annotated[str | None, BeforeValidator(_workdir)] = Field(
+        None, description="the working folder inside the container; default workdir"
+    )
+    setup: list[SetupLine] = Field(
+        default_factory=list, description="shell lines run before the launch (module load ...)"
+    )
+    checkpoint: Checkpoint | None = Field(
+        None, description="{signal_lead: 5min}: a signal before the time limit"
+    )
+
     _source: tuple[str, int] | None = PrivateAttr(default=None)
+    _after_spans: tuple[Span, ...] = PrivateAttr(default=())  # of each `after` entry
 
     @model_validator(mode="before")
     @classmethod
@@ -255,10 +285,33 @@ class Workload(Frozen):
             )
         return self
 
+    @model_validator(mode="after")
+    def _run_shape(self) -> Workload:
+        if self.ranks_per_node is not None and self.launcher not in (None, "mpi"):
+            raise _cross(
+                "ranks_per_node", f"ranks_per_node is for launcher mpi, not {self.launcher}"
+            )
+        if self.procs_per_node is not None and self.launcher not in (None, "torchrun"):
+            raise _cross(
+                "procs_per_node", f"procs_per_node is for launcher torchrun, not {self.launcher}"
+            )
+        if self.name in self.after:
+            raise _cross("after", f"workload {self.name} cannot start after itself")
+        if len(set(self.after)) != len(self.after):
+            raise _cross("after", "a workload is listed twice")
+        if self.array is not None and self.is_service:
+            raise _cross("array", "a service (replicas, or kind inference) cannot be a job array")
+        return self
+
     @property
     def source(self) -> tuple[str, int] | None:
         """(file, line) where the workload was written, set by the loader."""
         return self._source
+
+    @property
+    def after_spans(self) -> tuple[Span, ...]:
+        """Where each `after` entry was written, set by the loader."""
+        return self._after_spans
 
     @property
     def is_service(self) -> bool:

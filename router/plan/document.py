@@ -15,6 +15,7 @@ from typing import Any
 from router import __version__
 from router.evaluate.quota import capacity, usage
 from router.plan.build import Plan, input_hashes
+from router.plan.model import Placement
 
 FORMAT_VERSION = "1"
 
@@ -36,11 +37,29 @@ def node_json(plan: Plan, nodes: list[tuple[str, int]]) -> list[dict[str, Any]]:
     return out
 
 
+def _after(p: Placement, where: dict[str, tuple[str, str]]) -> dict[str, Any]:
+    """The `after` dependencies of a placement, each with where its parent went: `router
+    apply` turns same-cluster Slurm ones into --dependency=afterok and refuses the others."""
+    if not p.workload.after:
+        return {}
+    out = []
+    for name in sorted(p.workload.after):
+        backend, cluster = where.get(name, ("", ""))
+        supported = backend == "slurm" and cluster == p.cluster and p.backend == "slurm"
+        entry: dict[str, Any] = {"workload": name, "supported": supported}
+        if backend:
+            entry |= {"backend": backend, "cluster": cluster}
+        out.append(entry)
+    return {"after": out}
+
+
 def plan_document(plan: Plan) -> dict[str, Any]:
     project = plan.project
     rel = project.relative
+    where = {p.workload.name: (p.backend, p.cluster) for p in plan.placements}
     placements = [
         {
+            **_after(p, where),
             "artifacts": sorted(p.artifacts),
             "backend": p.backend,
             "cluster": p.cluster,

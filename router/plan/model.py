@@ -20,6 +20,8 @@ class Resources:
     `replicas_max` replicas, each with `gpus_per_node` / `cpus_per_node` / `memory_per_node`
     (one replica is one pod; `nodes` is 0 because replicas share nodes).
     `whole_nodes` is how many nodes the placement takes to itself (exclusive or multi-node).
+    A job array (`array_parallel` > 0) counts `array_parallel` tasks of that shape in flight:
+    `units`, and so gpus / cpus / memory and `whole_nodes`, are those of all of them.
     """
 
     nodes: int
@@ -33,11 +35,15 @@ class Resources:
     replicas_max: int = 0
     gpu_type: str | None = None
     mig: str | None = None
+    array_parallel: int = 0
 
     @property
     def units(self) -> int:
-        """Tasks (job nodes) or the minimum replicas that count against capacity."""
-        return self.replicas_min if self.replicas_max else self.nodes
+        """Tasks (job nodes, times the array tasks in flight) or the minimum replicas that
+        count against capacity."""
+        if self.replicas_max:
+            return self.replicas_min
+        return self.nodes * max(1, self.array_parallel)
 
     @property
     def gpus(self) -> int:
@@ -70,6 +76,8 @@ class Resources:
             out["replicas"] = {"min": self.replicas_min, "max": self.replicas_max}
         if self.mig:
             out["mig"] = self.mig
+        if self.array_parallel:
+            out["array_parallel"] = self.array_parallel
         return out
 
 

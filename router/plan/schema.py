@@ -28,7 +28,7 @@ def plan_schema() -> dict[str, Any]:
             "cpus_per_node": _INT, "memory_mib": _INT, "memory_per_node_mib": _INT,
             "time_seconds": _INT, "exclusive": {"type": "boolean"}, "whole_nodes": _INT,
         },
-        {"gpu_type": _STR, "mig": _STR,
+        {"gpu_type": _STR, "mig": _STR, "array_parallel": _INT,
          "replicas": _obj({"min": _INT, "max": _INT})},
     )
     placement = _obj(
@@ -40,7 +40,9 @@ def plan_schema() -> dict[str, Any]:
             "options": {"type": "object"}, "resources": resources, "artifacts": _list(_STR),
             # one entry per pod (service replica, job task) or per whole node taken
             "nodes": _list(_obj({"node_set": _STR, "node": _INT}, {"name": _STR})),
-        }
+        },
+        {"after": _list(_obj({"workload": _STR, "supported": {"type": "boolean"}},
+                             {"backend": _STR, "cluster": _STR}))},
     )
     nullable = {"type": ["string", "null"]}
     reasons = _obj({"workload": _STR, "reasons": _list(_STR)}, {"rule": nullable, "fix": nullable})

@@ -225,17 +225,18 @@ def test_pyxis_needs_a_command() -> None:
 
 
 def test_apptainer_is_the_default_runtime_with_nv_for_gpus() -> None:
-    p = place(gpus=8, image="nvcr.io/nvidia/pytorch:24.01-py3")
-    assert srun_line(script(p)).endswith(
-        " apptainer exec --nv docker://nvcr.io/nvidia/pytorch:24.01-py3 python train.py"
-    )
+    text = script(place(gpus=8, image="nvcr.io/nvidia/pytorch:24.01-py3"))
+    # A registry image is pulled once by the batch shell, not by every node at start.
+    assert 'apptainer pull --force "$sif" docker://nvcr.io/nvidia/pytorch:24.01-py3' in body(text)
+    assert srun_line(text).endswith(' apptainer exec --nv "$sif" python train.py')
     p = place(image="images/tool.sif", options={"container": "apptainer"})
     assert srun_line(script(p)).endswith(" apptainer exec images/tool.sif python train.py")
+    assert "apptainer pull" not in script(p)
 
 
 def test_apptainer_runs_the_entrypoint_without_a_command() -> None:
     p = place(image="ghcr.io/acme/job:1", command=None)
-    assert srun_line(script(p)).endswith(" apptainer run docker://ghcr.io/acme/job:1")
+    assert srun_line(script(p)).endswith(' apptainer run "$sif"')
 
 
 def test_container_option_without_image_runs_on_the_host() -> None:
@@ -319,11 +320,18 @@ def _fake_srun(tmp_path: Path) -> dict[str, str]:
     srun = bin_dir / "srun"
     srun.write_text('#!/bin/sh\nprintf \'%s\\0\' "$@" > "$ARGV_OUT"\nenv -0 > "$ENV_OUT"\n')
     srun.chmod(0o755)
+    # `apptainer pull` (run by the batch shell before srun) records its argv too.
+    pull = bin_dir / "apptainer"
+    pull.write_text('#!/bin/sh\nprintf \'%s\\0\' "$@" > "$PULL_OUT"\n')
+    pull.chmod(0o755)
     return {
         "PATH": f"{bin_dir}:{os.environ['PATH']}",
         "ARGV_OUT": str(tmp_path / "argv"),
         "ENV_OUT": str(tmp_path / "env"),
+        "PULL_OUT": str(tmp_path / "pull"),
         "HOME": str(tmp_path),
+        "SLURM_JOB_ID": "42",
+        "SLURM_JOB_NODELIST": "n1",
     }
 
 
@@ -333,7 +341,9 @@ def _run(text: str, tmp_path: Path) -> tuple[list[str], dict[str, str]]:
     check = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
     assert check.returncode == 0, check.stderr
     env = _fake_srun(tmp_path)
-    proc = subprocess.run(["bash", str(path)], env=env, capture_output=True, text=True)
+    proc = subprocess.run(
+        ["bash", str(path)], env=env, capture_output=True, text=True, cwd=tmp_path
+    )
     assert proc.returncode == 0, proc.stderr
     argv = (tmp_path / "argv").read_bytes().decode().split("\0")[:-1]
     pairs = (tmp_path / "env").read_bytes().decode().split("\0")[:-1]
@@ -380,12 +390,15 @@ def test_hostile_shell_command_and_env_arrive_intact(payload: str, tmp_path: Pat
     p.rule_source = f"policies/x.route:1{text_value}"
     text = script(p)
     _assert_only_our_directives(text, p)
-    header = [line for line in text.split("\n") if line.startswith("# ")]
-    assert len(header) == 4  # user text in comments cannot add or break lines
+    top = text.split("\n#SBATCH")[0].split("\n")
+    assert len(top) == 5  # user text in comments cannot add or break lines
     argv, env = _run(text, tmp_path)
     image = f"docker://img{text_value}"
+    sif = f"{tmp_path}/.train-42.sif"
+    pulled = (tmp_path / "pull").read_bytes().decode().split("\0")[:-1]
+    assert pulled == ["pull", "--force", sif, image]
     srun = ["--nodes=1", "--ntasks=1", "--cpus-per-task=8"]
-    assert argv == [*srun, "apptainer", "exec", image, "bash", "-c", text_value]
+    assert argv == [*srun, "apptainer", "exec", sif, "bash", "-c", text_value]
     assert env["HOSTILE"] == text_value and env["OTHER"] == "ok"
     assert not pwned.exists()
     assert not Path("/tmp/pwned").exists()

@@ -1,6 +1,7 @@
 """Fixtures that give tests a real Slurm cluster on this host (see harness.py).
 
 - `slurm_cluster` (session): the ROUTERTEST_PARTITIONS layout, started once per session.
+- `multinode_cluster` (session): two nodes in network namespaces (multinode.py).
 - `slurm_cluster_factory` (function): `factory(partitions, run_node_partition=None)` restarts
   that same cluster with another layout (only one cluster runs per host) and puts the default
   layout back after the test.
@@ -18,6 +19,7 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from .harness import ROUTERTEST_PARTITIONS, PartitionSpec, SlurmCluster, missing_binaries
+from .multinode import MultiNodeCluster
 
 ClusterFactory = Callable[..., SlurmCluster]
 
@@ -71,3 +73,29 @@ def slurm_cluster_factory(slurm_cluster: SlurmCluster) -> Iterator[ClusterFactor
     yield factory
     if changed:
         slurm_cluster.reconfigure(list(ROUTERTEST_PARTITIONS))
+
+
+def require_multinode() -> None:
+    """What the two-node cluster needs besides Slurm: iproute2 and util-linux's nsenter/unshare."""
+    require_slurm()
+    import shutil
+
+    missing = [b for b in ("ip", "nsenter", "unshare") if shutil.which(b) is None]
+    if not missing:
+        return
+    problem = f"the two-node cluster needs {', '.join(missing)}"
+    if _in_ci():
+        pytest.fail(f"{problem}; CI must run .ci/slurm-setup.sh first", pytrace=False)
+    pytest.skip(problem)
+
+
+@pytest.fixture(scope="session")
+def multinode_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MultiNodeCluster]:
+    """A real two-node cluster (tests/slurm/multinode.py), started once per session."""
+    require_multinode()
+    cluster = MultiNodeCluster(tmp_path_factory.mktemp("multinode"))
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.stop()

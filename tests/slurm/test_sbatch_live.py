@@ -236,8 +236,7 @@ def test_untyped_partition_gets_untyped_gpus(slurm_cluster: SlurmCluster, tmp_pa
     part = PARTITIONS["gpu-plain"]
     assert part.gpu_type == "any"
     ref = TargetRef("routertest", "slurm", part, "routertest/gpu-plain")
-    w = Workload(name="plain", command=["true"], gpus=8, cpus=32, memory="64GiB",
-                 duration="1h")
+    w = Workload(name="plain", command=["true"], gpus=8, cpus=32, memory="64GiB", duration="1h")
     resources = shape(w, ref, {})
     assert isinstance(resources, Resources) and resources.gpu_type is None
     p = Placement(w, ref, "live", "tests/slurm/test_sbatch_live.py:1", 0, {}, resources)
@@ -247,9 +246,32 @@ def test_untyped_partition_gets_untyped_gpus(slurm_cluster: SlurmCluster, tmp_pa
     assert job["NumNodes"].split("-")[0] == "2"
     assert job["TresPerNode"] == "gres:gpu:4"
     assert shape(w.model_copy(update={"gpu_type": "h100"}), ref, {}) == (
-        "has GPUs of no stated type, the workload asks for h100")
+        "has GPUs of no stated type, the workload asks for h100"
+    )
     typed = PARTITIONS["gpu-plain"].model_copy(update={"gpu_type": "h100"})
     wrong = place("gpu-plain", target=typed, name="typed", nodes=2, gpus=4, exclusive=True)
     assert "#SBATCH --gpus-per-node=h100:4\n" in write(wrong, tmp_path).read_text()
     with pytest.raises(SlurmError, match="Requested node configuration is not available"):
         slurm_cluster.sbatch(write(wrong, tmp_path))
+
+
+def test_issue_13_directives_read_back(slurm_cluster: SlurmCluster, tmp_path: Path) -> None:
+    """MPI ranks, an array with a throttle, nice, a log dir, a node list, the checkpoint signal:
+    what a real sbatch makes of them (held; nothing runs)."""
+    from router.models.inventory import SlurmSettings
+
+    settings = SlurmSettings(log_dir=str(tmp_path / "logs"), nice_by_priority={"low": 1000})
+    part = PARTITIONS["cpu"].model_copy(update={"nodelist": "cpu-n[1-2]"})
+    p = place("cpu", nodes=2, cpus=16, target=part, name="mpi-sweep", launcher="mpi",
+              ranks_per_node=4, threads_per_rank=2, array={"count": 6, "parallel": 2},
+              checkpoint={"signal_lead": "2min"}, priority="low", preemptible=True)  # fmt: skip
+    p.target = TargetRef("routertest", "slurm", part, "routertest/cpu", slurm=settings)
+    job = submit(slurm_cluster, p, tmp_path)
+    assert job["ArrayTaskId"] == "0-5%2" and job["ArrayTaskThrottle"] == "2"
+    assert job["NtasksPerN:B:S:C"].startswith("4:") and job["CPUs/Task"] == "2"
+    assert job["NumTasks"] == "8" and job["NumNodes"].split("-")[0] == "2"
+    assert job["Nice"] == "1000" and job["Requeue"] == "1"
+    assert job["ReqNodeList"] == "cpu-n[1-2]"
+    # %A_%a under the log dir; a pending array's not-yet-split record shows %a as NO_VAL.
+    assert job["StdOut"] == f"{tmp_path}/logs/mpi-sweep-{job['_id']}_4294967294.out"
+    assert "--signal=B:USR1@120" in write(p, tmp_path).read_text()
