@@ -143,14 +143,11 @@ def _words(
                 f"{_amount(axis, d)} each on a node; the most free on any node is "
                 f"{_amount(axis, most)}"
             )
-    what = (
-        short[0]
-        if short
-        else (
-            "; ".join(f"{_amount(a, d)}" for a, d in zip(cap.axes, item.demand, strict=True) if d)
-            + " free at once on a node; no node has all of it"
-        )
-    )
+    if short:
+        what = short[0]
+    else:
+        wanted = [_amount(a, d) for a, d in zip(cap.axes, item.demand, strict=True) if d]
+        what = f"{', '.join(wanted[:-1])} and {wanted[-1]} free on one node; no node has all of it"
     per_empty = _fits(cap.full, item.demand)
     more = -(-(need - fit) // per_empty) if per_empty else need
     verb = "need" if need > 1 else "needs"

@@ -56,10 +56,12 @@ decreasing over runs of identical nodes, then an exact CP-SAT bin packing over t
 nodes with load-ordered symmetry breaking). A component that provably does not pack gets a
 logic-based Benders cut on its class counts — a no-good ∨_{v∈S} y_v ≤ c_v − 1 over a subset
 S shrunk by a deletion filter (benders.py) — and the level is solved again (up to
-SMALL_ROUNDS times in a small component; a large one goes straight on, see CUT_ROUNDS); when
-the rounds run out, placed work repairs the solution (the members least worth leave the components that
-do not pack, then greedy completion on the real nodes) and the other levels keep the previous
-level's plan; either way the status is FEASIBLE, never OPTIMAL. Why this one: node-pattern
+SMALL_ROUNDS times in a small component; a large one goes straight on, see CUT_ROUNDS);
+when the rounds run out, placed work repairs the solution (the members least worth leave the
+components that do not pack, then greedy completion on the real nodes) and the other levels
+keep the previous level's plan; either way the status is FEASIBLE, never OPTIMAL. Last, any
+member that still fits next to the plan node by node is placed (greedy, best worth first):
+nothing is left out that the nodes, quotas and spreads admit. Why this one: node-pattern
 (configuration) variables explode with many pod shapes per target and per-node variables
 with hundreds of nodes per target, while this keeps the model the solver already solves
 well at 10k workloads, adds nothing for targets that pack (most do), and stays exact where
@@ -227,6 +229,19 @@ def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
             bound[li] += b
             optimal[li] = optimal[li] and opt
 
+    if agg.nodes is not None and agg.variables:
+        # Whatever still fits next to the plan, node by node, goes in (greedy, best worth
+        # first): a level that stopped at its limit or was repaired leaves none of it out.
+        from router.solve.greedy import first_fit_decreasing
+
+        filled = first_fit_decreasing(agg, counts, packed=True)
+        if filled != counts:
+            counts[:] = filled
+            optimal = [False] * len(names)
+            for li, level in enumerate(agg.levels):
+                value[li] = sum(c * counts[v] for c, v in level.terms)
+                bound[li] = max(bound[li], value[li]) if level.sense > 0 else min(
+                    bound[li], value[li])
     reports = [LevelReport(n, "OPTIMAL" if optimal[li] else "FEASIBLE", value[li], bound[li])
                for li, n in enumerate(names)]
     overall = "EMPTY" if not agg.variables else "OPTIMAL" if all(optimal) else "FEASIBLE"
