@@ -130,18 +130,26 @@ class Nodes:
         counts[:] = without(hi)
         return True
 
-    def assign(self, counts: list[int]) -> dict[int, list[tuple[str, int]]]:
+    def canonical(self, ci: int, counts: list[int]) -> Packing:
+        """The same counts get the same nodes, however the solver reached them: a fresh
+        first-fit packing, or the solver's witness when first fit finds none."""
+        found = pack(self.agg.capacity[ci], self.entries(self.key(ci, counts)[1]), exact=False)
+        return found.packing or self.witness(ci, counts)
+
+    def assign(
+        self,
+        counts: list[int],
+        packings: dict[int, Packing] | None = None,
+    ) -> dict[int, list[tuple[str, int]]]:
         """Per routed index placed: (node set id, node index) of each of its pods (a
-        service's replicas, a job's task) or whole nodes, from the counts' witnesses."""
+        service's replicas, a job's task) or whole nodes: from `packings` (per capacity
+        component, of these counts) where given, else the canonical packing."""
         agg = self.agg
         members = agg.members_of(counts)
         out: dict[int, list[tuple[str, int]]] = {}
         for ci in sorted({agg.cap_of[v] for v in members}):
-            # The same counts get the same nodes, however the solver reached them: a fresh
-            # packing first, the solver's witness only when that finds none.
-            packing = pack(
-                agg.capacity[ci], self.entries(self.key(ci, counts)[1]), exact=False
-            ).packing or self.witness(ci, counts)
+            given = (packings or {}).get(ci)
+            packing = given if given is not None else self.canonical(ci, counts)
             for v in self.by_cap[ci]:
                 if v not in members:
                     continue

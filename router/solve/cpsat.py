@@ -79,8 +79,8 @@ than its hint. The first hint is the better of greedy and the LP optimum rounded
 to the nodes (least worth out first) and completed greedily (lp.py, greedy.py); when
 re-planning with a previous plan, the hint puts planned work back where it was as far as it
 fits, then completes it greedily (preempt.py), so the search starts from the stable answer.
-The plan's node assignment (which node holds each pod) is a fresh packing of the final counts,
-so the same counts always get the same nodes.
+The plan's node assignment (which node holds each pod) is a fresh packing of the solver's
+counts, completed by the last fill, so the same counts always get the same nodes.
 
 Determinism: each component is solved by one sequential CP-SAT search (num_workers = 1, a
 fixed seed) under deterministic time limits (auto_limit by the model's size, or
@@ -229,12 +229,13 @@ def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
             bound[li] += b
             optimal[li] = optimal[li] and opt
 
+    packings = None
     if agg.nodes is not None and agg.variables:
         # Whatever still fits next to the plan, node by node, goes in (greedy, best worth
         # first): a level that stopped at its limit or was repaired leaves none of it out.
-        from router.solve.greedy import first_fit_decreasing
+        from router.solve.greedy import completed
 
-        filled = first_fit_decreasing(agg, counts, packed=True)
+        filled, packings = completed(agg, counts)
         if filled != counts:
             counts[:] = filled
             optimal = [False] * len(names)
@@ -248,7 +249,8 @@ def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
     assignment: dict[str, Candidate] = {
         agg.routed[i].workload.name: c for i, c in agg.split(counts).items()
     }
-    on_nodes = ({agg.routed[i].workload.name: n for i, n in agg.nodes.assign(counts).items()}
+    on_nodes = ({agg.routed[i].workload.name: n
+                 for i, n in agg.nodes.assign(counts, packings).items()}
                 if agg.nodes is not None else {})
     first = reports[0] if reports else LevelReport("placed_work", overall, 0, 0)
     return SolveResult(

@@ -32,7 +32,8 @@ class Filler:
     """Counts being built member by member: every row's slack and, per capacity component,
     the real nodes (pack.Packing), so that whatever it places fits node by node."""
 
-    def __init__(self, agg: Aggregate, start: list[int] | None = None) -> None:
+    def __init__(self, agg: Aggregate, start: list[int] | None = None,
+                 canonical: bool = False) -> None:
         self.agg = agg
         self.touches = rows_of(agg)
         self.counts = list(start) if start is not None else [0] * len(agg.variables)
@@ -41,7 +42,8 @@ class Filler:
         self.packs: dict[int, Packing] = {}
         if start is not None and agg.nodes is not None:  # start's own packing, to build on
             for ci in sorted({agg.cap_of[v] for v, n in enumerate(start) if n}):
-                found = agg.nodes.packs(ci, start).packing
+                found = (agg.nodes.canonical(ci, start) if canonical
+                         else agg.nodes.packs(ci, start).packing)
                 assert found is not None, "a start that does not fit its nodes"
                 self.packs[ci] = found.copy()
 
@@ -78,6 +80,20 @@ def by_preference(agg: Aggregate, vs: list[int]) -> list[int]:
     c = agg.candidate
     return sorted(vs, key=lambda v: (c(v).rank, c(v).pref, bool(gpu_waste(agg, v)),
                                      c(v).target.id))
+
+
+def completed(agg: Aggregate, counts: list[int]) -> tuple[list[int], dict[int, Packing]]:
+    """`counts` (which pack) completed greedily on the nodes of their canonical packing
+    (benders.Nodes.canonical), and the packing of every capacity component it ends with:
+    what the plan's node assignment is read from."""
+    fill = Filler(agg, counts, canonical=True)
+    for g in sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g)):
+        left = len(agg.groups[g].members) - sum(fill.counts[v] for v in agg.choices[g])
+        for v in by_preference(agg, agg.choices[g]):
+            if not left:
+                break
+            left -= fill.put(v, left)
+    return fill.done(), fill.packs
 
 
 def first_fit_decreasing(agg: Aggregate, start: list[int] | None = None,
