@@ -12,7 +12,10 @@ node by node: a complete, feasible hint for CP-SAT.
 from __future__ import annotations
 
 from router.solve.aggregate import Aggregate, gpu_waste
-from router.solve.pack import Packing
+from router.solve.pack import Entry, Packing, first_fit
+
+REPACK_TRIES = 200  # fresh packings tried per capacity component in the last fill
+FILL_PASSES = 4
 
 
 def rows_of(agg: Aggregate) -> list[list[tuple[int, int]]]:
@@ -40,6 +43,11 @@ class Filler:
         self.slack = [row.rhs - sum(c * self.counts[v] for c, v in row.terms)
                       for row in agg.rows]
         self.packs: dict[int, Packing] = {}
+        # With `repack`, a member that first fit cannot add is tried once more on a fresh
+        # packing of its whole component (pack.first_fit in every order): the room is often
+        # there, split between nodes that have only CPUs and nodes that have only memory.
+        self.repack = False
+        self.tries: dict[int, int] = {}
         if start is not None and agg.nodes is not None:  # start's own packing, to build on
             for ci in sorted({agg.cap_of[v] for v, n in enumerate(start) if n}):
                 found = (agg.nodes.canonical(ci, start) if canonical
@@ -59,13 +67,33 @@ class Filler:
             pack = self.packs.get(ci)
             if pack is None:
                 pack = self.packs[ci] = Packing.fresh(agg.capacity[ci])
+            want = n
             n = pack.place(v, agg.items[v], agg.allowed[v], n)
+            if n < want and self.repack:
+                n += self._repacked(ci, v, want - n, n)
             if n <= 0:
                 return 0
         self.counts[v] += n
         for r, coef in self.touches[v]:
             self.slack[r] -= coef * n
         return n
+
+    def _repacked(self, ci: int, v: int, more: int, got: int) -> int:
+        """Up to `more` members of v added by packing component ci afresh; how many."""
+        agg = self.agg
+        cap = agg.capacity[ci]
+        added = 0
+        while added < more and self.tries.get(ci, 0) < REPACK_TRIES:
+            self.tries[ci] = self.tries.get(ci, 0) + 1
+            entries = [Entry(u, agg.items[u], agg.allowed[u],
+                             self.counts[u] + (got + added + 1 if u == v else 0))
+                       for u in agg.nodes.by_cap[ci] if self.counts[u] or u == v]
+            found = first_fit(cap, entries)
+            if found is None:
+                break
+            self.packs[ci] = found
+            added += 1
+        return added
 
     def done(self) -> list[int]:
         """The counts; their packings are remembered as witnesses for the solver."""
@@ -87,12 +115,18 @@ def completed(agg: Aggregate, counts: list[int]) -> tuple[list[int], dict[int, P
     (benders.Nodes.canonical), and the packing of every capacity component it ends with:
     what the plan's node assignment is read from."""
     fill = Filler(agg, counts, canonical=True)
-    for g in sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g)):
-        left = len(agg.groups[g].members) - sum(fill.counts[v] for v in agg.choices[g])
-        for v in by_preference(agg, agg.choices[g]):
-            if not left:
-                break
-            left -= fill.put(v, left)
+    fill.repack = True
+    order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
+    for _ in range(FILL_PASSES):  # a fresh packing can make room for a class passed before
+        before = list(fill.counts)
+        for g in order:
+            left = len(agg.groups[g].members) - sum(fill.counts[v] for v in agg.choices[g])
+            for v in by_preference(agg, agg.choices[g]):
+                if not left:
+                    break
+                left -= fill.put(v, left)
+        if fill.counts == before:
+            break
     return fill.done(), fill.packs
 
 
