@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What tests/k8s needs in CI: the Kubernetes OpenAPI schemas (kubernetes-validate), jsonschema
-# for the operator CRDs in tests/k8s/crds/, and kubectl for `kubectl kustomize`.
+# for the operator CRDs in tests/k8s/crds/, kubectl for `kubectl kustomize`, and checkov (PyPI)
+# for tests/k8s/test_checkov.py.
 # Safe to run again: pip does nothing when the requirements are already met.
 set -euo pipefail
 
@@ -22,6 +23,17 @@ print(f"kubernetes-validate {kubernetes_validate.__version__}: Kubernetes 1.33 s
 if not hasattr(yaml, "CSafeLoader"):
     print("warning: PyYAML has no libyaml (CSafeLoader); loading the CRDs will be ~10x slower")
 EOF
+
+# checkov pins many packages (packaging, networkx, boto3, ...) that would change router's own
+# environment, so it gets a virtualenv of its own, where tests/k8s/checkov.py looks for it.
+CHECKOV_VERSION="3.3.30"
+CHECKOV_VENV="${CHECKOV_VENV:-$HOME/.local/share/router-checkov}"
+if [ "$("$CHECKOV_VENV/bin/checkov" --version 2>/dev/null)" != "$CHECKOV_VERSION" ]; then
+    "$PYTHON" -m venv "$CHECKOV_VENV"
+    "$CHECKOV_VENV/bin/python" -m pip install --disable-pip-version-check --quiet \
+        "checkov==$CHECKOV_VERSION"
+fi
+echo "checkov $("$CHECKOV_VENV/bin/checkov" --version) in $CHECKOV_VENV"
 
 if ! command -v kubectl >/dev/null 2>&1; then
     echo "error: kubectl not found on PATH. tests/k8s runs 'kubectl kustomize' to build each" >&2

@@ -1,17 +1,42 @@
-"""router.yaml: which policy, inventory and workloads make up a platform, and where out/ is."""
+"""router.yaml: which policy, inventory and workloads make up a platform, and where out/ is.
+
+Besides the paths, one setting for the Kubernetes emitter:
+
+```yaml
+kubernetes:
+  create_namespaces: true   # a Namespace object per namespace used, in each cluster's kustomization
+```
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import yaml
 
 from router.errors import LoadError
 
 CONFIG_NAME = "router.yaml"
-DEFAULTS = {"policy": "policies", "inventory": "inventory.yaml", "workloads": "workloads",
-            "out": "out"}
+DEFAULTS = {
+    "policy": "policies",
+    "inventory": "inventory.yaml",
+    "workloads": "workloads",
+    "out": "out",
+}
+
+
+KUBERNETES_KEYS = ("create_namespaces",)
+
+
+@dataclass(frozen=True)
+class KubernetesSettings:
+    """router.yaml's `kubernetes:` mapping. Off by default: namespaces, with their quotas and
+    RBAC, are usually the platform's; on, each cluster's kustomization creates those its
+    workloads use (labelled with the Pod Security level they need)."""
+
+    create_namespaces: bool = False
 
 
 @dataclass(frozen=True)
@@ -22,6 +47,7 @@ class Project:
     workloads: Path
     out: Path
     running: Path | None = None  # what already runs on the nodes (optional)
+    kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
 
     def relative(self, path: str | Path) -> str:
         """A path as plan.json shows it: relative to the project, with forward slashes."""
@@ -50,6 +76,7 @@ def load_project(
         raise LoadError(f"{root} is not a folder", path=str(root))
     config_path = root / CONFIG_NAME
     values: dict[str, str] = {}
+    kubernetes = KubernetesSettings()
     if config_path.exists():
         text = config_path.read_text(encoding="utf-8")
         try:
@@ -62,22 +89,29 @@ def load_project(
                 line=mark.line + 1 if mark else None,
             ) from None
         if not isinstance(data, dict):
-            raise LoadError("expected a mapping of policy, inventory, workloads, out",
-                            path=str(config_path))
+            raise LoadError(
+                "expected a mapping of policy, inventory, workloads, out", path=str(config_path)
+            )
         for key, value in data.items():
+            if key == "kubernetes":
+                kubernetes = _kubernetes(value, str(config_path), _line_of(text, key))
+                continue
             if key not in DEFAULTS and key not in ("version", "running"):
                 from router.errors import did_you_mean
 
                 raise LoadError(
-                    f'unknown key "{key}" (expected policy, inventory, workloads, running or'
-                    " out)",
+                    f'unknown key "{key}" (expected policy, inventory, workloads, running, out'
+                    " or kubernetes)",
                     path=str(config_path),
                     line=_line_of(text, key),
-                    hint=did_you_mean(str(key), [*DEFAULTS, "running"]),
+                    hint=did_you_mean(str(key), [*DEFAULTS, "running", "kubernetes"]),
                 )
             if key != "version" and not isinstance(value, str):
-                raise LoadError(f"{key}: expected a path, got {value!r}", path=str(config_path),
-                                line=_line_of(text, key))
+                raise LoadError(
+                    f"{key}: expected a path, got {value!r}",
+                    path=str(config_path),
+                    line=_line_of(text, key),
+                )
             values[key] = value
     elif not (policy and inventory and workloads):
         raise LoadError(
@@ -96,9 +130,38 @@ def load_project(
         inventory=pick("inventory", inventory),
         workloads=pick("workloads", workloads),
         out=pick("out", out),
-        running=Path(running) if running is not None else (
-            root / values["running"] if "running" in values else None),
+        running=Path(running)
+        if running is not None
+        else (root / values["running"] if "running" in values else None),
+        kubernetes=kubernetes,
     )
+
+
+def _kubernetes(value: Any, path: str, line: int | None) -> KubernetesSettings:
+    """router.yaml's `kubernetes:` mapping, checked key by key."""
+    from router.errors import did_you_mean
+
+    if value is None:
+        return KubernetesSettings()
+    if not isinstance(value, dict):
+        raise LoadError(
+            f"kubernetes: expected a mapping such as {{create_namespaces: true}}, got {value!r}",
+            path=path,
+            line=line,
+        )
+    for key, item in value.items():
+        if key not in KUBERNETES_KEYS:
+            raise LoadError(
+                f'kubernetes: unknown key "{key}" (expected create_namespaces)',
+                path=path,
+                line=line,
+                hint=did_you_mean(str(key), KUBERNETES_KEYS),
+            )
+        if not isinstance(item, bool):
+            raise LoadError(
+                f"kubernetes.{key}: expected true or false, got {item!r}", path=path, line=line
+            )
+    return KubernetesSettings(create_namespaces=bool(value.get("create_namespaces", False)))
 
 
 def _line_of(text: str, key: object) -> int | None:

@@ -49,7 +49,7 @@ def _alive(pid: int | None) -> bool:
 
 def _owner(sibling: Path, prefix: str) -> int | None:
     """The pid in `<prefix><pid>-xxxx`, or None for a name without one."""
-    pid = sibling.name[len(prefix):].split("-", 1)[0]
+    pid = sibling.name[len(prefix) :].split("-", 1)[0]
     return int(pid) if pid.isdigit() and int(pid) > 0 else None
 
 
@@ -84,9 +84,11 @@ def _check_protected(out: Path, protect: Iterable[Path]) -> None:
     for p in protect:
         q = Path(p).resolve()
         if q == target or target in q.parents:
-            raise PlanError(f"refusing to use {out} as the output folder: it holds {p}, "
-                            "which the plan would delete",
-                            hint="give -o/--out a folder of its own, e.g. out/")
+            raise PlanError(
+                f"refusing to use {out} as the output folder: it holds {p}, "
+                "which the plan would delete",
+                hint="give -o/--out a folder of its own, e.g. out/",
+            )
 
 
 def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) -> None:

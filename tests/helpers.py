@@ -14,27 +14,62 @@ INVENTORY: dict[str, Any] = {
             "name": "hpc",
             "backend": "slurm",
             "partitions": [
-                {"name": "h100", "nodes": 2, "gpus_per_node": 8, "gpu_type": "h100",
-                 "cpus_per_node": 96, "memory_per_node": "1TiB", "max_time": "72h",
-                 "features": ["ib"], "cost_per_gpu_hour": 2.5},
-                {"name": "a100", "nodes": 2, "gpus_per_node": 8, "gpu_type": "a100",
-                 "cpus_per_node": 64, "memory_per_node": "512GiB", "max_time": "48h",
-                 "features": ["ib"], "cost_per_gpu_hour": 1.5},
-                {"name": "cpu", "nodes": 4, "cpus_per_node": 64, "memory_per_node": "256GiB",
-                 "max_time": "24h"},
+                {
+                    "name": "h100",
+                    "nodes": 2,
+                    "gpus_per_node": 8,
+                    "gpu_type": "h100",
+                    "cpus_per_node": 96,
+                    "memory_per_node": "1TiB",
+                    "max_time": "72h",
+                    "features": ["ib"],
+                    "cost_per_gpu_hour": 2.5,
+                },
+                {
+                    "name": "a100",
+                    "nodes": 2,
+                    "gpus_per_node": 8,
+                    "gpu_type": "a100",
+                    "cpus_per_node": 64,
+                    "memory_per_node": "512GiB",
+                    "max_time": "48h",
+                    "features": ["ib"],
+                    "cost_per_gpu_hour": 1.5,
+                },
+                {
+                    "name": "cpu",
+                    "nodes": 4,
+                    "cpus_per_node": 64,
+                    "memory_per_node": "256GiB",
+                    "max_time": "24h",
+                },
             ],
         },
         {
             "name": "k8s",
             "backend": "kubernetes",
             "node_pools": [
-                {"name": "l4", "nodes": 2, "max_nodes": 4, "gpus_per_node": 4, "gpu_type": "l4",
-                 "cpus_per_node": 48, "memory_per_node": "192GiB", "cost_per_gpu_hour": 0.8,
-                 "labels": {"pool": "l4"},
-                 "taints": [{"key": "nvidia.com/gpu", "value": "present",
-                             "effect": "NoSchedule"}]},
-                {"name": "cpu", "nodes": 4, "cpus_per_node": 32, "memory_per_node": "128GiB",
-                 "labels": {"pool": "cpu"}},
+                {
+                    "name": "l4",
+                    "nodes": 2,
+                    "max_nodes": 4,
+                    "gpus_per_node": 4,
+                    "gpu_type": "l4",
+                    "cpus_per_node": 48,
+                    "memory_per_node": "192GiB",
+                    "cost_per_gpu_hour": 0.8,
+                    "labels": {"pool": "l4"},
+                    "taints": [
+                        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+                    ],
+                },
+                {
+                    "name": "cpu",
+                    "nodes": 4,
+                    "cpus_per_node": 32,
+                    "memory_per_node": "128GiB",
+                    "labels": {"pool": "cpu"},
+                },
             ],
         },
     ]
@@ -69,9 +104,16 @@ def make_project(
 
 
 def job(name: str, **fields: Any) -> dict[str, Any]:
-    base: dict[str, Any] = {"name": name, "kind": "training", "gpus": 8, "cpus": 32,
-                            "memory": "256GiB", "duration": "12h", "command": ["python", "t.py"],
-                            "image": "ghcr.io/example/train:1.0"}
+    base: dict[str, Any] = {
+        "name": name,
+        "kind": "training",
+        "gpus": 8,
+        "cpus": 32,
+        "memory": "256GiB",
+        "duration": "12h",
+        "command": ["python", "t.py"],
+        "image": "ghcr.io/example/train:1.0",
+    }
     base.update(fields)
     return base
 

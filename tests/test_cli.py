@@ -114,16 +114,22 @@ def test_bad_workload_file_names_file_line_and_field(tmp_path: Path) -> None:
 
 # `check` is not in this list: since its static analysis proves rule reachability with CP-SAT,
 # it solves, and so imports ortools (lazily, only once the inputs have loaded).
-@pytest.mark.parametrize("args", [["schema", "workload"], ["inventory", "--help"],
-                                  ["fmt", "--check", str(EXAMPLE / "policies")], ["--help"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["schema", "workload"],
+        ["inventory", "--help"],
+        ["fmt", "--check", str(EXAMPLE / "policies")],
+        ["--help"],
+    ],
+)
 def test_commands_that_do_not_solve_do_not_import_ortools(args: list[str]) -> None:
     code = (
         "import sys\nfrom router.cli.main import cli\n"
         f"try:\n    cli({args!r}, standalone_mode=False)\nexcept SystemExit:\n    pass\n"
         "print('ortools' in sys.modules)\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr
 
 
@@ -158,15 +164,32 @@ def test_same_bytes_across_processes_cwd_hash_seed_and_workers(tmp_path: Path) -
         out = tmp_path / f"out{n}"
         project = os.path.relpath(EXAMPLE, cwd)
         done = subprocess.run(
-            [sys.executable, "-c", "from router.cli.main import main; main()", "plan", project,
-             "-o", str(out), "--workers", workers, "--format", "json", "--previous",
-             str(previous)],
-            cwd=cwd, capture_output=True, text=True,
+            [
+                sys.executable,
+                "-c",
+                "from router.cli.main import main; main()",
+                "plan",
+                project,
+                "-o",
+                str(out),
+                "--workers",
+                workers,
+                "--format",
+                "json",
+                "--previous",
+                str(previous),
+            ],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
             env={**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(repo)},
         )
         assert done.returncode == 3, done.stderr
-        files = {p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-                 for p in sorted(out.rglob("*")) if p.is_file()}
+        files = {
+            p.relative_to(out).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(out.rglob("*"))
+            if p.is_file()
+        }
         runs.append((done.stdout, files))
     assert runs[0] == runs[1]
     assert json.loads(runs[0][0])["diff"]["changed"] is False

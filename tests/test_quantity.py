@@ -17,8 +17,16 @@ from router.quantity import (
 
 @pytest.mark.parametrize(
     ("text", "mib"),
-    [("64GiB", 65536), ("2TiB", 2097152), ("512MiB", 512), ("1.5GiB", 1536), ("192Gi", 196608),
-     ("1GB", 954), (4096, 4096), ("100", 100)],
+    [
+        ("64GiB", 65536),
+        ("2TiB", 2097152),
+        ("512MiB", 512),
+        ("1.5GiB", 1536),
+        ("192Gi", 196608),
+        ("1GB", 954),
+        (4096, 4096),
+        ("100", 100),
+    ],
 )
 def test_memory(text: object, mib: int) -> None:
     assert parse_memory(text) == mib
@@ -26,8 +34,16 @@ def test_memory(text: object, mib: int) -> None:
 
 @pytest.mark.parametrize(
     ("text", "seconds"),
-    [("30s", 30), ("45min", 2700), ("48h", 172800), ("7d", 604800), ("1h30min", 5400),
-     ("2-00:00:00", 172800), ("01:30:00", 5400), (90, 5400)],
+    [
+        ("30s", 30),
+        ("45min", 2700),
+        ("48h", 172800),
+        ("7d", 604800),
+        ("1h30min", 5400),
+        ("2-00:00:00", 172800),
+        ("01:30:00", 5400),
+        (90, 5400),
+    ],
 )
 def test_duration(text: object, seconds: int) -> None:
     assert parse_duration(text) == seconds

@@ -53,10 +53,21 @@ from router.models.dependencies import order
 FORMAT_VERSION = "1"
 TAG = "router:"
 TIMEOUT = 120  # seconds for one Slurm command
-TERMINAL = frozenset({
-    "BOOT_FAIL", "CANCELLED", "COMPLETED", "DEADLINE", "FAILED", "NODE_FAIL", "OUT_OF_MEMORY",
-    "PREEMPTED", "REVOKED", "SPECIAL_EXIT", "TIMEOUT",
-})
+TERMINAL = frozenset(
+    {
+        "BOOT_FAIL",
+        "CANCELLED",
+        "COMPLETED",
+        "DEADLINE",
+        "FAILED",
+        "NODE_FAIL",
+        "OUT_OF_MEMORY",
+        "PREEMPTED",
+        "REVOKED",
+        "SPECIAL_EXIT",
+        "TIMEOUT",
+    }
+)
 
 
 @dataclass
@@ -95,21 +106,33 @@ class ApplyResult:
         """apply.json."""
         jobs, failed = {}, {}
         for o in self.outcomes:
-            base = {"cluster": o.cluster, "script": o.script, "script_sha256": o.script_sha256,
-                    "target": o.target}
+            base = {
+                "cluster": o.cluster,
+                "script": o.script,
+                "script_sha256": o.script_sha256,
+                "target": o.target,
+            }
             if o.action == "failed":
                 failed[o.workload] = {**base, "error": o.error}
                 continue
-            entry: dict[str, Any] = {**base, "action": o.action, "job_id": o.job_id,
-                                     "plan_sha256": o.plan_sha256}
+            entry: dict[str, Any] = {
+                **base,
+                "action": o.action,
+                "job_id": o.job_id,
+                "plan_sha256": o.plan_sha256,
+            }
             if o.previous_job is not None:
                 entry |= {"previous_job_id": o.previous_job, "previous_cancelled": o.cancelled}
             if o.after_jobs:
                 entry["after_job_ids"] = o.after_jobs
             jobs[o.workload] = entry
-        return {"failed": failed, "format_version": FORMAT_VERSION, "jobs": jobs,
-                "kubernetes_not_applied": sorted(self.kubernetes),
-                "plan_sha256": self.plan_sha256}
+        return {
+            "failed": failed,
+            "format_version": FORMAT_VERSION,
+            "jobs": jobs,
+            "kubernetes_not_applied": sorted(self.kubernetes),
+            "plan_sha256": self.plan_sha256,
+        }
 
 
 @dataclass(frozen=True)
@@ -134,19 +157,24 @@ def read_plan(out: Path) -> tuple[dict[str, Any], str]:
     try:
         doc = json.loads(data)
     except (json.JSONDecodeError, UnicodeDecodeError) as e:
-        raise PlanError(f"{path} is not JSON ({e}); run `router plan` again",
-                        path=str(path)) from None
+        raise PlanError(
+            f"{path} is not JSON ({e}); run `router plan` again", path=str(path)
+        ) from None
     if not isinstance(doc, dict) or doc.get("format_version") != FORMAT_VERSION:
-        raise PlanError(f"{path} is not a plan of format_version {FORMAT_VERSION}; "
-                        "run `router plan` again", path=str(path))
+        raise PlanError(
+            f"{path} is not a plan of format_version {FORMAT_VERSION}; run `router plan` again",
+            path=str(path),
+        )
     return doc, hashlib.sha256(data).hexdigest()
 
 
 def _script_of(placement: dict[str, Any]) -> str:
     scripts = [a for a in placement.get("artifacts", []) if str(a).endswith(".sbatch")]
     if len(scripts) != 1:
-        raise PlanError(f"plan.json: placement of {placement.get('workload')} has "
-                        f"{len(scripts)} sbatch scripts, expected one")
+        raise PlanError(
+            f"plan.json: placement of {placement.get('workload')} has "
+            f"{len(scripts)} sbatch scripts, expected one"
+        )
     rel = PurePosixPath(scripts[0])
     if rel.is_absolute() or ".." in rel.parts:
         raise PlanError(f"plan.json: artifact {scripts[0]!r} is not a path under out/")
@@ -166,8 +194,11 @@ def _previous(out: Path) -> dict[int, dict[str, Any]]:
 
 
 def slurm_env(slurm_conf: str | None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("SBATCH_", "SLURM_")) or k == "SLURM_CONF"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SBATCH_", "SLURM_")) or k == "SLURM_CONF"
+    }
     if slurm_conf:
         env["SLURM_CONF"] = slurm_conf
     return env
@@ -175,8 +206,9 @@ def slurm_env(slurm_conf: str | None) -> dict[str, str]:
 
 def _run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[int, str, str]:
     try:
-        proc = subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True,
-                              timeout=TIMEOUT)
+        proc = subprocess.run(
+            args, env=env, cwd=cwd, capture_output=True, text=True, timeout=TIMEOUT
+        )
     except FileNotFoundError:
         return 127, "", f"{args[0]}: not installed here"
     except subprocess.TimeoutExpired:
@@ -188,15 +220,16 @@ def parse_tag(comment: str) -> tuple[str | None, str | None]:
     """(script sha256, plan sha256) from a job comment router wrote, else (None, None)."""
     if not comment.startswith(TAG):
         return None, None
-    fields = dict(p.split("=", 1) for p in comment[len(TAG):].split(",") if "=" in p)
+    fields = dict(p.split("=", 1) for p in comment[len(TAG) :].split(",") if "=" in p)
     return fields.get("script"), fields.get("plan")
 
 
 def find_jobs(names: Iterable[str], env: dict[str, str]) -> list[Job]:
     """Jobs slurmctld knows with these names (any state), one per job id (arrays once)."""
     wanted = sorted(set(names))
-    code, out, err = _run(["squeue", "-h", "--states=all", f"--name={','.join(wanted)}",
-                           "-o", "%A|%j|%T|%k"], env)
+    code, out, err = _run(
+        ["squeue", "-h", "--states=all", f"--name={','.join(wanted)}", "-o", "%A|%j|%T|%k"], env
+    )
     if code != 0:
         raise RuntimeError(f"squeue failed: {err or out}")
     jobs: dict[int, Job] = {}
@@ -210,12 +243,24 @@ def find_jobs(names: Iterable[str], env: dict[str, str]) -> list[Job]:
     return sorted(jobs.values(), key=lambda j: j.id)
 
 
-def submit(script: Path, comment: str, env: dict[str, str], cwd: Path,
-           hold: bool, after: list[int] | None = None) -> tuple[int | None, str]:
+def submit(
+    script: Path,
+    comment: str,
+    env: dict[str, str],
+    cwd: Path,
+    hold: bool,
+    after: list[int] | None = None,
+) -> tuple[int | None, str]:
     """(job id, "") or (None, sbatch's stderr)."""
     dependency = [f"--dependency=afterok:{':'.join(map(str, after))}"] if after else []
-    args = ["sbatch", "--parsable", f"--comment={comment}", *(["--hold"] if hold else []),
-            *dependency, str(script)]
+    args = [
+        "sbatch",
+        "--parsable",
+        f"--comment={comment}",
+        *(["--hold"] if hold else []),
+        *dependency,
+        str(script),
+    ]
     code, out, err = _run(args, env, cwd)
     first = out.strip().splitlines()[-1].split(";")[0] if out.strip() else ""
     if code != 0 or not first.isdigit():
@@ -240,24 +285,36 @@ def apply_plan(
     doc, plan_sha = read_plan(out)
     placements = sorted(doc.get("placements", []), key=lambda p: str(p.get("workload")))
     slurm = [p for p in placements if p.get("backend") == "slurm"]
-    result = ApplyResult(plan_sha, [], dry_run=dry_run,
-                         kubernetes=[p["workload"] for p in placements
-                                     if p.get("backend") == "kubernetes"])
+    result = ApplyResult(
+        plan_sha,
+        [],
+        dry_run=dry_run,
+        kubernetes=[p["workload"] for p in placements if p.get("backend") == "kubernetes"],
+    )
     previous = _previous(out)
     clusters = sorted({str(p["cluster"]) for p in slurm})
     for cluster in clusters:
         mine = [p for p in slurm if p["cluster"] == cluster]
         env = slurm_env((slurm_conf or {}).get(cluster))
-        result.outcomes += _apply_cluster(out, mine, plan_sha, previous, env,
-                                          cwd or Path.cwd(), dry_run, hold, replace)
+        result.outcomes += _apply_cluster(
+            out, mine, plan_sha, previous, env, cwd or Path.cwd(), dry_run, hold, replace
+        )
     if not dry_run:
         write_json_atomic(out / "apply.json", result.document())
     return result
 
 
-def _apply_cluster(out: Path, placements: list[dict[str, Any]], plan_sha: str,
-                   previous: dict[int, dict[str, Any]], env: dict[str, str], cwd: Path,
-                   dry_run: bool, hold: bool, replace: bool) -> list[Outcome]:
+def _apply_cluster(
+    out: Path,
+    placements: list[dict[str, Any]],
+    plan_sha: str,
+    previous: dict[int, dict[str, Any]],
+    env: dict[str, str],
+    cwd: Path,
+    dry_run: bool,
+    hold: bool,
+    replace: bool,
+) -> list[Outcome]:
     outcomes = []
     for p in placements:
         rel = _script_of(p)
@@ -267,8 +324,17 @@ def _apply_cluster(out: Path, placements: list[dict[str, Any]], plan_sha: str,
             sha, error = "", f"cannot read {rel}: {e.strerror}"
         else:
             error = ""
-        outcomes.append(Outcome(str(p["workload"]), str(p["cluster"]), str(p.get("target")),
-                                rel, sha, "failed" if error else "submit", error=error or None))
+        outcomes.append(
+            Outcome(
+                str(p["workload"]),
+                str(p["cluster"]),
+                str(p.get("target")),
+                rel,
+                sha,
+                "failed" if error else "submit",
+                error=error or None,
+            )
+        )
     todo = [o for o in outcomes if o.action != "failed"]
     try:
         jobs = find_jobs([o.workload for o in todo], env) if todo else []
@@ -279,8 +345,9 @@ def _apply_cluster(out: Path, placements: list[dict[str, Any]], plan_sha: str,
     by_name = {o.workload: o for o in outcomes}
     after = {str(p["workload"]): list(p.get("after") or []) for p in placements}
     states = {j.id: j.state for j in jobs}
-    for name in order(list(by_name), {k: [str(e.get("workload")) for e in v]
-                                      for k, v in after.items()}):
+    for name in order(
+        list(by_name), {k: [str(e.get("workload")) for e in v] for k, v in after.items()}
+    ):
         o = by_name[name]
         if o.action == "failed":
             continue
@@ -304,17 +371,23 @@ def _apply_cluster(out: Path, placements: list[dict[str, Any]], plan_sha: str,
     return outcomes
 
 
-def _dependencies(o: Outcome, after: list[dict[str, Any]], by_name: dict[str, Outcome],
-                  states: dict[int, str]) -> str:
+def _dependencies(
+    o: Outcome, after: list[dict[str, Any]], by_name: dict[str, Outcome], states: dict[int, str]
+) -> str:
     """Fill o.after_jobs from its parents' outcomes; the reason it cannot be submitted, or ""."""
     for entry in after:
         name = str(entry.get("workload"))
         parent = by_name.get(name)
         if not entry.get("supported") or parent is None:
-            where = (f"on {entry['backend']} cluster {entry.get('cluster')}"
-                     if entry.get("backend") else "not placed")
-            return (f"not submitted: it starts after {name}, which is {where}; only a Slurm job"
-                    " of the same cluster can be waited for (see `router check`)")
+            where = (
+                f"on {entry['backend']} cluster {entry.get('cluster')}"
+                if entry.get("backend")
+                else "not placed"
+            )
+            return (
+                f"not submitted: it starts after {name}, which is {where}; only a Slurm job"
+                " of the same cluster can be waited for (see `router check`)"
+            )
         if parent.action == "failed":
             return f"not submitted: it starts after {name}, which was not submitted"
         if parent.job_id is None:  # dry run: the parent would be submitted first
@@ -323,8 +396,7 @@ def _dependencies(o: Outcome, after: list[dict[str, Any]], by_name: dict[str, Ou
         if state == "COMPLETED":
             continue  # done already: nothing to wait for
         if state in TERMINAL:  # afterok on it would never be satisfied
-            return (f"not submitted: it starts after {name}, whose job {parent.job_id} ended"
-                    f" {state}")
+            return f"not submitted: it starts after {name}, whose job {parent.job_id} ended {state}"
         o.after_jobs.append(parent.job_id)
     return ""
 

@@ -38,6 +38,7 @@ from router.language.checker import name_span
 from router.language.fmt import format_expr
 from router.language.names import OPTIONS
 from router.models import Inventory, TargetRef
+from router.models.inventory import untolerated
 
 Severity = Literal["error", "warning", "info"]
 SEVERITIES: tuple[Severity, ...] = ("error", "warning", "info")
@@ -136,8 +137,14 @@ class _Analysis:
                       if self.sat([when, lit])]  # fmt: skip
                 names = ", ".join(_where(d) for d in by)
                 msg = f"rule `{rule.name}` can never match: every workload it matches is denied"
-                self.add("error", "unreachable-rule", f"{msg} by {names}", name_span(rule),
-                         witness=doc, hint="the witness matches this rule but is denied")
+                self.add(
+                    "error",
+                    "unreachable-rule",
+                    f"{msg} by {names}",
+                    name_span(rule),
+                    witness=doc,
+                    hint="the witness matches this rule but is denied",
+                )
                 continue
             earlier = list(zip(rules[:i], self.when_lits[:i], strict=True))
             alone = [r for r, lit in earlier if not self.sat([when, lit.Not(), *self.not_denied])]
@@ -161,8 +168,11 @@ class _Analysis:
             lits = [self.deny_lits[k], *self.not_denied[:k]]
             if self.sat(lits):
                 continue
-            why = "its `when` is never true" if not self.sat(lits[:1]) else (
-                "every workload it matches is denied by an earlier deny rule")
+            why = (
+                "its `when` is never true"
+                if not self.sat(lits[:1])
+                else ("every workload it matches is denied by an earlier deny rule")
+            )
             self.add("warning", "unreachable-deny", f"deny `{deny.name}` can never match: {why}",
                      name_span(deny))  # fmt: skip
 
@@ -191,6 +201,15 @@ class _Analysis:
         cap = getattr(t, "max_nodes", None) or t.nodes
         g = ints["gpus"]
         parts = [where]
+        taints = getattr(t, "taints", [])
+        if taints:  # shape.py: the pool's taints keep out work its rule does not entitle
+            tol = opts.get("tolerate")
+            value: object = tol.value.value if tol and isinstance(tol.value, ast.Literal) else []
+            keys: list[str] = [str(k) for k in value] if isinstance(value, list) else []
+            if untolerated(taints, True, keys):
+                parts.append(s.const(False))
+            elif untolerated(taints, False, keys):
+                parts.append(reify(s, g - 1, ">="))
         if per_gpu == 0:
             parts.append(reify(s, g, "=="))
         else:
@@ -241,8 +260,10 @@ class _Analysis:
                 else:
                     more = ", ..." if len(wheres) > 4 else ""
                     names = ", ".join(r.id for r in wheres[:4]) + more
-                    why = (f"the targets `where` admits ({names}) cannot hold any workload"
-                           " this rule claims")
+                    why = (
+                        f"the targets `where` admits ({names}) cannot hold any workload"
+                        " this rule claims"
+                    )
                 dead.append((route, why))
             for route, why in dead:
                 sev: Any = "error" if len(dead) == len(rule.routes) else "warning"
@@ -250,8 +271,14 @@ class _Analysis:
                 msg = f"the {which} of rule `{rule.name}` can never place a workload: {why}"
                 doc = self.witness(reach)
                 hint = "the witness reaches this rule; no target of the route takes it"
-                self.add(sev, "route-never-fits", msg, route.backend_span or route.span,
-                         witness=doc, hint=hint)
+                self.add(
+                    sev,
+                    "route-never-fits",
+                    msg,
+                    route.backend_span or route.span,
+                    witness=doc,
+                    hint=hint,
+                )
 
     def ignored_options(self, rule: ast.Rule, route: ast.Route, refs: list[TargetRef],
                         reach: list[Any]) -> None:  # fmt: skip
@@ -266,19 +293,25 @@ class _Analysis:
                 if hit:
                     owner = " and ".join(spec.backends)
                     names = ", ".join(r.id for r in hit[:3]) + (", ..." if len(hit) > 3 else "")
-                    msg = (f"`{opt.name}` is a {owner} option: it is ignored when this"
-                           f" `route any` places on {hit[0].backend} targets ({names})")
-                    hint = f"add `where backend == \"{spec.backends[0]}\"` or split the route"
+                    msg = (
+                        f"`{opt.name}` is a {owner} option: it is ignored when this"
+                        f" `route any` places on {hit[0].backend} targets ({names})"
+                    )
+                    hint = f'add `where backend == "{spec.backends[0]}"` or split the route'
                     self.add("warning", "ignored-option", msg, opt.span, hint=hint)
             if "kubernetes" not in spec.backends:
                 continue
             if opt.name in _SERVICE_ONLY and not self.sat([*reach, svc]):
-                msg = (f"`{opt.name}` applies to services only; rule `{rule.name}` claims only jobs"
-                       " (not kind \"inference\", no replicas), so it is ignored")
+                msg = (
+                    f"`{opt.name}` applies to services only; rule `{rule.name}` claims only jobs"
+                    ' (not kind "inference", no replicas), so it is ignored'
+                )
                 self.add("warning", "ignored-option", msg, opt.span)
             if opt.name in _JOB_ONLY and not self.sat([*reach, svc.Not()]):
-                msg = (f"`{opt.name}` applies to jobs only; rule `{rule.name}` claims only"
-                       " services, so it is ignored")
+                msg = (
+                    f"`{opt.name}` applies to jobs only; rule `{rule.name}` claims only"
+                    " services, so it is ignored"
+                )
                 self.add("warning", "ignored-option", msg, opt.span)
 
     # -- constants and quotas ----------------------------------------------------------------
@@ -291,8 +324,13 @@ class _Analysis:
                     used.add(n.parts[0])
         for let in source.lets:
             if let.name not in used:
-                self.add("warning", "unused-constant", f"constant `{let.name}` is never used",
-                         name_span(let), hint="remove it, or use it where the value is repeated")
+                self.add(
+                    "warning",
+                    "unused-constant",
+                    f"constant `{let.name}` is never used",
+                    name_span(let),
+                    hint="remove it, or use it where the value is repeated",
+                )
 
     def quotas(self) -> None:
         from router.evaluate.quota import QuotaLimit, compile_quotas
@@ -313,32 +351,45 @@ class _Analysis:
 
         span = limit.span
         if not any(p.targets for p in parts):
-            self.add("warning", "quota-never-binds",
-                     f"quota `{q.name}` never binds: its `on` matches no target", span)
+            self.add(
+                "warning",
+                "quota-never-binds",
+                f"quota `{q.name}` never binds: its `on` matches no target",
+                span,
+            )
             return
         if limit.resource != "workloads":
-            totals = [sum(capacity(r, limit.resource) for r in self.targets if r.id in p.targets)
-                      for p in parts]
+            totals = [
+                sum(capacity(r, limit.resource) for r in self.targets if r.id in p.targets)
+                for p in parts
+            ]
             if all(p.amount >= total for p, total in zip(parts, totals, strict=True)):
                 lim, total = parts[0], totals[0]
-                msg = (f"quota `{q.name}` never binds: {lim.described}, but the targets it is"
-                       f" on have {total} {lim.resource} in all")
+                msg = (
+                    f"quota `{q.name}` never binds: {lim.described}, but the targets it is"
+                    f" on have {total} {lim.resource} in all"
+                )
                 if lim.resource == "memory":
-                    msg = f"quota `{q.name}` never binds: {lim.described} is at least all " \
-                          "the memory of the targets it is on"
+                    msg = (
+                        f"quota `{q.name}` never binds: {lim.described} is at least all "
+                        "the memory of the targets it is on"
+                    )
                 if len(parts) > 1:
                     amount = f"{limit.resource} {limit.op} {format_expr(limit.amount)}"
-                    msg = (f"quota `{q.name}` never binds: in each of its {len(parts)} parts, "
-                           f"{amount} is at least what the part's targets have")
+                    msg = (
+                        f"quota `{q.name}` never binds: in each of its {len(parts)} parts, "
+                        f"{amount} is at least what the part's targets have"
+                    )
                 self.add("warning", "quota-never-binds", msg, span)
                 return
         if q.for_ is not None:
             member = encode_condition(self.space, q.for_)
             if not self.sat([member, routed, *self.not_denied]):
-                msg = (f"quota `{q.name}` never binds: its `for` matches no workload that a"
-                       " rule routes")
+                msg = (
+                    f"quota `{q.name}` never binds: its `for` matches no workload that a"
+                    " rule routes"
+                )
                 self.add("warning", "quota-never-binds", msg, q.for_.span)
-
 
     def spreads(self) -> None:
         """A spread `across` an attribute no target has puts every target in one value,
@@ -347,12 +398,18 @@ class _Analysis:
 
         for s in compile_spreads(self.policy, self.inventory):
             if s.values and all(v is None for v in s.values.values()):
-                self.add("warning", "spread-one-value",
-                         f"spread `{s.name}`: no target has `{s.attribute}`, so all targets "
-                         "count as one value and a group gets "
-                         + (f"at most {s.most} placed in all" if s.most is not None
-                            else "no limit from it"),
-                         s.spread.across.span)
+                self.add(
+                    "warning",
+                    "spread-one-value",
+                    f"spread `{s.name}`: no target has `{s.attribute}`, so all targets "
+                    "count as one value and a group gets "
+                    + (
+                        f"at most {s.most} placed in all"
+                        if s.most is not None
+                        else "no limit from it"
+                    ),
+                    s.spread.across.span,
+                )
 
 
 def _walk(e: Any) -> list[Any]:

@@ -54,8 +54,14 @@ class Coverage:
             "total": len(self.items),
             "by_kind": {k: {"covered": c, "total": t} for k, (c, t) in self.by_kind().items()},
             "items": [
-                {"kind": i.kind, "name": i.name, "source": i.source, "rank": i.rank,
-                 "covered": i.covered, "cases": i.covered_by}
+                {
+                    "kind": i.kind,
+                    "name": i.name,
+                    "source": i.source,
+                    "rank": i.rank,
+                    "covered": i.covered,
+                    "cases": i.covered_by,
+                }
                 for i in self.items
             ],
         }

@@ -554,4 +554,6 @@ def witness_document(space: Space, w: dict[str, Any], name: str = "witness") -> 
     if w["replicas_given"]:
         doc["replicas"] = {"min": w["min_replicas"], "max": w["max_replicas"]}
     return doc
+
+
 reify = _reify  # public: a literal for `linear expression op 0`

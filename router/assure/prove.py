@@ -267,8 +267,17 @@ def _shown(view: dict[str, Any]) -> dict[str, Any]:
 
 # -- enumeration fallback ----------------------------------------------------------------------
 _NUMERIC = ("gpus", "nodes", "cpus", "memory", "duration", "priority")
-_DEFAULTS: dict[str, Any] = {"gpus": 0, "nodes": 1, "cpus": 1, "memory": 4096, "duration": 14400,
-                             "priority": 2, "kind": "batch", "team": "default", "gpu_type": "any"}
+_DEFAULTS: dict[str, Any] = {
+    "gpus": 0,
+    "nodes": 1,
+    "cpus": 1,
+    "memory": 4096,
+    "duration": 14400,
+    "priority": 2,
+    "kind": "batch",
+    "team": "default",
+    "gpu_type": "any",
+}
 # A few values across each field's range, for conditions the encoder cannot read exactly.
 _SPREAD = {
     "gpus": [2**i for i in range(11)], "nodes": [2**i for i in range(7)],
@@ -350,15 +359,30 @@ def _enumerate(
         n += 1
         broken = violation(ev, check, w)
         if broken is not None:
-            return CheckResult(check.name, _src(check), "refuted", "enumeration",
-                               workloads=n, counterexample=doc, decided_by=decided_by(ev, w),
-                               outcome=_shown(broken),
-                               note="the smallest found by enumeration (the CP-SAT encoding"
-                               " is partial here)")
-    why = ("some conditions cannot be encoded exactly" if approx
-           else "the CP-SAT witness did not replay")
-    return CheckResult(check.name, _src(check), "enumerated", "enumeration", workloads=n,
-                       note=f"{note} over {n} workloads ({why}); not proven")
+            return CheckResult(
+                check.name,
+                _src(check),
+                "refuted",
+                "enumeration",
+                workloads=n,
+                counterexample=doc,
+                decided_by=decided_by(ev, w),
+                outcome=_shown(broken),
+                note="the smallest found by enumeration (the CP-SAT encoding is partial here)",
+            )
+    why = (
+        "some conditions cannot be encoded exactly"
+        if approx
+        else "the CP-SAT witness did not replay"
+    )
+    return CheckResult(
+        check.name,
+        _src(check),
+        "enumerated",
+        "enumeration",
+        workloads=n,
+        note=f"{note} over {n} workloads ({why}); not proven",
+    )
 
 
 def _smallness(doc: dict[str, Any]) -> tuple[int, ...]:
@@ -373,5 +397,12 @@ def _exprs(policy: ast.Policy, check: ast.Check) -> list[ast.Expr | None]:
     return [*policy_exprs(policy), check.for_]
 
 
-__all__ = ["SEMANTICS", "CheckResult", "outcomes", "prove_check", "prove_checks", "runnable",
-           "violation"]
+__all__ = [
+    "SEMANTICS",
+    "CheckResult",
+    "outcomes",
+    "prove_check",
+    "prove_checks",
+    "runnable",
+    "violation",
+]

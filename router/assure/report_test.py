@@ -150,18 +150,31 @@ def render_json(report: TestReport, rel: Rel) -> str:
         "ok": report.ok,
         "semantics": SEMANTICS,
         "checks": [
-            {"name": c.name, "source": rel(c.source), "status": c.status, "method": c.method,
-             "workloads": c.workloads, "note": c.note, "counterexample": c.counterexample,
-             "decided_by": c.decided_by[0] if c.decided_by else None,
-             "decided_by_source": rel(c.decided_by[1]) if c.decided_by and c.decided_by[1]
-             else None,
-             "outcome": c.outcome, "seconds": round(c.seconds, 3)}
+            {
+                "name": c.name,
+                "source": rel(c.source),
+                "status": c.status,
+                "method": c.method,
+                "workloads": c.workloads,
+                "note": c.note,
+                "counterexample": c.counterexample,
+                "decided_by": c.decided_by[0] if c.decided_by else None,
+                "decided_by_source": rel(c.decided_by[1])
+                if c.decided_by and c.decided_by[1]
+                else None,
+                "outcome": c.outcome,
+                "seconds": round(c.seconds, 3),
+            }
             for c in report.checks
         ],
         "cases": [
-            {"name": r.case.name, "source": rel(r.case.source), "passed": r.passed,
-             "error": r.error or None,
-             "diffs": [{"field": k, "expected": w, "got": g} for k, w, g in r.diffs]}
+            {
+                "name": r.case.name,
+                "source": rel(r.case.source),
+                "passed": r.passed,
+                "error": r.error or None,
+                "diffs": [{"field": k, "expected": w, "got": g} for k, w, g in r.diffs],
+            }
             for r in report.cases
         ],
         "coverage": _coverage_json(report.coverage, rel) if report.coverage else None,
@@ -181,7 +194,9 @@ def _coverage_json(cov: Coverage, rel: Rel) -> dict[str, Any]:
 def render_junit(report: TestReport, rel: Rel) -> str:
     root = ET.Element("testsuites", name="router test")
     suites: list[tuple[str, list[CheckResult] | list[CaseResult]]] = [
-        ("properties", report.checks), ("cases", report.cases)]
+        ("properties", report.checks),
+        ("cases", report.cases),
+    ]
     for suite_name, items in suites:
         failures = sum(
             1 for i in items if (i.failed if isinstance(i, CheckResult) else not i.passed)
@@ -190,12 +205,20 @@ def render_junit(report: TestReport, rel: Rel) -> str:
                               failures=str(failures), errors="0", skipped="0")  # fmt: skip
         for item in items:
             if isinstance(item, CheckResult):
-                name, source, ok, text = item.name, item.source, not item.failed, check_message(
-                    item, rel)
+                name, source, ok, text = (
+                    item.name,
+                    item.source,
+                    not item.failed,
+                    check_message(item, rel),
+                )
                 seconds = item.seconds
             else:
-                name, source, ok, text = item.case.name, item.case.source, item.passed, \
-                    case_message(item)
+                name, source, ok, text = (
+                    item.case.name,
+                    item.case.source,
+                    item.passed,
+                    case_message(item),
+                )
                 seconds = 0.0
             path, line = _split(rel(source))
             tc = ET.SubElement(suite, "testcase", name=name, classname=path,

@@ -18,6 +18,7 @@ from router.assure.encode import NUMBERS, OTHER, Space, witness_document
 from router.evaluate.evaluate import Evaluator
 from router.evaluate.shape import _spread
 from router.models import TargetRef
+from router.models.inventory import untolerated
 
 
 class ShapeModel:
@@ -80,6 +81,13 @@ class ShapeModel:
         conds: list[Any] = []
         if ref.backend == "kubernetes":
             conds.append(self.has_image)  # Slurm: the runnable workload has a command
+            # Taints (shape.py): a GPU taint needs GPUs, any other blocking one the rule's
+            # `tolerate`.
+            blocked = untolerated(getattr(t, "taints", []), True, options.get("tolerate") or ())
+            if blocked:
+                return s.const(False)
+            if untolerated(getattr(t, "taints", []), False, options.get("tolerate") or ()):
+                conds.append(self.has_gpus)
         mig = options.get("mig") if ref.backend == "kubernetes" else None
         offered = t.slices_per_node
         gpu_ok = (mig in offered) if mig else t.whole_gpus_per_node > 0

@@ -37,9 +37,16 @@ def first_match(agg: Aggregate) -> Baseline:
     counts = [0] * len(agg.variables)
     first: list[int] = []
     for g in range(len(agg.groups)):
-        first.append(min(agg.choices[g], key=lambda v: (agg.candidate(v).rank,
-                                                         agg.candidate(v).pref,
-                                                         agg.candidate(v).target.id)))
+        first.append(
+            min(
+                agg.choices[g],
+                key=lambda v: (
+                    agg.candidate(v).rank,
+                    agg.candidate(v).pref,
+                    agg.candidate(v).target.id,
+                ),
+            )
+        )
     group_of = [0] * len(agg.routed)
     for g, group in enumerate(agg.groups):
         for i in group.members:
@@ -54,6 +61,9 @@ def first_match(agg: Aggregate) -> Baseline:
             counts[v] += 1
             for r, coef in touches[v]:
                 slack[r] -= coef
-    over = {agg.rows[r].subject for r in range(len(agg.rows))
-            if agg.rows[r].kind in ("capacity", "nodes") and asked[r] > agg.rows[r].rhs}
+    over = {
+        agg.rows[r].subject
+        for r in range(len(agg.rows))
+        if agg.rows[r].kind in ("capacity", "nodes") and asked[r] > agg.rows[r].rhs
+    }
     return Baseline(level_value(agg, 0, counts), counts, len(over))

@@ -115,38 +115,72 @@ def _template(rng: random.Random, team: str, adversarial: bool) -> dict[str, Any
     if adversarial:
         kind = rng.choice(["flex", "pinned", "batch"])
         if kind == "flex":  # big, either GPU type; greedy puts it on the cheap H100s first
-            return base | {"kind": "training", "gpus": 16, "gpu_type": "any", "cpus": 64,
-                           "memory": 256 * MiB_PER_GiB, "duration": "24h"}
+            return base | {
+                "kind": "training",
+                "gpus": 16,
+                "gpu_type": "any",
+                "cpus": 64,
+                "memory": 256 * MiB_PER_GiB,
+                "duration": "24h",
+            }
         if kind == "pinned":  # needs H100
-            return base | {"kind": "training", "gpus": 8, "gpu_type": "h100", "cpus": 32,
-                           "memory": 128 * MiB_PER_GiB, "duration": "24h"}
+            return base | {
+                "kind": "training",
+                "gpus": 8,
+                "gpu_type": "h100",
+                "cpus": 32,
+                "memory": 128 * MiB_PER_GiB,
+                "duration": "24h",
+            }
     else:
-        kind = rng.choices(["large", "small", "inference", "batch", "notebook"],
-                           [0.15, 0.25, 0.25, 0.3, 0.05])[0]
+        kind = rng.choices(
+            ["large", "small", "inference", "batch", "notebook"], [0.15, 0.25, 0.25, 0.3, 0.05]
+        )[0]
         if kind == "large":
             gpus = rng.choice([8, 16, 32, 64])
-            return base | {"kind": "training", "gpus": gpus,
-                           "gpu_type": rng.choice(["h100", "a100", "any", "any"]),
-                           "cpus": 12 * gpus, "memory": 128 * gpus * MiB_PER_GiB,
-                           "duration": f"{rng.choice([12, 24, 48])}h"}
+            return base | {
+                "kind": "training",
+                "gpus": gpus,
+                "gpu_type": rng.choice(["h100", "a100", "any", "any"]),
+                "cpus": 12 * gpus,
+                "memory": 128 * gpus * MiB_PER_GiB,
+                "duration": f"{rng.choice([12, 24, 48])}h",
+            }
         if kind == "small":
             gpus = rng.choice([1, 2, 4])
-            return base | {"kind": "training", "gpus": gpus,
-                           "gpu_type": rng.choice(["any", "a100", "l40s"]),
-                           "cpus": 8 * gpus, "memory": 48 * gpus * MiB_PER_GiB,
-                           "duration": f"{rng.choice([2, 8, 20])}h"}
+            return base | {
+                "kind": "training",
+                "gpus": gpus,
+                "gpu_type": rng.choice(["any", "a100", "l40s"]),
+                "cpus": 8 * gpus,
+                "memory": 48 * gpus * MiB_PER_GiB,
+                "duration": f"{rng.choice([2, 8, 20])}h",
+            }
         if kind == "inference":
             low = rng.choice([1, 2, 3])
-            return base | {"kind": "inference", "gpus": 1,
-                           "gpu_type": rng.choice(["l4", "a10g", "a100", "any"]),
-                           "cpus": rng.choice([4, 8]), "memory": rng.choice([16, 32]) * 1024,
-                           "replicas": {"min": low, "max": low * 4}}
+            return base | {
+                "kind": "inference",
+                "gpus": 1,
+                "gpu_type": rng.choice(["l4", "a10g", "a100", "any"]),
+                "cpus": rng.choice([4, 8]),
+                "memory": rng.choice([16, 32]) * 1024,
+                "replicas": {"min": low, "max": low * 4},
+            }
         if kind == "notebook":
-            return base | {"kind": "notebook", "gpus": rng.choice([0, 1]), "gpu_type": "any",
-                           "cpus": 4, "memory": 16 * MiB_PER_GiB}
-    return base | {"kind": "batch", "gpus": 0, "cpus": rng.choice([2, 4, 8, 16, 32]),
-                   "memory": rng.choice([8, 16, 32, 64]) * MiB_PER_GiB,
-                   "duration": f"{rng.choice([1, 4, 12, 36])}h"}
+            return base | {
+                "kind": "notebook",
+                "gpus": rng.choice([0, 1]),
+                "gpu_type": "any",
+                "cpus": 4,
+                "memory": 16 * MiB_PER_GiB,
+            }
+    return base | {
+        "kind": "batch",
+        "gpus": 0,
+        "cpus": rng.choice([2, 4, 8, 16, 32]),
+        "memory": rng.choice([8, 16, 32, 64]) * MiB_PER_GiB,
+        "duration": f"{rng.choice([1, 4, 12, 36])}h",
+    }
 
 
 def _family(w: dict[str, Any]) -> str:
@@ -186,19 +220,25 @@ def generate(size: str, seed: int = 0) -> Platform:
         for _ in range(count):
             t = rng.choices(catalogue, weights)[0]
             prio = rng.choices([p for p, _ in PRIORITIES], [w for _, w in PRIORITIES])[0]
-            mine.append(t | {"name": f"w{len(workloads) + len(mine):06d}-{t['kind']}",
-                             "labels": {"region": region}, "priority": prio})
+            mine.append(
+                t
+                | {
+                    "name": f"w{len(workloads) + len(mine):06d}-{t['kind']}",
+                    "labels": {"region": region},
+                    "priority": prio,
+                }
+            )
         workloads.extend(mine)
-        clusters.extend(_region_clusters(rng, region, spec.targets_per_region, mine,
-                                         adversarial))
+        clusters.extend(_region_clusters(rng, region, spec.targets_per_region, mine, adversarial))
         if not adversarial:
             quotas.extend(_region_quotas(rng, region, mine))
     policy = POLICY + "".join(quotas)
     return Platform(size, seed, policy, {"clusters": clusters}, workloads)
 
 
-def _region_clusters(rng: random.Random, region: str, count: int,
-                     workloads: list[dict[str, Any]], adversarial: bool) -> list[dict[str, Any]]:
+def _region_clusters(
+    rng: random.Random, region: str, count: int, workloads: list[dict[str, Any]], adversarial: bool
+) -> list[dict[str, Any]]:
     """`count` targets across alternating Slurm and Kubernetes clusters, sized to demand."""
     demand: dict[str, float] = {}
     for w in workloads:
@@ -233,18 +273,25 @@ def _region_clusters(rng: random.Random, region: str, count: int,
         if adversarial and gtype:
             cost = {"h100": 1.2, "a100": 1.6}.get(gtype, cost)  # H100 the cheaper: the trap
         target: dict[str, Any] = {
-            "name": name, "nodes": nodes, "cpus_per_node": cpn,
-            "memory_per_node": mem * MiB_PER_GiB, "labels": {"region": region},
+            "name": name,
+            "nodes": nodes,
+            "cpus_per_node": cpn,
+            "memory_per_node": mem * MiB_PER_GiB,
+            "labels": {"region": region},
             "features": features,
         }
         if gpn:
             target |= {"gpus_per_node": gpn, "gpu_type": gtype, "cost_per_gpu_hour": cost}
         if max_h:
             target["max_time"] = f"{max_h}h"
-        cluster = out.setdefault(cn, {
-            "name": f"{'hpc' if backend == 'slurm' else 'k8s'}-{region}-{cn}",
-            "backend": backend, "partitions" if backend == "slurm" else "node_pools": [],
-        })
+        cluster = out.setdefault(
+            cn,
+            {
+                "name": f"{'hpc' if backend == 'slurm' else 'k8s'}-{region}-{cn}",
+                "backend": backend,
+                "partitions" if backend == "slurm" else "node_pools": [],
+            },
+        )
         cluster["partitions" if backend == "slurm" else "node_pools"].append(target)
     return [out[k] for k in sorted(out)]
 

@@ -77,13 +77,23 @@ def _placements(result: SolveResult, decisions: list[Decision]) -> list[Placemen
         c = result.assignment.get(d.workload.name)
         if c is None or not isinstance(d.rule, ast.Rule):
             continue
-        out.append(Placement(d.workload, c.target, d.rule.name, f"bench.route:{d.rule.span.line}",
-                             c.rank, c.options, c.resources))
+        out.append(
+            Placement(
+                d.workload,
+                c.target,
+                d.rule.name,
+                f"bench.route:{d.rule.span.line}",
+                c.rank,
+                c.options,
+                c.resources,
+            )
+        )
     return out
 
 
-def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
-        emit: bool = True) -> dict[str, Any]:
+def run(
+    size: str, seed: int = 0, churn: bool = False, workers: int = 2, emit: bool = True
+) -> dict[str, Any]:
     from router.emit import assign_artifacts, emit_all
 
     # The budget `router plan` uses too: by the model's size (cpsat.auto_limit).
@@ -126,14 +136,24 @@ def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
         "components": result.components,
         "hint_objective": result.hint_objective,
         "status": result.status,
-        "levels": {lv.name: {"status": lv.status, "value": lv.value, "bound": lv.bound}
-                   for lv in result.levels},
+        "levels": {
+            lv.name: {"status": lv.status, "value": lv.value, "bound": lv.bound}
+            for lv in result.levels
+        },
         "workers": result.workers,
         "deterministic_limit_level_1": result.deterministic_limit,
         "deterministic_time": round(result.deterministic_time, 3),
-        "seconds": {k: round(v, 3) for k, v in {
-            "parse": t1 - t0, "evaluate": t2 - t1, "model": t3 - t2, "solve": t4 - t3,
-            "emit": t5 - t4, "total": t5 - t0}.items()},
+        "seconds": {
+            k: round(v, 3)
+            for k, v in {
+                "parse": t1 - t0,
+                "evaluate": t2 - t1,
+                "model": t3 - t2,
+                "solve": t4 - t3,
+                "emit": t5 - t4,
+                "total": t5 - t0,
+            }.items()
+        },
         "files_emitted": files,
         "peak_rss_mb": round(_peak_rss_mb(), 1),
         "objective": result.objective,
@@ -148,15 +168,22 @@ def run(size: str, seed: int = 0, churn: bool = False, workers: int = 2,
         "decision_us_mean": round(sum(ns) / max(1, len(ns)) / 1000.0, 3),
     }
     if churn:
-        out |= _churn(platform, inventory, ev, spreads, workloads, decisions, result, options,
-                      seed)
+        out |= _churn(platform, inventory, ev, spreads, workloads, decisions, result, options, seed)
         out["peak_rss_mb"] = round(_peak_rss_mb(), 1)
     return out
 
 
-def _churn(platform: Platform, inventory: Inventory, ev: Evaluator,
-           spreads: list[SpreadLimit], workloads: list[Workload], decisions: list[Decision],
-           first: SolveResult, options: SolveOptions, seed: int) -> dict[str, Any]:
+def _churn(
+    platform: Platform,
+    inventory: Inventory,
+    ev: Evaluator,
+    spreads: list[SpreadLimit],
+    workloads: list[Workload],
+    decisions: list[Decision],
+    first: SolveResult,
+    options: SolveOptions,
+    seed: int,
+) -> dict[str, Any]:
     rng = random.Random(f"churn:{platform.size}:{seed}")
     change = max(2, round(0.01 * len(workloads)))
     removed = set(rng.sample(range(len(workloads)), change // 2))
@@ -175,13 +202,23 @@ def _churn(platform: Platform, inventory: Inventory, ev: Evaluator,
     started = time.perf_counter()
     # Recompiled: a `per team` quota gets parts for teams that only the new workloads bring.
     quotas = compile_quotas(ev.policy, inventory, workloads=kept + added)
-    agg2: Aggregate = build_aggregate(decisions2, ev.targets, quotas, previous, spreads=spreads,
-                                      capacity=capacities(ev.targets, inventory))
+    agg2: Aggregate = build_aggregate(
+        decisions2,
+        ev.targets,
+        quotas,
+        previous,
+        spreads=spreads,
+        capacity=capacities(ev.targets, inventory),
+    )
     hint = previous_hint(agg2) or best_hint(agg2, lp_solve(agg2)[1])
-    result = solve_aggregate(agg2, SolveOptions(options.workers, options.deterministic_limit,
-                                                previous), hint=hint)
-    moves = sum(1 for n, t in previous.items()
-                if (c := result.assignment.get(n)) is None or c.target.id != t)
+    result = solve_aggregate(
+        agg2, SolveOptions(options.workers, options.deterministic_limit, previous), hint=hint
+    )
+    moves = sum(
+        1
+        for n, t in previous.items()
+        if (c := result.assignment.get(n)) is None or c.target.id != t
+    )
     # A lower bound on the moves of any plan with the same placed work and rank: the best of
     # CP-SAT's bound on the stability level and the LP of "most stays" under those two.
     reached = {lv.name: lv.value for lv in result.levels if lv.name in ("placed_work", "rank")}

@@ -10,13 +10,26 @@ from router.cli.main import reports_errors
 
 
 @click.command()
-@click.option("--size", type=click.Choice(["S", "M", "L", "XL", "adversarial"]), default="S",
-              show_default=True, help="Platform size (workloads × targets).")
+@click.option(
+    "--size",
+    type=click.Choice(["S", "M", "L", "XL", "adversarial"]),
+    default="S",
+    show_default=True,
+    help="Platform size (workloads × targets).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Generator seed.")
-@click.option("--churn", is_flag=True,
-              help="Also change 1% of the workloads and re-plan with the first plan as previous.")
-@click.option("--workers", type=click.IntRange(1, 64), default=2, show_default=True,
-              help="Threads solving independent parts (the plan does not depend on it).")
+@click.option(
+    "--churn",
+    is_flag=True,
+    help="Also change 1% of the workloads and re-plan with the first plan as previous.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=2,
+    show_default=True,
+    help="Threads solving independent parts (the plan does not depend on it).",
+)
 @click.option("--no-emit", is_flag=True, help="Skip writing the artifacts in memory.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @reports_errors

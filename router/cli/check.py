@@ -59,9 +59,14 @@ def _dependency_findings(inputs: Any) -> list[Any]:
 
 @click.command()
 @project_options
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True,
-              help="Output: text, json, junit (XML), sarif (code scanning) or github "
-                   "(annotations).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="Output: text, json, junit (XML), sarif (code scanning) or github (annotations).",
+)
 @click.option("--strict", is_flag=True, help="Warnings fail the check too (exit 1).")
 @reports_errors
 def check(directory: str, policy: str | None, inventory: str | None, workloads: str | None,

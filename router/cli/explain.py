@@ -13,14 +13,30 @@ from router.cli.main import EXIT_INVALID, project_options, reports_errors
 @click.command()
 @click.argument("workload")
 @project_options
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="What to print.")
-@click.option("--previous", metavar="PLAN.json|git:REF",
-              help="Plan against a previous plan, as `router plan --previous` does "
-                   "(planned work is only preempted by higher priority).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="What to print.",
+)
+@click.option(
+    "--previous",
+    metavar="PLAN.json|git:REF",
+    help="Plan against a previous plan, as `router plan --previous` does "
+    "(planned work is only preempted by higher priority).",
+)
 @reports_errors
-def explain(workload: str, directory: str, policy: str | None, inventory: str | None,
-            workloads: str | None, fmt: str, previous: str | None) -> None:
+def explain(
+    workload: str,
+    directory: str,
+    policy: str | None,
+    inventory: str | None,
+    workloads: str | None,
+    fmt: str,
+    previous: str | None,
+) -> None:
     """Explain where WORKLOAD of DIRECTORY was placed, or why it was not."""
     from router.config import load_project
     from router.errors import did_you_mean
@@ -34,8 +50,9 @@ def explain(workload: str, directory: str, policy: str | None, inventory: str | 
     names = [w.name for w in inputs.workloads]
     if workload not in names:
         hint = did_you_mean(workload, names)
-        click.echo(f"error: no workload named {workload!r}" + (f"; {hint}" if hint else ""),
-                   err=True)
+        click.echo(
+            f"error: no workload named {workload!r}" + (f"; {hint}" if hint else ""), err=True
+        )
         sys.exit(EXIT_INVALID)
     w = next(w for w in inputs.workloads if w.name == workload)
     decision = Evaluator(inputs.policy, inputs.inventory).decide(w)
@@ -51,26 +68,35 @@ def explain(workload: str, directory: str, policy: str | None, inventory: str | 
         if previous:
             options.previous = dict(load_previous(previous, project, options).assignment)
         plan = build_plan(project, options, inputs=inputs)
-        state, status = PlanState(plan.problem, plan.solve.assignment,
-                                  plan.solve.nodes), plan.solve.status
-    doc = explain_one(workload, decision, inputs.policy, inputs.inventory, project.relative,
-                      state, status)
+        state, status = (
+            PlanState(plan.problem, plan.solve.assignment, plan.solve.nodes),
+            plan.solve.status,
+        )
+    doc = explain_one(
+        workload, decision, inputs.policy, inputs.inventory, project.relative, state, status
+    )
     if previous and decision.candidates and doc["status"] == "unplaced":
         from router.plan.preempted import holds_its_place
 
         # The plan's own reasons, which also say who preempted it, or which planned work it
         # could not preempt (plan.json's `unplaced` says the same).
-        doc["reasons"] = next(u.reasons for u in plan.unplaced
-                              if u.decision.workload.name == workload)
+        doc["reasons"] = next(
+            u.reasons for u in plan.unplaced if u.decision.workload.name == workload
+        )
         disp = doc.get("displace")
         if disp and workload not in options.previous:
             by_name = {x.name: x for x in inputs.workloads}
-            kept = [n for n in disp["workloads"]
-                    if n in options.previous and holds_its_place(by_name[n], w)]
+            kept = [
+                n
+                for n in disp["workloads"]
+                if n in options.previous and holds_its_place(by_name[n], w)
+            ]
             if kept:
-                disp["text"] += (f"; but {', '.join(kept)} "
-                                 f"{'is' if len(kept) == 1 else 'are'} planned work of equal or "
-                                 "higher priority, which only higher priority preempts")
+                disp["text"] += (
+                    f"; but {', '.join(kept)} "
+                    f"{'is' if len(kept) == 1 else 'are'} planned work of equal or "
+                    "higher priority, which only higher priority preempts"
+                )
     if fmt == "json":
         click.echo(json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False))
     else:

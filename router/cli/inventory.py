@@ -45,19 +45,37 @@ def inventory() -> None:
 
 @inventory.command("import")
 @click.argument("backend", type=click.Choice(["slurm", "kubernetes"]))
-@click.option("--from-json", "from_json", type=click.Path(exists=True, dir_okay=False),
-              help="Saved `sinfo --json` (slurm) or `kubectl get nodes -o json` (kubernetes) "
-                   "instead of asking the live cluster.")
-@click.option("--partitions-from", type=click.Path(exists=True, dir_okay=False),
-              help="Saved `scontrol show partition -o` (slurm): max times, the default partition.")
+@click.option(
+    "--from-json",
+    "from_json",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Saved `sinfo --json` (slurm) or `kubectl get nodes -o json` (kubernetes) "
+    "instead of asking the live cluster.",
+)
+@click.option(
+    "--partitions-from",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Saved `scontrol show partition -o` (slurm): max times, the default partition.",
+)
 @click.option("--pool-label", help="Node label that names a node's pool (kubernetes).")
-@click.option("--cluster",
-              help='Cluster name (default: Slurm\'s ClusterName if known, else "slurm").')
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the YAML to this file (atomically) instead of stdout.")
+@click.option(
+    "--cluster", help='Cluster name (default: Slurm\'s ClusterName if known, else "slurm").'
+)
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the YAML to this file (atomically) instead of stdout.",
+)
 @reports_errors
-def import_command(backend: str, from_json: str | None, partitions_from: str | None,
-                   pool_label: str | None, cluster: str | None, output: str | None) -> None:
+def import_command(
+    backend: str,
+    from_json: str | None,
+    partitions_from: str | None,
+    pool_label: str | None,
+    cluster: str | None,
+    output: str | None,
+) -> None:
     """Write an inventory YAML for BACKEND (slurm or kubernetes) from a cluster or its JSON."""
     from router.importers import ImportedCluster, render_inventory
 
@@ -82,8 +100,7 @@ def import_command(backend: str, from_json: str | None, partitions_from: str | N
         click.echo(text, nl=False)
 
 
-def _import_slurm(from_json: str | None, partitions_from: str | None,
-                  cluster: str | None) -> Any:
+def _import_slurm(from_json: str | None, partitions_from: str | None, cluster: str | None) -> Any:
     from router.importers.slurm import cluster_name_of, import_sinfo
 
     if from_json:
@@ -106,18 +123,20 @@ def _import_slurm(from_json: str | None, partitions_from: str | None,
     return import_sinfo(sinfo, partitions, cluster=name, source=source)
 
 
-def _import_kubernetes(from_json: str | None, pool_label: str | None,
-                       cluster: str | None) -> Any:
+def _import_kubernetes(from_json: str | None, pool_label: str | None, cluster: str | None) -> Any:
     try:
         from router.importers.kubernetes import import_nodes
     except ImportError:
-        raise LoadError("the kubernetes importer is not available in this version of router",
-                        hint="import from Slurm, or write the node_pools by hand") from None
+        raise LoadError(
+            "the kubernetes importer is not available in this version of router",
+            hint="import from Slurm, or write the node_pools by hand",
+        ) from None
     if from_json:
         data = _read_json(from_json)
     else:
-        data = _parse_json(_run(["kubectl", "get", "nodes", "-o", "json"]),
-                           "`kubectl get nodes -o json`")
+        data = _parse_json(
+            _run(["kubectl", "get", "nodes", "-o", "json"]), "`kubectl get nodes -o json`"
+        )
     kwargs: dict[str, Any] = {"cluster": cluster or "kubernetes"}
     if pool_label:
         kwargs["pool_label"] = pool_label
@@ -134,8 +153,10 @@ def _run(args: list[str]) -> str:
     try:
         proc = subprocess.run(args, capture_output=True, text=True, timeout=120)
     except FileNotFoundError:
-        raise LoadError(f"`{command}`: {args[0]} is not installed here",
-                        hint="import a saved copy with --from-json FILE") from None
+        raise LoadError(
+            f"`{command}`: {args[0]} is not installed here",
+            hint="import a saved copy with --from-json FILE",
+        ) from None
     except subprocess.TimeoutExpired:
         raise LoadError(f"`{command}` did not answer within 120 s") from None
     if proc.returncode != 0:
@@ -178,5 +199,3 @@ def _check(text: str) -> str:
     kinds = {r.backend for r in refs}
     what = "partitions" if kinds == {"slurm"} else "targets"
     return f"{len(refs)} {what}, {sum(r.target.nodes for r in refs)} nodes"
-
-

@@ -42,8 +42,11 @@ def reports_errors(fn: F) -> F:
         except Exception as e:
             if os.environ.get("ROUTER_DEBUG"):
                 raise
-            click.echo(f"router: internal error: {type(e).__name__}: {e}\n"
-                       "  (set ROUTER_DEBUG=1 for a traceback; please report it)", err=True)
+            click.echo(
+                f"router: internal error: {type(e).__name__}: {e}\n"
+                "  (set ROUTER_DEBUG=1 for a traceback; please report it)",
+                err=True,
+            )
             sys.exit(EXIT_INVALID)
 
     return wrapper  # type: ignore[return-value]
@@ -59,12 +62,21 @@ def project_options(fn: F) -> F:
     for decorator in reversed(
         [
             click.argument("directory", default=".", type=click.Path(file_okay=False)),
-            click.option("-p", "--policy", type=click.Path(exists=True),
-                         help="Policy file or folder of .route files."),
-            click.option("-i", "--inventory", type=click.Path(exists=True, dir_okay=False),
-                         help="Inventory YAML."),
-            click.option("-w", "--workloads", type=click.Path(exists=True),
-                         help="Workloads file or folder."),
+            click.option(
+                "-p",
+                "--policy",
+                type=click.Path(exists=True),
+                help="Policy file or folder of .route files.",
+            ),
+            click.option(
+                "-i",
+                "--inventory",
+                type=click.Path(exists=True, dir_okay=False),
+                help="Inventory YAML.",
+            ),
+            click.option(
+                "-w", "--workloads", type=click.Path(exists=True), help="Workloads file or folder."
+            ),
         ]
     ):
         fn = decorator(fn)
@@ -73,8 +85,12 @@ def project_options(fn: F) -> F:
 
 @cli.command("fmt")
 @click.argument("files", nargs=-1, type=click.Path(exists=True))
-@click.option("--check", "check_only", is_flag=True,
-              help="Only report files that are not formatted (exit 1 if any).")
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Only report files that are not formatted (exit 1 if any).",
+)
 @reports_errors
 def fmt_command(files: tuple[str, ...], check_only: bool) -> None:
     """Rewrite .route FILES (or folders of them) in canonical form, comments kept."""

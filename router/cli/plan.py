@@ -43,25 +43,57 @@ def _progress(message: str, enabled: bool) -> Iterator[None]:
 @click.command()
 @project_options
 @click.option("-o", "--out", type=click.Path(file_okay=False), help="Output folder.")
-@click.option("-r", "--running", type=click.Path(dir_okay=False),
-              help="What already runs on the nodes (YAML with running:); overrides router.yaml.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
-              default="text", show_default=True, help="What to print.")
-@click.option("--workers", type=click.IntRange(1, 64), default=None,
-              help="Threads solving independent parts (the plan does not depend on it).")
+@click.option(
+    "-r",
+    "--running",
+    type=click.Path(dir_okay=False),
+    help="What already runs on the nodes (YAML with running:); overrides router.yaml.",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="What to print.",
+)
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=None,
+    help="Threads solving independent parts (the plan does not depend on it).",
+)
 @click.option("--no-write", is_flag=True, help="Plan and print, but do not write out/.")
-@click.option("--previous", metavar="PLAN.json|git:REF",
-              help="Diff against a previous plan.json, or against the project as it is at a "
-                   "git revision (planned too), e.g. git:origin/main.")
-@click.option("--detailed-exitcode", is_flag=True,
-              help="Exit 0 when nothing changed against --previous, 2 when something did, "
-                   "1 on error (as terraform plan -detailed-exitcode).")
-@click.option("-q", "--quiet", is_flag=True,
-              help="Print only the summary line (and errors), for pipelines.")
+@click.option(
+    "--previous",
+    metavar="PLAN.json|git:REF",
+    help="Diff against a previous plan.json, or against the project as it is at a "
+    "git revision (planned too), e.g. git:origin/main.",
+)
+@click.option(
+    "--detailed-exitcode",
+    is_flag=True,
+    help="Exit 0 when nothing changed against --previous, 2 when something did, "
+    "1 on error (as terraform plan -detailed-exitcode).",
+)
+@click.option(
+    "-q", "--quiet", is_flag=True, help="Print only the summary line (and errors), for pipelines."
+)
 @reports_errors
-def plan(directory: str, policy: str | None, inventory: str | None, workloads: str | None,
-         out: str | None, running: str | None, fmt: str, workers: int | None, no_write: bool,
-         previous: str | None, detailed_exitcode: bool, quiet: bool) -> None:
+def plan(
+    directory: str,
+    policy: str | None,
+    inventory: str | None,
+    workloads: str | None,
+    out: str | None,
+    running: str | None,
+    fmt: str,
+    workers: int | None,
+    no_write: bool,
+    previous: str | None,
+    detailed_exitcode: bool,
+    quiet: bool,
+) -> None:
     """Plan DIRECTORY (a folder with router.yaml): place every workload, write out/.
 
     \b
@@ -96,10 +128,12 @@ def plan(directory: str, policy: str | None, inventory: str | None, workloads: s
     from router.solve.cpsat import SolveOptions
 
     if detailed_exitcode and not previous:
-        raise PlanError("--detailed-exitcode needs --previous (a plan.json or git:REF) to "
-                        "compare with")
-    project = load_project(directory, policy=policy, inventory=inventory,
-                           workloads=workloads, out=out, running=running)
+        raise PlanError(
+            "--detailed-exitcode needs --previous (a plan.json or git:REF) to compare with"
+        )
+    project = load_project(
+        directory, policy=policy, inventory=inventory, workloads=workloads, out=out, running=running
+    )
     options = SolveOptions()
     if workers:
         options.workers = workers
@@ -120,10 +154,13 @@ def plan(directory: str, policy: str | None, inventory: str | None, workloads: s
     doc = with_diff(doc, diff)
     files: dict[str, str] = {}
     if not no_write:
-        files = emit_all(result.placements)
+        files = emit_all(result.placements, project.kubernetes)
         files["plan.json"] = dumps(doc)
-        write_out(project.out, files,
-                  protect=[project.root, project.policy, project.inventory, project.workloads])
+        write_out(
+            project.out,
+            files,
+            protect=[project.root, project.policy, project.inventory, project.workloads],
+        )
     if quiet:
         click.echo(summary_line(doc))
     elif fmt == "json":
@@ -142,8 +179,11 @@ def plan(directory: str, policy: str | None, inventory: str | None, workloads: s
     if not quiet:
         # Timing differs between runs, so it goes to stderr and stdout stays the same bytes.
         run = result.solve
-        click.echo(f"Solved in {run.wall_seconds:.2f} s with {run.workers} workers "
-                   f"(deterministic time {run.deterministic_time:.3f}).", err=True)
+        click.echo(
+            f"Solved in {run.wall_seconds:.2f} s with {run.workers} workers "
+            f"(deterministic time {run.deterministic_time:.3f}).",
+            err=True,
+        )
     if detailed_exitcode:
         sys.exit(EXIT_CHANGED if diff and diff["changed"] else 0)
     if result.unplaced or result.unrouted:

@@ -16,21 +16,44 @@ from router.cli.main import EXIT_INVALID, reports_errors
 
 @click.command("test")
 @click.argument("directory", default=".", type=click.Path(file_okay=False))
-@click.option("-p", "--policy", type=click.Path(exists=True),
-              help="Policy file or folder of .route files.")
-@click.option("-i", "--inventory", type=click.Path(exists=True, dir_okay=False),
-              help="Inventory YAML.")
-@click.option("--cases", "cases_path", type=click.Path(exists=True),
-              help="Test case file or folder (default: tests/ in the policy folder).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "junit", "sarif", "github"]),
-              default="text", show_default=True, help="Output format.")
-@click.option("--coverage-json", type=click.Path(dir_okay=False),
-              help="Write rule and route coverage of the test cases as JSON to FILE.")
-@click.option("--coverage-threshold", type=click.FloatRange(0, 100), default=None,
-              help="Fail (exit 1) when coverage is below N percent.")
+@click.option(
+    "-p", "--policy", type=click.Path(exists=True), help="Policy file or folder of .route files."
+)
+@click.option(
+    "-i", "--inventory", type=click.Path(exists=True, dir_okay=False), help="Inventory YAML."
+)
+@click.option(
+    "--cases",
+    "cases_path",
+    type=click.Path(exists=True),
+    help="Test case file or folder (default: tests/ in the policy folder).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "junit", "sarif", "github"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--coverage-json",
+    type=click.Path(dir_okay=False),
+    help="Write rule and route coverage of the test cases as JSON to FILE.",
+)
+@click.option(
+    "--coverage-threshold",
+    type=click.FloatRange(0, 100),
+    default=None,
+    help="Fail (exit 1) when coverage is below N percent.",
+)
 @click.option("--no-checks", is_flag=True, help="Run only the test cases, not the properties.")
-@click.option("-o", "--output", type=click.Path(dir_okay=False),
-              help="Write the report to FILE instead of standard output.")
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False),
+    help="Write the report to FILE instead of standard output.",
+)
 @reports_errors
 def test(directory: str, policy: str | None, inventory: str | None, cases_path: str | None,
          fmt: str, coverage_json: str | None, coverage_threshold: float | None,

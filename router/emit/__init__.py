@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from router.config import KubernetesSettings
 from router.emit.base import Emitter
 from router.emit.kubernetes import KubernetesEmitter
 from router.emit.slurm import SlurmEmitter
@@ -18,13 +19,19 @@ def assign_artifacts(placements: list[Placement]) -> None:
         p.artifacts = sorted(EMITTERS[p.backend].paths(p))
 
 
-def emit_all(placements: list[Placement]) -> dict[str, str]:
-    """Every file of a plan, {relative path under out/: content}, in a stable order."""
+def emit_all(
+    placements: list[Placement], kubernetes: KubernetesSettings | None = None
+) -> dict[str, str]:
+    """Every file of a plan, {relative path under out/: content}, in a stable order;
+    `kubernetes` is router.yaml's `kubernetes:` settings (default: none set)."""
+    emitters = dict(EMITTERS)
+    if kubernetes is not None:
+        emitters["kubernetes"] = KubernetesEmitter(kubernetes)
     files: dict[str, str] = {}
     by_cluster: dict[tuple[str, str], list[Placement]] = defaultdict(list)
     for p in sorted(placements, key=lambda p: (p.backend, p.cluster, p.workload.name)):
-        files.update(EMITTERS[p.backend].emit(p))
+        files.update(emitters[p.backend].emit(p))
         by_cluster[(p.backend, p.cluster)].append(p)
     for (backend, cluster), group in sorted(by_cluster.items()):
-        files.update(EMITTERS[backend].finish(cluster, group))
+        files.update(emitters[backend].finish(cluster, group))
     return dict(sorted(files.items()))

@@ -105,8 +105,9 @@ class Evaluator:
     decision gets its own copies, so identity-based bookkeeping downstream stays sound.
     """
 
-    def __init__(self, policy: ast.Policy, inventory: Inventory,
-                 share_candidates: bool = False) -> None:
+    def __init__(
+        self, policy: ast.Policy, inventory: Inventory, share_candidates: bool = False
+    ) -> None:
         c = policy.constants
         self.share_candidates = share_candidates
         self.signature = signature_of(policy)
@@ -146,8 +147,17 @@ class Evaluator:
             # The first decision of a signature is returned as made; later ones are copies.
             return hit if self.share_candidates else _copy(hit)
         if self.share_candidates:
-            return Decision(w, hit.status, hit.rule, hit.message, hit.candidates, hit.excluded,
-                            hit.denies_tried, hit.rules_tried, key)
+            return Decision(
+                w,
+                hit.status,
+                hit.rule,
+                hit.message,
+                hit.candidates,
+                hit.excluded,
+                hit.denies_tried,
+                hit.rules_tried,
+                key,
+            )
         d = _copy(hit)
         d.workload = w
         return d
@@ -201,9 +211,17 @@ class Evaluator:
 
 
 def _copy(d: Decision) -> Decision:
-    return Decision(d.workload, d.status, d.rule, d.message,
-                    [copy.copy(c) for c in d.candidates], list(d.excluded),
-                    list(d.denies_tried), list(d.rules_tried), d.signature)
+    return Decision(
+        d.workload,
+        d.status,
+        d.rule,
+        d.message,
+        [copy.copy(c) for c in d.candidates],
+        list(d.excluded),
+        list(d.denies_tried),
+        list(d.rules_tried),
+        d.signature,
+    )
 
 
 def _pref_value(value: Any, direction: str | None) -> Any:

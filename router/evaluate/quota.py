@@ -97,8 +97,7 @@ def per_node_gpus(ref: TargetRef, res: Resources) -> int:
 
 def capacity_resources(ref: TargetRef) -> list[str]:
     """The capacity rows of a target: GPUs, CPUs, memory, and one per MIG profile it offers."""
-    return ["gpus", "cpus", "memory",
-            *(mig_prefix(p) for p in ref.target.slices_per_node)]
+    return ["gpus", "cpus", "memory", *(mig_prefix(p) for p in ref.target.slices_per_node)]
 
 
 def capacity_usage(resource: str, res: Resources, ref: TargetRef) -> int:
@@ -180,8 +179,13 @@ def compile_quotas(
                 continue
             if views is None:
                 views = [workload_view(w) for w in workloads]
-            w_values = list({tuple(f(v, {}) for _, f in w_keys): None for v in views
-                              if members is None or members(v, {})})
+            w_values = list(
+                {
+                    tuple(f(v, {}) for _, f in w_keys): None
+                    for v in views
+                    if members is None or members(v, {})
+                }
+            )
         parts: list[tuple[tuple[Any, ...], tuple[Any, ...], list[TargetRef]]] = []
         for t_value, part_refs in t_parts.items():
             for w_value in w_values:
@@ -225,8 +229,9 @@ def _key_text(key: ast.Name) -> str:
     return format_expr(key)
 
 
-def _member_of(members: Compiled | None, keys: list[Compiled],
-               values: tuple[Any, ...]) -> Compiled | None:
+def _member_of(
+    members: Compiled | None, keys: list[Compiled], values: tuple[Any, ...]
+) -> Compiled | None:
     """`for`, and the workload keys equal to this part's values (None equals None here: the
     workloads without a value form one part)."""
     if not keys:

@@ -10,13 +10,20 @@ never fits there, since nothing says the GPUs are that model; one asking for `an
 count. Its placements carry no GPU type (the Slurm script asks for untyped GPUs). A policy
 reads the target's gpu_type as "any", the inventory's word: `where gpu_type == "h100"` excludes
 it, and `gpu_type == workload.gpu_type` holds there exactly for workloads asking for any.
+
+A Kubernetes pool's NoSchedule/NoExecute taints protect it: a workload fits there only when it
+is entitled to every one (the GPU taint when it uses GPUs; any other key only when the rule
+says `tolerate = ["key"]`), since the emitter writes tolerations for exactly those taints and
+a pod without one would stay Pending. A pool tainted `research-only` takes only the work of
+rules that tolerate it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from router.models import TargetRef, Workload
+from router.models import NodePool, TargetRef, Workload
+from router.models.inventory import Taint, untolerated
 from router.plan.model import Resources
 from router.quantity import format_duration, format_memory
 
@@ -35,6 +42,15 @@ def _spread(gpus: int, per_node: int) -> tuple[int, int]:
     return least, _ceil(gpus, least)
 
 
+def _taint_reason(blocked: list[Taint]) -> str:
+    others = sorted({t.key for t in blocked if not t.gpu})
+    if others:
+        listed = ", ".join(f'"{k}"' for k in others)
+        return f"tainted {', '.join(others)}; the rule does not tolerate it (tolerate = [{listed}])"
+    keys = ", ".join(sorted({t.key for t in blocked}))
+    return f"tainted {keys} for GPU work; the workload uses no GPUs"
+
+
 def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | str:
     """The resources `w` takes on `ref`, or why it cannot fit there."""
     t = ref.target
@@ -44,6 +60,10 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         return f"a Kubernetes pod needs a registry image, not the file {w.image}"
     if ref.backend == "slurm" and not (w.command or w.image):
         return "a Slurm job needs a command or an image; the workload has neither"
+    if isinstance(t, NodePool) and t.taints:
+        blocked = untolerated(t.taints, w.gpus > 0, options.get("tolerate") or ())
+        if blocked:
+            return _taint_reason(blocked)
     capacity_nodes = getattr(t, "max_nodes", None) or t.nodes
     gpu_type = t.gpu_type if w.gpus and not t.untyped_gpus else None
     mig = options.get("mig") if ref.backend == "kubernetes" else None
@@ -55,8 +75,11 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
                     f" (has {', '.join(sorted(offered))})" if offered else ""
                 )
         elif t.whole_gpus_per_node == 0:
-            return "has no whole GPUs (all are cut into MIG slices)" if t.gpus_per_node else (
-                "has no GPUs")
+            return (
+                "has no whole GPUs (all are cut into MIG slices)"
+                if t.gpus_per_node
+                else ("has no GPUs")
+            )
         if w.gpu_type != "any" and t.untyped_gpus:
             return f"has GPUs of no stated type, the workload asks for {w.gpu_type}"
         if w.gpu_type not in ("any", t.gpu_type):

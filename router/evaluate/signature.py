@@ -24,8 +24,20 @@ Signature = Callable[[Workload], Hashable]
 _SHAPE = ("kind", "gpus", "gpu_type", "nodes", "gpus_per_node", "cpus", "memory", "duration")
 # Fields of the workload view (views.py) that are plain attributes or follow from _SHAPE and
 # replicas; `image` and `labels` are handled apart.
-_PLAIN = {"name", "kind", "team", "gpus", "gpu_type", "nodes", "gpus_per_node", "cpus",
-          "memory", "duration", "priority", "preemptible"}
+_PLAIN = {
+    "name",
+    "kind",
+    "team",
+    "gpus",
+    "gpu_type",
+    "nodes",
+    "gpus_per_node",
+    "cpus",
+    "memory",
+    "duration",
+    "priority",
+    "preemptible",
+}
 _DERIVED = {"min_replicas", "max_replicas", "service"}
 
 

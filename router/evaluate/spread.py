@@ -100,6 +100,15 @@ def compile_spreads(policy: ast.Policy, inventory: Inventory) -> list[SpreadLimi
         values = {r.id: attribute({}, target_view(r)) for r in inventory.targets()}
         members = compile_expr(sp.for_, c) if sp.for_ is not None else None
         most = int(constant_value(sp.max, c)) if sp.max is not None else None
-        out.append(SpreadLimit(sp, members, compile_expr(sp.by, c), _by_text(sp.by),
-                               ".".join(sp.across.parts), values, most))
+        out.append(
+            SpreadLimit(
+                sp,
+                members,
+                compile_expr(sp.by, c),
+                _by_text(sp.by),
+                ".".join(sp.across.parts),
+                values,
+                most,
+            )
+        )
     return out

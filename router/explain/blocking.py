@@ -47,8 +47,12 @@ class PlanState:
     """The plan's usage of every row, computed once and shared by all explanations, and what
     its nodes have left (`nodes`: the plan's node assignment, SolveResult.nodes)."""
 
-    def __init__(self, problem: Problem, assignment: dict[str, Candidate],
-                 nodes: dict[str, list[tuple[str, int]]] | None = None) -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        assignment: dict[str, Candidate],
+        nodes: dict[str, list[tuple[str, int]]] | None = None,
+    ) -> None:
         self.problem = problem
         self.assignment = assignment
         self.nodes = nodes
@@ -116,9 +120,7 @@ class Blocking:
         return [v for v in self.candidates if key in self.overflows[v]]
 
 
-def overflows_at(
-    state: PlanState, v: int, minus: int | None = None
-) -> dict[Key, list[Overflow]]:
+def overflows_at(state: PlanState, v: int, minus: int | None = None) -> dict[Key, list[Overflow]]:
     """Rows that placing variable v would break, others as planned (less variable `minus`,
     the workload's own placement when asking about a placed workload's other targets)."""
     out: dict[Key, list[Overflow]] = {}
@@ -145,8 +147,7 @@ def overflows_at(
         if not found and carrier is not None:
             used = state.used[carrier] - minus_rows.get(carrier, 0)
             need = dict(state.rows_of[v])[carrier]
-            found.append(Overflow(carrier, used, need, state.problem.rows[carrier].rhs, text,
-                                  more))
+            found.append(Overflow(carrier, used, need, state.problem.rows[carrier].rhs, text, more))
         if found:
             out[("capacity", state.problem.variables[v][1].target.id)] = found
     return out
@@ -172,8 +173,9 @@ def blocking(state: PlanState, i: int) -> Blocking:
     return b
 
 
-def _minimal_core(state: PlanState, cands: list[int], keys: list[Key],
-                  over: dict[int, dict[Key, list[Overflow]]]) -> list[Key]:
+def _minimal_core(
+    state: PlanState, cands: list[int], keys: list[Key], over: dict[int, dict[Key, list[Overflow]]]
+) -> list[Key]:
     def breadth(k: Key) -> tuple[int, int, Key]:
         return (sum(1 for v in cands if k in over[v]), 0 if k[0] == "capacity" else 1, k)
 
@@ -201,8 +203,9 @@ def _minimal_core(state: PlanState, cands: list[int], keys: list[Key],
         if k not in lit or row.kind in CAPACITY_KINDS:
             continue  # a row no candidate would break never matters
         terms = [(coef, v) for v in cands for rr, coef in state.rows_of.get(v, []) if rr == r]
-        model.add(sum(coef * x[v] for coef, v in terms) <= row.rhs - state.used[r]) \
-            .only_enforce_if(lit[k])
+        model.add(sum(coef * x[v] for coef, v in terms) <= row.rhs - state.used[r]).only_enforce_if(
+            lit[k]
+        )
 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
@@ -215,8 +218,9 @@ def _minimal_core(state: PlanState, cands: list[int], keys: list[Key],
 
     assert infeasible(keys), "blocking() found every candidate blocked"
     by_index = {lit[k].index: k for k in keys}
-    core = [by_index[i] for i in solver.sufficient_assumptions_for_infeasibility()
-            if i in by_index] or list(keys)
+    core = [
+        by_index[i] for i in solver.sufficient_assumptions_for_infeasibility() if i in by_index
+    ] or list(keys)
 
     # Narrow reasons go first so that one broad reason can stand for many narrow ones.
     for k in sorted(core, key=breadth):
@@ -252,9 +256,7 @@ def displacement(
     return chosen, sum(state.weight.get(m, 1) for m in chosen)
 
 
-def best_displacement(
-    state: PlanState, b: Blocking
-) -> tuple[int, list[int], int] | None:
+def best_displacement(state: PlanState, b: Blocking) -> tuple[int, list[int], int] | None:
     """Over all candidates, the cheapest displacement: (variable, displaced, their weight)."""
     best: tuple[int, list[int], int] | None = None
     for v in b.candidates:

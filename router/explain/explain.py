@@ -43,25 +43,37 @@ def policy_part(d: Decision, policy: ast.Policy, rel: Relative) -> dict[str, Any
     for name in d.denies_tried:
         deny = denies[name]
         matched = d.status == "denied" and d.rule is deny
-        out["deny_rules"].append({
-            "rule": name, "source": _src(deny.span, rel), "matched": matched,
-            "why": [] if matched else failing_parts(deny.when, c, wv),
-        })
+        out["deny_rules"].append(
+            {
+                "rule": name,
+                "source": _src(deny.span, rel),
+                "matched": matched,
+                "why": [] if matched else failing_parts(deny.when, c, wv),
+            }
+        )
     if d.status == "denied" and isinstance(d.rule, ast.Deny):
-        out["denied"] = {"rule": d.rule.name, "source": _src(d.rule.span, rel),
-                         "message": d.message}
+        out["denied"] = {
+            "rule": d.rule.name,
+            "source": _src(d.rule.span, rel),
+            "message": d.message,
+        }
     for name in d.rules_tried:
         rule = rules[name]
         matched = d.rule is rule
-        out["rules"].append({
-            "rule": name, "source": _src(rule.span, rel), "matched": matched,
-            "why": [] if matched else failing_parts(rule.when, c, wv),
-        })
+        out["rules"].append(
+            {
+                "rule": name,
+                "source": _src(rule.span, rel),
+                "matched": matched,
+                "why": [] if matched else failing_parts(rule.when, c, wv),
+            }
+        )
     return out
 
 
-def targets_part(d: Decision, policy: ast.Policy, inventory: Inventory,
-                 rel: Relative) -> dict[str, Any]:
+def targets_part(
+    d: Decision, policy: ast.Policy, inventory: Inventory, rel: Relative
+) -> dict[str, Any]:
     """Candidates (best first) and excluded targets, each with its reason."""
     assert isinstance(d.rule, ast.Rule)
     rule = d.rule
@@ -70,8 +82,12 @@ def targets_part(d: Decision, policy: ast.Policy, inventory: Inventory,
     cands = sorted(d.candidates, key=lambda c: (c.rank, c.pref, c.target.id))
     excluded = []
     for e in sorted(d.excluded, key=lambda e: (e.rank, e.target)):
-        item: dict[str, Any] = {"target": e.target, "rank": e.rank, "kind": e.kind,
-                                "reason": e.reason}
+        item: dict[str, Any] = {
+            "target": e.target,
+            "rank": e.rank,
+            "kind": e.kind,
+            "reason": e.reason,
+        }
         where = rule.routes[e.rank].where
         if e.kind == "where" and where is not None:
             item["reason"] = "excluded by the route's `where`"
@@ -80,8 +96,13 @@ def targets_part(d: Decision, policy: ast.Policy, inventory: Inventory,
         excluded.append(item)
     return {
         "candidates": [
-            {"target": c.target.id, "backend": c.target.backend, "rank": c.rank, "pref": c.pref,
-             "route": _src(rule.routes[c.rank].span, rel)}
+            {
+                "target": c.target.id,
+                "backend": c.target.backend,
+                "rank": c.rank,
+                "pref": c.pref,
+                "route": _src(rule.routes[c.rank].span, rel),
+            }
             for c in cands
         ],
         "excluded": excluded,
@@ -108,27 +129,44 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
         used = state.used[r]
         where = f" ({source_of(row.source, rel)})" if row.source else ""
         share = f" ({row.detail[0]})" if row.kind == "quota" and row.detail else ""
-        text = (f"{row.kind} {row.subject}{where} {row.resource}: "
-                f"{amount(row.resource, used)} of {amount(row.resource, row.rhs)}{share} used "
-                f"(this workload {amount(row.resource, coef)})")
+        text = (
+            f"{row.kind} {row.subject}{where} {row.resource}: "
+            f"{amount(row.resource, used)} of {amount(row.resource, row.rhs)}{share} used "
+            f"(this workload {amount(row.resource, coef)})"
+        )
         if row.kind == "spread":
             text = f"{spread_text(row, used, rel, has='has')}, this workload included"
-        rows.append({
-            "kind": row.kind, "subject": row.subject, "resource": row.resource,
-            "used": used, "capacity": row.rhs, "this_workload": coef, "tight": used == row.rhs,
-            "text": text,
-        })
-    best = min(state.problem.choices[i],
-               key=lambda u: (state.problem.variables[u][1].rank,
-                              state.problem.variables[u][1].pref,
-                              state.problem.variables[u][1].target.id))
+        rows.append(
+            {
+                "kind": row.kind,
+                "subject": row.subject,
+                "resource": row.resource,
+                "used": used,
+                "capacity": row.rhs,
+                "this_workload": coef,
+                "tight": used == row.rhs,
+                "text": text,
+            }
+        )
+    best = min(
+        state.problem.choices[i],
+        key=lambda u: (
+            state.problem.variables[u][1].rank,
+            state.problem.variables[u][1].pref,
+            state.problem.variables[u][1].target.id,
+        ),
+    )
     first = state.problem.variables[best][1]
     got_first = (chosen.rank, chosen.pref) == (first.rank, first.pref)
     out: dict[str, Any] = {
-        "target": chosen.target.id, "rank": chosen.rank, "pref": chosen.pref,
-        "rows": rows, "binding": [x["text"] for x in rows if x["tight"]],
+        "target": chosen.target.id,
+        "rank": chosen.rank,
+        "pref": chosen.pref,
+        "rows": rows,
+        "binding": [x["text"] for x in rows if x["tight"]],
         "first_choice": first.target.id if not got_first else chosen.target.id,
-        "got_first_choice": got_first, "first_choice_blocked": [],
+        "got_first_choice": got_first,
+        "first_choice_blocked": [],
     }
     if not got_first:
         blocked = out["first_choice_blocked"]
@@ -153,13 +191,16 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
     return out
 
 
-def unplaced_part(d: Decision, state: PlanState | None, rel: Relative,
-                  status: str) -> dict[str, Any]:
+def unplaced_part(
+    d: Decision, state: PlanState | None, rel: Relative, status: str
+) -> dict[str, Any]:
     s = summarise(d, state, rel, status)
     out: dict[str, Any] = {"reasons": s.reasons, "fix": s.fix}
     if not d.candidates:
-        out["excluded_groups"] = [{"targets": ts, "reason": r, "text": group_text(ts, r)}
-                                  for ts, r in exclusion_groups(d, rel)]
+        out["excluded_groups"] = [
+            {"targets": ts, "reason": r, "text": group_text(ts, r)}
+            for ts, r in exclusion_groups(d, rel)
+        ]
         return out
     b = s.blocking
     assert state is not None and b is not None
@@ -177,17 +218,27 @@ def unplaced_part(d: Decision, state: PlanState | None, rel: Relative,
         names = ", ".join(f"{w.name} (priority {priority_name(w.priority)})" for w in ws)
         target = state.problem.variables[v][1].target.id
         out["displace"] = {
-            "target": target, "workloads": [w.name for w in ws], "their_work": weight,
+            "target": target,
+            "workloads": [w.name for w in ws],
+            "their_work": weight,
             "its_work": mine,
-            "text": (f"placing it on {target} would displace {names}: placed work {weight} "
-                     f"{'>' if weight > mine else '=' if weight == mine else '<'} its {mine}"),
+            "text": (
+                f"placing it on {target} would displace {names}: placed work {weight} "
+                f"{'>' if weight > mine else '=' if weight == mine else '<'} its {mine}"
+            ),
         }
     return out
 
 
-def explain(name: str, decision: Decision, policy: ast.Policy, inventory: Inventory,
-            rel: Relative, state: PlanState | None = None,
-            status: str = "OPTIMAL") -> dict[str, Any]:
+def explain(
+    name: str,
+    decision: Decision,
+    policy: ast.Policy,
+    inventory: Inventory,
+    rel: Relative,
+    state: PlanState | None = None,
+    status: str = "OPTIMAL",
+) -> dict[str, Any]:
     """The explanation of one workload; `state` (the plan's usage) is needed once it is
     routed to at least one candidate."""
     d = decision

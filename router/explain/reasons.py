@@ -68,8 +68,9 @@ def _nodes_needed(ref: TargetRef, overs: list[Overflow], kinds: list[str]) -> in
     return more
 
 
-def reason_text(state: PlanState, b: Blocking, key: Key, rel: Relative,
-                only: int | None = None) -> str:
+def reason_text(
+    state: PlanState, b: Blocking, key: Key, rel: Relative, only: int | None = None
+) -> str:
     """One reason, with its numbers (at candidate `only`, or over every candidate it blocks)."""
     vs = [only] if only is not None else b.blocked_by(key)
     overs = [o for v in vs for o in b.overflows[v].get(key, [])]
@@ -80,8 +81,10 @@ def reason_text(state: PlanState, b: Blocking, key: Key, rel: Relative,
         parts = []
         for o in sorted(overs, key=lambda o: state.problem.rows[o.row].resource):
             res = state.problem.rows[o.row].resource
-            part = (f"{res} {amount(res, o.used)} of {amount(res, o.rhs)} used, "
-                    f"needs {amount(res, o.need)}")
+            part = (
+                f"{res} {amount(res, o.used)} of {amount(res, o.rhs)} used, "
+                f"needs {amount(res, o.need)}"
+            )
             if part not in parts:
                 parts.append(part)
         return f"{key[1]} is full: " + "; ".join(parts)
@@ -90,14 +93,15 @@ def reason_text(state: PlanState, b: Blocking, key: Key, rel: Relative,
     where = f" ({source_of(row.source, rel)})" if row.source else ""
     blocked = sorted({state.problem.variables[v][1].target.id for v in vs})
     every = "all " if len(blocked) == len(b.candidates) else ""
-    on = (f"; blocks {every}{len(blocked)} candidates" if len(blocked) > 1 and only is None
-          else "")
+    on = f"; blocks {every}{len(blocked)} candidates" if len(blocked) > 1 and only is None else ""
     if row.kind == "spread":
         return f"{spread_text(row, overs[0].used, rel)}{on}"
     share = f" ({row.detail[0]})" if row.kind == "quota" and row.detail else ""
-    return (f"{row.kind} {row.subject}{where} on {row.resource}: "
-            f"{amount(row.resource, overs[0].used)} of {amount(row.resource, row.rhs)}{share} "
-            f"used, needs {amount(row.resource, need)}{on}")
+    return (
+        f"{row.kind} {row.subject}{where} on {row.resource}: "
+        f"{amount(row.resource, overs[0].used)} of {amount(row.resource, row.rhs)}{share} "
+        f"used, needs {amount(row.resource, need)}{on}"
+    )
 
 
 def spread_text(row: Row, used: int, rel: Relative, has: str = "already has") -> str:
@@ -107,8 +111,10 @@ def spread_text(row: Row, used: int, rel: Relative, has: str = "already has") ->
     if len(row.detail) != 3:
         return f"spread {row.subject}{where} {row.resource}: {used} of at most {row.rhs}"
     group, attribute, value = row.detail
-    return (f"spread {row.subject}{where}: {group} {has} {used} of at most {row.rhs} "
-            f"on {attribute} {value}")
+    return (
+        f"spread {row.subject}{where}: {group} {has} {used} of at most {row.rhs} "
+        f"on {attribute} {value}"
+    )
 
 
 def change_text(state: PlanState, b: Blocking, key: Key, v: int, rel: Relative) -> str:
@@ -127,11 +133,15 @@ def change_text(state: PlanState, b: Blocking, key: Key, v: int, rel: Relative) 
     where = f" ({source_of(row.source, rel)})" if row.source else ""
     want = max(o.used + o.need for o in overs)
     if row.kind == "spread" and len(row.detail) == 3:
-        return (f"spread {row.subject}{where} must allow {want} per {row.detail[1]}, "
-                f"it allows {row.rhs}")
+        return (
+            f"spread {row.subject}{where} must allow {want} per {row.detail[1]}, "
+            f"it allows {row.rhs}"
+        )
     share = f" ({row.detail[0]})" if row.kind == "quota" and row.detail else ""
-    return (f"{row.kind} {row.subject}{where} must allow {amount(row.resource, want)} "
-            f"{row.resource}, it allows {amount(row.resource, row.rhs)}{share}")
+    return (
+        f"{row.kind} {row.subject}{where} must allow {amount(row.resource, want)} "
+        f"{row.resource}, it allows {amount(row.resource, row.rhs)}{share}"
+    )
 
 
 def _cost(state: PlanState, b: Blocking) -> Callable[[Key, list[Overflow]], float]:
@@ -168,8 +178,13 @@ def exclusion_groups(d: Decision, rel: Relative) -> list[tuple[list[str], str]]:
             text = e.reason
         groups.setdefault(text, []).append(e.target)
     return [
-        (ts, f"has {', '.join(sorted(types[text]))} GPUs, the workload asks for "
-             f"{text.split(':', 1)[1]}" if text in types else text)
+        (
+            ts,
+            f"has {', '.join(sorted(types[text]))} GPUs, the workload asks for "
+            f"{text.split(':', 1)[1]}"
+            if text in types
+            else text,
+        )
         for text, ts in groups.items()
     ]
 
@@ -187,15 +202,18 @@ def shape_fix(d: Decision) -> str | None:
         m = _NODES_SHORT.match(e.reason) if e.kind == "shape" else None
         if m:
             has, needed = int(m.group(1)), int(m.group(2))
-            text = (f"{e.target} needs {needed - has} more nodes "
-                    f"(has {has}, the workload needs {needed} there)")
+            text = (
+                f"{e.target} needs {needed - has} more nodes "
+                f"(has {has}, the workload needs {needed} there)"
+            )
             if best is None or (needed - has, text) < best:
                 best = (needed - has, text)
     return best[1] if best else None
 
 
-def summarise(d: Decision, state: PlanState | None, rel: Relative,
-              solver_status: str = "OPTIMAL") -> Summary:
+def summarise(
+    d: Decision, state: PlanState | None, rel: Relative, solver_status: str = "OPTIMAL"
+) -> Summary:
     """The minimal reasons a routed workload is unplaced, and the smallest change."""
     if not d.candidates:
         if not d.excluded:
@@ -205,8 +223,13 @@ def summarise(d: Decision, state: PlanState | None, rel: Relative,
     i = state.index[d.workload.name]
     b = blocking(state, i)
     if b.fits_alone:
-        free = [state.problem.variables[v][1].target.id for v in b.candidates
-                if not b.overflows[v]]
-        return Summary([f"{free[0]}: fits next to the placed work, but the solver stopped "
-                        f"at its limit ({solver_status}) before placing it"], None, b)
+        free = [state.problem.variables[v][1].target.id for v in b.candidates if not b.overflows[v]]
+        return Summary(
+            [
+                f"{free[0]}: fits next to the placed work, but the solver stopped "
+                f"at its limit ({solver_status}) before placing it"
+            ],
+            None,
+            b,
+        )
     return Summary([reason_text(state, b, k, rel) for k in b.core], fix_text(state, b, rel), b)

@@ -33,8 +33,10 @@ def render_explanation(doc: dict[str, Any]) -> str:
     lines.append(f"Candidates ({len(cands)}), best first:")
     for c in cands:
         mark = "  <- placed" if c["target"] == chosen else ""
-        lines.append(f"  {c['target']}: rank {c['rank']} (route at {c['route']}), "
-                     f"preference {c['pref']}{mark}")
+        lines.append(
+            f"  {c['target']}: rank {c['rank']} (route at {c['route']}), "
+            f"preference {c['pref']}{mark}"
+        )
     if not cands:
         lines.append("  none")
     if doc.get("excluded"):

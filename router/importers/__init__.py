@@ -54,11 +54,17 @@ def _comments(lines: list[str], indent: str, width: int = 100) -> list[str]:
     for line in lines:
         text = one_line(line)
         lead = " " * (len(text) - len(text.lstrip(" ")))
-        wrapped = textwrap.wrap(text, width - len(indent) - 2, initial_indent="",
-                                subsequent_indent=lead + "  ", break_on_hyphens=False,
-                                drop_whitespace=True) or [""]
-        out += [f"{indent}# {lead if i == 0 else ''}{part}".rstrip()
-                for i, part in enumerate(wrapped)]
+        wrapped = textwrap.wrap(
+            text,
+            width - len(indent) - 2,
+            initial_indent="",
+            subsequent_indent=lead + "  ",
+            break_on_hyphens=False,
+            drop_whitespace=True,
+        ) or [""]
+        out += [
+            f"{indent}# {lead if i == 0 else ''}{part}".rstrip() for i, part in enumerate(wrapped)
+        ]
     return out
 
 
@@ -79,8 +85,9 @@ def _field(key: str, value: Any) -> list[str]:
     """`key: value`; a list or mapping of scalars in flow style ([ib, lustre]), keys sorted."""
     if not isinstance(value, (list, dict)):
         return [f"{key}: {_scalar(value)}"]
-    text: str = yaml.safe_dump({key: value}, sort_keys=True, default_flow_style=None,
-                               width=10_000, allow_unicode=True)
+    text: str = yaml.safe_dump(
+        {key: value}, sort_keys=True, default_flow_style=None, width=10_000, allow_unicode=True
+    )
     return text.splitlines()
 
 

@@ -88,52 +88,104 @@ HOSTNAME = "kubernetes.io/hostname"
 
 # Short GPU types, by the product's model word. Longer names that share a prefix (a10g, l40s)
 # are separate entries: the match is on the whole word.
-GPU_MODELS = frozenset({
-    "gb200", "b200", "b100", "gh200", "h200", "h100", "h800", "h20",
-    "a800", "a100", "a40", "a30", "a16", "a10g", "a10", "a2",
-    "l40s", "l40", "l20", "l4", "t4", "v100", "p100", "p40", "p4", "k80",
-})
+GPU_MODELS = frozenset(
+    {
+        "gb200",
+        "b200",
+        "b100",
+        "gh200",
+        "h200",
+        "h100",
+        "h800",
+        "h20",
+        "a800",
+        "a100",
+        "a40",
+        "a30",
+        "a16",
+        "a10g",
+        "a10",
+        "a2",
+        "l40s",
+        "l40",
+        "l20",
+        "l4",
+        "t4",
+        "v100",
+        "p100",
+        "p40",
+        "p4",
+        "k80",
+    }
+)
 VENDOR_WORDS = frozenset({"nvidia", "tesla", "geforce"})
 
 # Labels of the platform's own domains that make a good node selector: stable for a node's
 # life and meaningful for placement. Every other label of those domains is left out.
-KEEP_LABELS = frozenset({
-    "kubernetes.io/arch",
-    "kubernetes.io/os",
-    "node.kubernetes.io/instance-type",
-    "topology.kubernetes.io/region",
-    "topology.kubernetes.io/zone",
-    GPU_PRODUCT,
-    "cloud.google.com/gke-accelerator",
-    "cloud.google.com/gke-spot",
-    "cloud.google.com/gke-preemptible",
-    "eks.amazonaws.com/capacityType",
-    "karpenter.sh/capacity-type",
-    "kubernetes.azure.com/scalesetpriority",
-    *POOL_LABELS,
-})
+KEEP_LABELS = frozenset(
+    {
+        "kubernetes.io/arch",
+        "kubernetes.io/os",
+        "node.kubernetes.io/instance-type",
+        "topology.kubernetes.io/region",
+        "topology.kubernetes.io/zone",
+        GPU_PRODUCT,
+        "cloud.google.com/gke-accelerator",
+        "cloud.google.com/gke-spot",
+        "cloud.google.com/gke-preemptible",
+        "eks.amazonaws.com/capacityType",
+        "karpenter.sh/capacity-type",
+        "kubernetes.azure.com/scalesetpriority",
+        *POOL_LABELS,
+    }
+)
 SYSTEM_DOMAINS = (
-    "kubernetes.io", "k8s.io", "nvidia.com", "cloud.google.com", "gke.io", "amazonaws.com",
-    "azure.com", "karpenter.sh", "karpenter.k8s.aws",
+    "kubernetes.io",
+    "k8s.io",
+    "nvidia.com",
+    "cloud.google.com",
+    "gke.io",
+    "amazonaws.com",
+    "azure.com",
+    "karpenter.sh",
+    "karpenter.k8s.aws",
 )
 # Taints the node lifecycle and the autoscalers add and remove by themselves.
 TRANSIENT_TAINT_PREFIXES = ("node.kubernetes.io/", "node.cloudprovider.kubernetes.io/")
-TRANSIENT_TAINTS = frozenset({
-    "ToBeDeletedByClusterAutoscaler",
-    "DeletionCandidateOfClusterAutoscaler",
-    "karpenter.sh/disrupted",
-    "karpenter.sh/disruption",
-})
+TRANSIENT_TAINTS = frozenset(
+    {
+        "ToBeDeletedByClusterAutoscaler",
+        "DeletionCandidateOfClusterAutoscaler",
+        "karpenter.sh/disrupted",
+        "karpenter.sh/disruption",
+    }
+)
 EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
 
 DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]{0,61})?[A-Za-z0-9])?")
 MIB = 1 << 20
-_SUFFIX: dict[str, Decimal] = {k: Decimal(str(v)) for k, v in {
-    "Ki": 1 << 10, "Mi": 1 << 20, "Gi": 1 << 30, "Ti": 1 << 40, "Pi": 1 << 50, "Ei": 1 << 60,
-    "n": Decimal("1e-9"), "u": Decimal("1e-6"), "m": Decimal("1e-3"), "": 1, "k": 10**3,
-    "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18,
-}.items()}
+_SUFFIX: dict[str, Decimal] = {
+    k: Decimal(str(v))
+    for k, v in {
+        "Ki": 1 << 10,
+        "Mi": 1 << 20,
+        "Gi": 1 << 30,
+        "Ti": 1 << 40,
+        "Pi": 1 << 50,
+        "Ei": 1 << 60,
+        "n": Decimal("1e-9"),
+        "u": Decimal("1e-6"),
+        "m": Decimal("1e-3"),
+        "": 1,
+        "k": 10**3,
+        "M": 10**6,
+        "G": 10**9,
+        "T": 10**12,
+        "P": 10**15,
+        "E": 10**18,
+    }.items()
+}
 _QUANTITY = re.compile(r"([+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)([A-Za-z]*)")
 
 Taint = tuple[str, str, str]  # key, value, effect
@@ -220,7 +272,7 @@ def _node(raw: dict[str, Any]) -> Node:
     memory = int(amount("memory") // MIB)
     gpus = int(_resource(capacity, GPU, name) or 0)
     mig = {
-        key[len(MIG_RESOURCE):]: int(_resource(capacity, key, name) or 0)
+        key[len(MIG_RESOURCE) :]: int(_resource(capacity, key, name) or 0)
         for key in capacity
         if key.startswith(MIG_RESOURCE)
     }
@@ -231,26 +283,39 @@ def _node(raw: dict[str, Any]) -> Node:
         if product:
             gpu_type = gpu_type_of(product)
             if "-mig-" in product.lower():
-                notes.append(f"MIG single strategy ({product}): each nvidia.com/gpu is one MIG "
-                             "slice, imported as a GPU")
+                notes.append(
+                    f"MIG single strategy ({product}): each nvidia.com/gpu is one MIG "
+                    "slice, imported as a GPU"
+                )
         else:
             gpu_type = "any"
-            notes.append(f"GPUs without a product label ({GPU_PRODUCT}): gpu_type any, so only "
-                         "workloads asking for any GPU type go here; run GPU feature discovery "
-                         "or set gpu_type here")
+            notes.append(
+                f"GPUs without a product label ({GPU_PRODUCT}): gpu_type any, so only "
+                "workloads asking for any GPU type go here; run GPU feature discovery "
+                "or set gpu_type here"
+            )
     if mig and not gpus:
         count = labels.get(GPU_COUNT, "")
         gpus = int(count) if count.isdigit() and int(count) > 0 else 1
-        notes.append(f"every GPU is in MIG mode (nvidia.com/gpu is 0); gpus_per_node "
-                     f"is {gpus} from " + (f"the {GPU_COUNT} label" if count.isdigit()
-                                            else "a guess") + ", but only MIG work can run here")
+        notes.append(
+            f"every GPU is in MIG mode (nvidia.com/gpu is 0); gpus_per_node "
+            f"is {gpus} from "
+            + (f"the {GPU_COUNT} label" if count.isdigit() else "a guess")
+            + ", but only MIG work can run here"
+        )
     taints = frozenset(
         (str(t.get("key", "")), str(t.get("value") or ""), str(t.get("effect", "")))
         for t in (raw.get("spec") or {}).get("taints") or []
         if isinstance(t, dict)
     )
-    shape = Shape(gpus, gpu_type, cpus, memory, tuple(sorted(mig.items())),
-                  bool(mig) and not int(_resource(capacity, GPU, name) or 0))
+    shape = Shape(
+        gpus,
+        gpu_type,
+        cpus,
+        memory,
+        tuple(sorted(mig.items())),
+        bool(mig) and not int(_resource(capacity, GPU, name) or 0),
+    )
     cordoned = bool((raw.get("spec") or {}).get("unschedulable"))
     return Node(name, labels, taints, shape, tuple(notes), cordoned)
 
@@ -292,8 +357,11 @@ def pool_name(value: str) -> str:
 def _common_labels(nodes: list[Node], pool_label: str) -> dict[str, str]:
     first = nodes[0].labels
     common = {k: v for k, v in first.items() if all(n.labels.get(k) == v for n in nodes[1:])}
-    return {k: v for k, v in sorted(common.items())
-            if _selector_label(k, pool_label) and LABEL_VALUE.fullmatch(v)}
+    return {
+        k: v
+        for k, v in sorted(common.items())
+        if _selector_label(k, pool_label) and LABEL_VALUE.fullmatch(v)
+    }
 
 
 def _taints(pool: str, nodes: list[Node]) -> tuple[list[dict[str, str]], list[str]]:
@@ -314,8 +382,10 @@ def _taints(pool: str, nodes: list[Node]) -> tuple[list[dict[str, str]], list[st
     partial = Counter(t for n in nodes for t in n.taints - every if not _transient(t))
     for (key, value, effect), count in sorted(partial.items()):
         shown = f"{key}={value}:{effect}" if value else f"{key}:{effect}"
-        notes.append(f"taint {shown} is on {count} of {len(nodes)} nodes only: left out, so "
-                     "router's pods avoid those nodes while the pool counts them")
+        notes.append(
+            f"taint {shown} is on {count} of {len(nodes)} nodes only: left out, so "
+            "router's pods avoid those nodes while the pool counts them"
+        )
     return out, notes
 
 
@@ -329,15 +399,23 @@ def _shape(pool: str, nodes: list[Node]) -> tuple[Shape, list[str]]:
     mig = tuple((p, min(dict(s.mig)[p] for s in shapes)) for p in sorted(profiles))
     if not gpus:
         gpu_type, mig = None, ()
-    shape = Shape(gpus, gpu_type, min(s.cpus for s in shapes), min(s.memory for s in shapes),
-                  mig, any(s.all_mig for s in shapes))
+    shape = Shape(
+        gpus,
+        gpu_type,
+        min(s.cpus for s in shapes),
+        min(s.memory for s in shapes),
+        mig,
+        any(s.all_mig for s in shapes),
+    )
     counts = Counter(shapes)
     if len(counts) == 1:
         return shape, []
-    lines = [f"Heterogeneous pool {pool}: {len(counts)} node shapes. router models a pool as "
-             "identical nodes, so this pool has the minimum of each resource"
-             + (" and the most common GPU type" if len(types) > 1 else "")
-             + " (anything placed here fits every node):"]
+    lines = [
+        f"Heterogeneous pool {pool}: {len(counts)} node shapes. router models a pool as "
+        "identical nodes, so this pool has the minimum of each resource"
+        + (" and the most common GPU type" if len(types) > 1 else "")
+        + " (anything placed here fits every node):"
+    ]
     for s, count in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])):
         example = min(n.name for n in nodes if n.shape == s)
         lines.append(f"  {count} × {s.describe()}, e.g. {example}")
@@ -389,8 +467,10 @@ def _choose_label(nodes: list[Node], pool_label: str | None) -> str:
     for label in POOL_LABELS:
         if any(label in n.labels for n in nodes):
             return label
-    raise LoadError("no node carries a pool label (" + ", ".join(POOL_LABELS) + ")",
-                    hint="name the label that groups nodes into pools with --pool-label KEY")
+    raise LoadError(
+        "no node carries a pool label (" + ", ".join(POOL_LABELS) + ")",
+        hint="name the label that groups nodes into pools with --pool-label KEY",
+    )
 
 
 def import_cluster(
@@ -398,13 +478,16 @@ def import_cluster(
 ) -> ImportedCluster:
     """The inventory cluster for `kubectl get nodes -o json` output, with notes."""
     if not DNS_LABEL.fullmatch(cluster):
-        raise LoadError(f"cluster name {cluster!r} is not a DNS-1123 label",
-                        hint="name the cluster with --cluster NAME (e.g. gke-prod)")
+        raise LoadError(
+            f"cluster name {cluster!r} is not a DNS-1123 label",
+            hint="name the cluster with --cluster NAME (e.g. gke-prod)",
+        )
     if isinstance(data, dict) and data.get("kind") == "Node":
         data = {"items": [data]}
     if not isinstance(data, dict) or not isinstance(data.get("items"), list):
-        raise LoadError('expected the output of `kubectl get nodes -o json` (a mapping with an '
-                        '"items" list)')
+        raise LoadError(
+            'expected the output of `kubectl get nodes -o json` (a mapping with an "items" list)'
+        )
     nodes = [_node(raw) for raw in data["items"] if isinstance(raw, dict)]
     if not nodes:
         raise LoadError("the node list is empty")
@@ -415,14 +498,19 @@ def import_cluster(
         if label in n.labels:
             groups[n.labels[label]].append(n)
     if not groups:
-        raise LoadError(f"no node has the label {label}",
-                        hint="name the label that groups nodes into pools with --pool-label KEY")
+        raise LoadError(
+            f"no node has the label {label}",
+            hint="name the label that groups nodes into pools with --pool-label KEY",
+        )
     unlabelled = sorted(n.name for n in nodes if label not in n.labels)
     if unlabelled:
-        shown = ", ".join(unlabelled[:10]) + (f" and {len(unlabelled) - 10} more"
-                                              if len(unlabelled) > 10 else "")
-        notes.append(f"{len(unlabelled)} node(s) without the label {label} left out (no label "
-                     f"selects them apart from other pools): {shown}")
+        shown = ", ".join(unlabelled[:10]) + (
+            f" and {len(unlabelled) - 10} more" if len(unlabelled) > 10 else ""
+        )
+        notes.append(
+            f"{len(unlabelled)} node(s) without the label {label} left out (no label "
+            f"selects them apart from other pools): {shown}"
+        )
     targets: list[ImportedTarget] = []
     used: set[str] = set()
     for value in sorted(groups):
@@ -449,7 +537,8 @@ def import_cluster(
     return ImportedCluster(cluster, "kubernetes", targets, header, notes)
 
 
-def import_nodes(data: dict[str, Any], pool_label: str | None = None,
-                 cluster: str = "kubernetes") -> str:
+def import_nodes(
+    data: dict[str, Any], pool_label: str | None = None, cluster: str = "kubernetes"
+) -> str:
     """Inventory YAML for `kubectl get nodes -o json` output (see the module docstring)."""
     return render_inventory(import_cluster(data, pool_label=pool_label, cluster=cluster))

@@ -204,20 +204,32 @@ def _gpu_of(gres_text: str) -> tuple[str | None, int, str | None]:
             per_type[g.type] += g.count
     if not per_type:
         return None, 0, None
-    ranked = sorted(per_type.items(), key=lambda kv: (
-        kv[0] is None, bool(kv[0] and MIG.search(kv[0])), -kv[1], kv[0] or ""))
+    ranked = sorted(
+        per_type.items(),
+        key=lambda kv: (kv[0] is None, bool(kv[0] and MIG.search(kv[0])), -kv[1], kv[0] or ""),
+    )
     kind, count = ranked[0]
     note = None
     if kind is None:  # untyped: scripts ask for them without a type
         kind = "any"
-        note = (f"GPUs without a type (GRES {gres_text}): gpu_type any, so only workloads "
-                "asking for any GPU type go here; Type= in gres.conf would name the model")
+        note = (
+            f"GPUs without a type (GRES {gres_text}): gpu_type any, so only workloads "
+            "asking for any GPU type go here; Type= in gres.conf would name the model"
+        )
     elif not GPU_TYPE.fullmatch(kind):
-        return None, 0, (f'GPU type "{kind}" (GRES {gres_text}) is left out: router needs a '
-                         "lowercase type name and Slurm matches types case-sensitively")
+        return (
+            None,
+            0,
+            (
+                f'GPU type "{kind}" (GRES {gres_text}) is left out: router needs a '
+                "lowercase type name and Slurm matches types case-sensitively"
+            ),
+        )
     if len(per_type) > 1:
-        note = (f"nodes with several GPU types (GRES {gres_text}) are used as {count} × "
-                + _type_text(kind))
+        note = (
+            f"nodes with several GPU types (GRES {gres_text}) are used as {count} × "
+            + _type_text(kind)
+        )
     return kind, count, note
 
 
@@ -240,8 +252,9 @@ def _choose(nodes: list[Node]) -> tuple[list[Node], Shape]:
     by_type: dict[str | None, list[Node]] = defaultdict(list)
     for n in nodes:
         by_type[n.shape.gpu_type].append(n)
-    kind = min(by_type, key=lambda k: (-len(by_type[k]),
-                                       -max(n.shape.gpus for n in by_type[k]), k or ""))
+    kind = min(
+        by_type, key=lambda k: (-len(by_type[k]), -max(n.shape.gpus for n in by_type[k]), k or "")
+    )
     kept = nodes if kind is None else by_type[kind]
     shapes = [n.shape for n in kept]
     common = set(shapes[0].features).intersection(*(s.features for s in shapes))
@@ -288,13 +301,18 @@ def import_sinfo(
 ) -> ImportedCluster:
     """The inventory cluster for `sinfo --json` output (+ `scontrol show partition -o` text)."""
     if not DNS_LABEL.fullmatch(cluster):
-        raise LoadError(f"cluster name {cluster!r} is not a DNS-1123 label",
-                        hint="give --cluster NAME: lowercase letters, digits and '-' (hpc-east)")
+        raise LoadError(
+            f"cluster name {cluster!r} is not a DNS-1123 label",
+            hint="give --cluster NAME: lowercase letters, digits and '-' (hpc-east)",
+        )
     if not isinstance(sinfo, dict) or not isinstance(sinfo.get("nodes"), list):
         raise LoadError('expected the output of `sinfo --json` (a mapping with a "nodes" list)')
     nodes = [_node(raw) for raw in sinfo["nodes"] if isinstance(raw, dict)]
-    limits = {r["PartitionName"]: r for r in parse_scontrol_lines(partitions_text or "")
-              if "PartitionName" in r}
+    limits = {
+        r["PartitionName"]: r
+        for r in parse_scontrol_lines(partitions_text or "")
+        if "PartitionName" in r
+    }
     members: dict[str, list[Node]] = defaultdict(list)
     for n in nodes:
         for p in n.partitions:
@@ -303,8 +321,10 @@ def import_sinfo(
     chosen: dict[str, tuple[list[Node], Shape]] = {}
     for name in sorted(set(members) | set(limits)):
         if not DNS_LABEL.fullmatch(name):
-            notes.append(f'Partition "{name}" left out: a target name must be a DNS-1123 label '
-                         "(lowercase letters, digits, '-'), and router's scripts use it as is")
+            notes.append(
+                f'Partition "{name}" left out: a target name must be a DNS-1123 label '
+                "(lowercase letters, digits, '-'), and router's scripts use it as is"
+            )
         elif not members[name]:
             notes.append(f"Partition {name} left out: sinfo lists no nodes in it")
         else:
@@ -316,8 +336,9 @@ def import_sinfo(
     targets = []
     for name, (kept, shape) in chosen.items():
         shared = Counter(p for n in kept for p in kept_in[n.name] if p != name)
-        targets.append(_target(name, members[name], kept, shape, limits.get(name),
-                               partitions_text, shared))
+        targets.append(
+            _target(name, members[name], kept, shape, limits.get(name), partitions_text, shared)
+        )
     if not targets:
         raise LoadError("no partition could be imported: " + ("; ".join(notes) or "no nodes"))
     release = _release(sinfo)
@@ -328,14 +349,22 @@ def import_sinfo(
         "costs, qos or accounts: add them here (a new import writes the file afresh).",
     ]
     if partitions_text is None:
-        header.append("No partition limits were read (scontrol show partition -o): max_time "
-                      "and default are unknown.")
+        header.append(
+            "No partition limits were read (scontrol show partition -o): max_time "
+            "and default are unknown."
+        )
     return ImportedCluster(cluster, "slurm", targets, header, notes)
 
 
-def _target(name: str, nodes: list[Node], kept: list[Node], shape: Shape,
-            limits: dict[str, str] | None, partitions_text: str | None,
-            shared: Counter[str]) -> ImportedTarget:
+def _target(
+    name: str,
+    nodes: list[Node],
+    kept: list[Node],
+    shape: Shape,
+    limits: dict[str, str] | None,
+    partitions_text: str | None,
+    shared: Counter[str],
+) -> ImportedTarget:
     fields: dict[str, Any] = {"name": name, "nodes": len(kept)}
     if shape.gpu_type:
         fields["gpus_per_node"] = shape.gpus

@@ -378,6 +378,10 @@ class _Checker:
         value = self.const_value(opt.value, want, f"`{opt.name}` expects {_example(spec)}")
         if value is None:
             return
+        items: list[object] = value.value if isinstance(value.value, list) else []
+        if spec.type == "list" and not all(isinstance(v, str) for v in items):
+            self.error(f"`{opt.name}` expects {_example(spec)}", opt.value.span)
+            return
         if spec.choices and value.value not in spec.choices:
             message = f"`{opt.name}` expects {_example(spec)}; got {_text(opt.value)}"
             self.error(message, opt.value.span, did_you_mean(str(value.value), spec.choices))
@@ -481,8 +485,9 @@ class _Checker:
             kind = self.field(n, p[1:], p[0])
         elif p[0] == "labels":
             hint = f"write `workload.{dotted}` or `target.{dotted}`"
-            self.error(f"`{dotted}` in `per` could be a workload label or a target label",
-                       n.span, hint)
+            self.error(
+                f"`{dotted}` in `per` could be a workload label or a target label", n.span, hint
+            )
             return False
         elif p[0] in TARGET_ATTRIBUTES:
             kind = self.field(n, p, "target")
@@ -491,7 +496,8 @@ class _Checker:
         else:
             hint = did_you_mean(p[0], [*TARGET_ATTRIBUTES, *WORKLOAD_FIELDS, "target"]) or (
                 "`per` takes a workload field (team, kind, ...) or a target attribute "
-                "(cluster, backend, ...)")
+                "(cluster, backend, ...)"
+            )
             if dotted in self.consts:
                 message, hint = f"`{dotted}` is a constant; `per` takes", None
             else:
@@ -500,8 +506,11 @@ class _Checker:
             return False
         if kind in ("list", "labels"):
             hint = f"write `{dotted}.KEY`" if kind == "labels" else None
-            self.error(f"`per` needs one value per workload or target; `{dotted}` is "
-                       f"{_WORDS[kind]}", n.span, hint)
+            self.error(
+                f"`per` needs one value per workload or target; `{dotted}` is {_WORDS[kind]}",
+                n.span,
+                hint,
+            )
             n.scope = n.field = None
             return False
         return kind is not None
@@ -520,8 +529,11 @@ class _Checker:
             return
         value, kind = folded
         if kind != "number" or value != int(value) or value < 1:
-            self.error("`max` of a spread is a whole number >= 1", sp.max.span,
-                       "the most members of one group on one value; leave it out for an even share")
+            self.error(
+                "`max` of a spread is a whole number >= 1",
+                sp.max.span,
+                "the most members of one group on one value; leave it out for an even share",
+            )
             return
         sp.max = _literal(int(value), sp.max.span, kind, _text(sp.max))
 
@@ -540,8 +552,10 @@ class _Checker:
             else:
                 message = f"unknown target attribute `{dotted}`"
                 hint = did_you_mean(word, [*TARGET_ATTRIBUTES, "target"]) or (
-                    "`across` takes a target attribute: " + ", ".join(TARGET_ATTRIBUTES)
-                    + ", or target")
+                    "`across` takes a target attribute: "
+                    + ", ".join(TARGET_ATTRIBUTES)
+                    + ", or target"
+                )
             self.error(message, n.span, hint)
             return
         kind = self.field(n, rest, "target")
@@ -573,14 +587,20 @@ def _apply(op: str, a: Any, b: Any, ta: str | None, tb: str | None) -> Const | N
 def _usage(spec: OptionSpec) -> str:
     if spec.type == "call":
         return f"{spec.name}({', '.join(f'{a} = ...' for a in spec.args)})"
-    value = {"flag": "true", "duration": "48h"}.get(spec.type, f'"{(*spec.choices, "...")[0]}"')
+    value = {"flag": "true", "duration": "48h", "list": '["..."]'}.get(
+        spec.type, f'"{(*spec.choices, "...")[0]}"'
+    )
     return f"{spec.name} = {value}"
 
 
 def _example(spec: OptionSpec) -> str:
     if spec.choices:
         return "one of " + ", ".join(spec.choices)
-    words = {"duration": "a duration such as 48h", "flag": "true or false"}
+    words = {
+        "duration": "a duration such as 48h",
+        "flag": "true or false",
+        "list": 'a list of strings such as ["research-only"]',
+    }
     return words.get(spec.type, "a string in quotes")
 
 

@@ -210,7 +210,9 @@ def _name_word(stack: list[Any]) -> str:
     if prev == "ACROSS":
         return "a target attribute, such as cluster"
     if prev == "PER" or (
-        prev == "COMMA" and len(stack) > 1 and isinstance(stack[-2], list)
+        prev == "COMMA"
+        and len(stack) > 1
+        and isinstance(stack[-2], list)
         and isinstance(stack[-2][-1], Name)
     ):  # the keys of a quota's `per`
         return "a workload field or target attribute, such as team or cluster"

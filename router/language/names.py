@@ -61,6 +61,8 @@ OUTCOME_NAMES: dict[str, str] = {
 
 QUOTA_RESOURCES = ("gpus", "cpus", "memory", "nodes", "workloads")
 
+LAUNCHERS = ("torchrun", "mpi", "plain")
+
 PRIORITIES: dict[str, int] = {"low": 1, "normal": 2, "high": 4, "critical": 8}
 
 
@@ -70,7 +72,7 @@ class OptionSpec:
 
     name: str
     backends: tuple[str, ...]
-    type: str  # "flag", "string", "duration", "call"
+    type: str  # "flag", "string", "duration", "call", "list" (of strings)
     choices: tuple[str, ...] = ()
     args: dict[str, str] = field(default_factory=dict)  # call argument -> type
     flag_ok: bool = False  # a call option that may also be written bare (`with hpa`)
@@ -87,9 +89,9 @@ OPTIONS: dict[str, OptionSpec] = {
         OptionSpec("reservation", ("slurm",), "string"),
         OptionSpec("mpi", ("slurm",), "string", ("pmix", "pmi2", "none")),
         OptionSpec("container", ("slurm",), "string", ("pyxis", "apptainer")),
-        # How a Slurm job starts its processes (router/emit/slurm/launch.py); a workload's
-        # own `launcher` field wins.
-        OptionSpec("launcher", ("slurm",), "string", ("torchrun", "mpi", "plain")),
+        # How a job starts its processes (router/emit/slurm/launch.py, router/emit/k8s/
+        # launch.py); a workload's own `launcher` field wins.
+        OptionSpec("launcher", ("slurm", "kubernetes"), "string", LAUNCHERS),
         OptionSpec("namespace", ("kubernetes",), "string"),
         OptionSpec("queue", ("kubernetes",), "string"),
         OptionSpec("priority_class", ("kubernetes",), "string"),
@@ -108,10 +110,19 @@ OPTIONS: dict[str, OptionSpec] = {
             flag_ok=True,
         ),
         OptionSpec(
-            "operator", ("kubernetes",), "string", ("job", "jobset", "pytorchjob", "volcano")
+            "operator",
+            ("kubernetes",),
+            "string",
+            ("job", "jobset", "pytorchjob", "trainjob", "mpijob", "volcano"),
         ),
         OptionSpec("serving", ("kubernetes",), "string", ("deployment", "kserve")),
         OptionSpec("mig", ("kubernetes",), "string"),
+        # Kubernetes pods (router/emit/k8s): taint keys the rule's workloads may tolerate
+        # beyond the GPU taint; the Pod Security level pods are written for (restricted unless
+        # a rule opts out); how a notebook runs.
+        OptionSpec("tolerate", ("kubernetes",), "list"),
+        OptionSpec("pod_security", ("kubernetes",), "string", ("restricted", "baseline")),
+        OptionSpec("notebook", ("kubernetes",), "string", ("statefulset", "kubeflow")),
     )
 }
 

@@ -238,8 +238,9 @@ class _Build(Transformer[Token, Any]):
 
     def quota_stmt(self, c: list[Any]) -> ast.Quota:
         limits: list[ast.Limit] = c[9]
-        return ast.Quota(c[1].value, _opt(c[4]), _opt(c[6]), limits, _span(c[0], limits[-1]),
-                         c[8] or [])
+        return ast.Quota(
+            c[1].value, _opt(c[4]), _opt(c[6]), limits, _span(c[0], limits[-1]), c[8] or []
+        )
 
     def per_keys(self, c: list[Any]) -> list[ast.Name]:
         key: ast.Name = _name(c[-1]) if type(c[-1]) is Token else c[-1]

@@ -45,12 +45,15 @@ class NodeClass:
 
 def full_shape(ref: NodeSetRef) -> NodeShape:
     s = ref.spec
-    return NodeShape(s.whole_gpus_per_node, tuple(s.slices_per_node.items()),
-                     s.cpus_per_node, s.memory_per_node)
+    return NodeShape(
+        s.whole_gpus_per_node, tuple(s.slices_per_node.items()), s.cpus_per_node, s.memory_per_node
+    )
 
 
-def node_classes(inventory: Inventory, running: Running | None = None,
-                 ) -> dict[str, list[NodeClass]]:
+def node_classes(
+    inventory: Inventory,
+    running: Running | None = None,
+) -> dict[str, list[NodeClass]]:
     """Per node set id, its node classes: idle nodes first, then partly used ones by index."""
     by_node: dict[tuple[str, int], list[RunningItem]] = defaultdict(list)
     for item in running.running if running else []:
@@ -87,18 +90,25 @@ def _node_of(inventory: Inventory, item: RunningItem) -> tuple[str, int]:
     if isinstance(item.node, int):
         ref = sets[0]
         if item.node >= ref.spec.nodes:
-            raise LoadError(f"running work on node {item.node} of {ref.id}, which has"
-                            f" {ref.spec.nodes} nodes")
+            raise LoadError(
+                f"running work on node {item.node} of {ref.id}, which has {ref.spec.nodes} nodes"
+            )
         return ref.id, item.node
     for ref in sets:
         if item.node in ref.spec.node_names:
             return ref.id, ref.spec.node_names.index(item.node)
-    raise LoadError(f'running work on node "{item.node}", which no node set of cluster'
-                    f' "{item.cluster}" names (node_names)')
+    raise LoadError(
+        f'running work on node "{item.node}", which no node set of cluster'
+        f' "{item.cluster}" names (node_names)'
+    )
 
 
-def _residual(ref: NodeSetRef, index: int, full: NodeShape, items: list[RunningItem],
-              ) -> NodeShape:
+def _residual(
+    ref: NodeSetRef,
+    index: int,
+    full: NodeShape,
+    items: list[RunningItem],
+) -> NodeShape:
     if any(i.whole for i in items):
         return NodeShape(0, tuple((p, 0) for p, _ in full.slices), 0, 0)
     gpus = full.gpus - sum(i.gpus for i in items)
@@ -108,10 +118,20 @@ def _residual(ref: NodeSetRef, index: int, full: NodeShape, items: list[RunningI
             slices[p] = slices.get(p, 0) - n
     cpus = full.cpus - sum(i.cpus for i in items)
     memory = full.memory - sum(i.memory for i in items)
-    short = [what for what, left in (("GPUs", gpus), ("CPUs", cpus), ("memory", memory),
-                                     *((f"{p} slices", n) for p, n in slices.items())) if left < 0]
+    short = [
+        what
+        for what, left in (
+            ("GPUs", gpus),
+            ("CPUs", cpus),
+            ("memory", memory),
+            *((f"{p} slices", n) for p, n in slices.items()),
+        )
+        if left < 0
+    ]
     if short:
         jobs = ", ".join(sorted(i.job or "?" for i in items))
-        raise LoadError(f"running work ({jobs}) on node {index} of {ref.id} takes more {short[0]}"
-                        " than the node has")
+        raise LoadError(
+            f"running work ({jobs}) on node {index} of {ref.id} takes more {short[0]}"
+            " than the node has"
+        )
     return NodeShape(gpus, tuple(sorted(slices.items())), cpus, memory)

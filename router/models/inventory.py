@@ -9,7 +9,8 @@ cluster; `Inventory.targets()` pairs them as `TargetRef`s with a stable id "clus
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, PrivateAttr, model_validator
@@ -33,14 +34,16 @@ from router.models.fields import (
     pattern,
     show,
 )
+from router.models.k8s import KubernetesCluster
 from router.models.run import AbsPath, Mount, SetupLine
 
 MIG_PROFILE = re.compile(r"[0-9][a-z0-9.+-]*")
 FEATURE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
-def _cross(field: str, message: str, hint: str | None = None,
-           path: list[str | int] | None = None) -> PydanticCustomError:
+def _cross(
+    field: str, message: str, hint: str | None = None, path: list[str | int] | None = None
+) -> PydanticCustomError:
     """An error about several fields, located at `field` (or at `path` below the model) by
     the loader, with an optional hint the loader prints under it (ctx["hint"])."""
     ctx: dict[str, Any] = {"field": field} | ({"hint": hint} if hint else {})
@@ -57,21 +60,52 @@ Feature = Annotated[
 ]
 # Slurm's constraint syntax (features joined by & | , with brackets, counts and parentheses) and
 # hostlists: nothing a shell or an #SBATCH line could read as more than one word.
-Constraint = Annotated[str, BeforeValidator(pattern(
-    re.compile(r"[A-Za-z0-9_.|&*\[\]()!:,-]+"), "a Slurm constraint such as ib&h100", 256))]
-NodeList = Annotated[str, BeforeValidator(pattern(
-    re.compile(r"[A-Za-z0-9_.,\[\]-]+"), "a Slurm node list such as gpu[01-08]", 4096))]
+Constraint = Annotated[
+    str,
+    BeforeValidator(
+        pattern(
+            re.compile(r"[A-Za-z0-9_.|&*\[\]()!:,-]+"), "a Slurm constraint such as ib&h100", 256
+        )
+    ),
+]
+NodeList = Annotated[
+    str,
+    BeforeValidator(
+        pattern(re.compile(r"[A-Za-z0-9_.,\[\]-]+"), "a Slurm node list such as gpu[01-08]", 4096)
+    ),
+]
 MigProfile = Annotated[
     str, BeforeValidator(pattern(MIG_PROFILE, 'a MIG profile such as "1g.10gb"', 32))
 ]
 
 
+GPU_TAINT_KEYS = frozenset({"nvidia.com/gpu", "amd.com/gpu"})
+
+
 class Taint(Frozen):
-    """A Kubernetes node taint; workloads routed to the pool get the matching toleration."""
+    """A Kubernetes node taint. A workload tolerates only taints it is entitled to: the GPU
+    taint when it uses GPUs, others when its rule says `tolerate = ["key", ...]`."""
 
     key: LabelKey
     value: LabelValue = ""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+    @property
+    def gpu(self) -> bool:
+        """The taint GPU nodes carry (GKE, EKS: nvidia.com/gpu; AMD: amd.com/gpu; AKS: sku=gpu)."""
+        return self.key in GPU_TAINT_KEYS or (self.key == "sku" and self.value == "gpu")
+
+    def entitled(self, gpus: bool, tolerate: Iterable[str]) -> bool:
+        """Whether a workload (using GPUs or not, under a rule tolerating these keys) may
+        tolerate this taint."""
+        return (gpus and self.gpu) or self.key in tolerate
+
+
+def untolerated(taints: Iterable[Taint], gpus: bool, tolerate: Iterable[str]) -> list[Taint]:
+    """The taints that keep such a workload off a pool: NoSchedule and NoExecute ones it is not
+    entitled to (PreferNoSchedule only steers the scheduler, so it never keeps one off)."""
+    keys = set(tolerate)
+    return [t for t in taints if t.effect != "PreferNoSchedule" and not t.entitled(gpus, keys)]
 
 
 class MigGroup(Frozen):
@@ -94,8 +128,15 @@ def _mig_form(value: Any) -> Any:
     return value
 
 
-HARDWARE = ("gpus_per_node", "gpu_type", "gres_type", "cpus_per_node", "memory_per_node", "mig",
-            "mig_strategy")
+HARDWARE = (
+    "gpus_per_node",
+    "gpu_type",
+    "gres_type",
+    "cpus_per_node",
+    "memory_per_node",
+    "mig",
+    "mig_strategy",
+)
 NODE_FIELDS = ("nodes", "max_nodes", "node_names", *HARDWARE)
 
 
@@ -104,8 +145,10 @@ class NodeSpec(Frozen):
 
     nodes: Count
     max_nodes: Count | None = Field(
-        None, description="the most nodes there can be: the autoscaler's ceiling, or Slurm"
-        " CLOUD / POWERED_DOWN nodes that can be powered up; default: nodes")
+        None,
+        description="the most nodes there can be: the autoscaler's ceiling, or Slurm"
+        " CLOUD / POWERED_DOWN nodes that can be powered up; default: nodes",
+    )
     gpus_per_node: Count = 0
     gpu_type: Slug | None = Field(
         None,
@@ -113,18 +156,23 @@ class NodeSpec(Frozen):
         " when gpus_per_node > 0",
     )
     gres_type: SlurmName | None = Field(
-        None, description="the exact Slurm GRES type (nvidia_h100_80gb_hbm3) when it is not"
-        " gpu_type; scripted in --gres / --gpus-per-node")
+        None,
+        description="the exact Slurm GRES type (nvidia_h100_80gb_hbm3) when it is not"
+        " gpu_type; scripted in --gres / --gpus-per-node",
+    )
     cpus_per_node: PositiveCount
     memory_per_node: Memory = Field(description='MiB; input "2TiB" or a number of MiB')
     mig: Annotated[list[MigGroup], BeforeValidator(_mig_form)] = Field(
         default_factory=list,
         description="how each node's GPUs are partitioned: [{gpus: 4, slices: {1g.10gb: 7}}]"
-        " cuts 4 GPUs of every node into 7 slices each; the others stay whole")
+        " cuts 4 GPUs of every node into 7 slices each; the others stay whole",
+    )
     mig_strategy: Literal["mixed", "single"] = Field(
-        "mixed", description="the GPU operator's MIG strategy: single cuts every GPU alike")
+        "mixed", description="the GPU operator's MIG strategy: single cuts every GPU alike"
+    )
     node_names: list[SlurmName] = Field(
-        default_factory=list, description="the nodes' real names, in index order (optional)")
+        default_factory=list, description="the nodes' real names, in index order (optional)"
+    )
     features: list[Feature] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
 
@@ -143,16 +191,27 @@ class NodeSpec(Frozen):
             )
         cut = sum(g.gpus for g in self.mig)
         if cut > self.gpus_per_node:
-            raise _cross("mig", f"mig cuts {cut} GPUs per node, but gpus_per_node is"
-                         f" {self.gpus_per_node}")
-        if self.mig_strategy == "single" and self.mig and (
-                cut != self.gpus_per_node or len({p for g in self.mig for p in g.slices}) > 1
-                or len(self.mig) > 1):
-            raise _cross("mig_strategy", "the single MIG strategy cuts every GPU of a node into"
-                         " slices of one profile: give one mig group with all gpus_per_node")
+            raise _cross(
+                "mig", f"mig cuts {cut} GPUs per node, but gpus_per_node is {self.gpus_per_node}"
+            )
+        if (
+            self.mig_strategy == "single"
+            and self.mig
+            and (
+                cut != self.gpus_per_node
+                or len({p for g in self.mig for p in g.slices}) > 1
+                or len(self.mig) > 1
+            )
+        ):
+            raise _cross(
+                "mig_strategy",
+                "the single MIG strategy cuts every GPU of a node into"
+                " slices of one profile: give one mig group with all gpus_per_node",
+            )
         if len(self.node_names) > self.capacity_nodes:
-            raise _cross("node_names", f"{len(self.node_names)} node names for"
-                         f" {self.capacity_nodes} nodes")
+            raise _cross(
+                "node_names", f"{len(self.node_names)} node names for {self.capacity_nodes} nodes"
+            )
         if len(set(self.node_names)) != len(self.node_names):
             raise _cross("node_names", f'node "{_unique(self.node_names)}" is named twice')
         return self
@@ -201,7 +260,8 @@ class Target(NodeSpec):
     node_sets: list[DnsLabel] = Field(
         default_factory=list,
         description="the cluster's node sets this target draws on (instead of inline node"
-        " fields); nodes shared by several targets are one capacity")
+        " fields); nodes shared by several targets are one capacity",
+    )
     max_time: Duration | None = Field(None, description='seconds; input "72h"')
     cost_per_gpu_hour: Money = 0.0
     cost_per_node_hour: Money = 0.0
@@ -211,12 +271,15 @@ class Partition(Target):
     """A Slurm partition (or, for a partition of mixed nodes, the part of one node type)."""
 
     partition: SlurmName | None = Field(
-        None, description="the real Slurm partition name, scripted as --partition; default: name")
+        None, description="the real Slurm partition name, scripted as --partition; default: name"
+    )
     constraint: Constraint | None = Field(
-        None, description="a Slurm constraint that lands jobs on this target's node type"
-        " (--constraint)")
+        None,
+        description="a Slurm constraint that lands jobs on this target's node type (--constraint)",
+    )
     nodelist: NodeList | None = Field(
-        None, description="a Slurm node list for this target (--nodelist)")
+        None, description="a Slurm node list for this target (--nodelist)"
+    )
     qos: SlurmName | None = None
     account: SlurmName | None = None
     default: Flag = False
@@ -271,14 +334,21 @@ def _resolve(cluster: dict[str, Any]) -> dict[str, Any]:
             where: list[str | int] = [kind, len(resolved)]
             missing = [n for n in named if not (isinstance(n, str) and n in sets)]
             if missing:
-                raise _cross("node_sets", f"{t.get('name')}: no node set {show(missing[0])} in"
-                             f" cluster {show(cluster.get('name'))}",
-                             hint=did_you_mean(str(missing[0]), sorted(map(str, sets))),
-                             path=[*where, "node_sets"])
+                raise _cross(
+                    "node_sets",
+                    f"{t.get('name')}: no node set {show(missing[0])} in"
+                    f" cluster {show(cluster.get('name'))}",
+                    hint=did_you_mean(str(missing[0]), sorted(map(str, sets))),
+                    path=[*where, "node_sets"],
+                )
             inline = [f for f in NODE_FIELDS if f in t]
             if inline:
-                raise _cross("node_sets", f"{t.get('name')}: give either node_sets or the node"
-                             f" fields, not both ({inline[0]} is given)", path=[*where, inline[0]])
+                raise _cross(
+                    "node_sets",
+                    f"{t.get('name')}: give either node_sets or the node"
+                    f" fields, not both ({inline[0]} is given)",
+                    path=[*where, inline[0]],
+                )
             found = [sets[n] for n in named]
             t = dict(t)
             for f in HARDWARE:
@@ -323,11 +393,15 @@ class Cluster(Frozen):
     name: DnsLabel
     backend: Literal["slurm", "kubernetes"]
     node_sets: list[NodeSet] = Field(
-        default_factory=list, description="identical nodes that several targets draw on")
+        default_factory=list, description="identical nodes that several targets draw on"
+    )
     partitions: list[Partition] = Field(default_factory=list)
     node_pools: list[NodePool] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
     slurm: SlurmSettings | None = None
+    kubernetes: KubernetesCluster = Field(
+        default_factory=KubernetesCluster, description="Kubernetes only: priority classes"
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -366,8 +440,11 @@ class Cluster(Frozen):
         inline = {t.name for t in self.targets if not t.node_sets}
         clash = sorted(inline & set(sets))
         if clash:
-            raise _cross("node_sets", f'node set "{clash[0]}" has the name of a target with'
-                         " nodes of its own; name it otherwise")
+            raise _cross(
+                "node_sets",
+                f'node set "{clash[0]}" has the name of a target with'
+                " nodes of its own; name it otherwise",
+            )
         used: set[str] = set()
         for i, t in enumerate(self.targets):
             if not t.node_sets:
@@ -377,9 +454,13 @@ class Cluster(Frozen):
                 raise _cross("node_sets", f"{t.name}: a node set is named twice", path=where)
             found = [sets[n] for n in t.node_sets]
             if any(s.hardware() != found[0].hardware() for s in found):
-                raise _cross("node_sets", f"{t.name}: node sets {', '.join(t.node_sets)} have"
-                             " different nodes; a target is one kind of node (split it into"
-                             " one target per node type)", path=where)
+                raise _cross(
+                    "node_sets",
+                    f"{t.name}: node sets {', '.join(t.node_sets)} have"
+                    " different nodes; a target is one kind of node (split it into"
+                    " one target per node type)",
+                    path=where,
+                )
             used.update(t.node_sets)
         unused = sorted(set(sets) - used)
         if unused:
@@ -405,6 +486,8 @@ class TargetRef:
     id: str
     node_sets: tuple[str, ...] = ()  # node set ids ("cluster/set") it draws on
     slurm: SlurmSettings | None = None  # the cluster's, for the Slurm emitter
+    # The cluster's Kubernetes settings (priority classes), for the emitter.
+    kubernetes: KubernetesCluster = field(default_factory=KubernetesCluster, compare=False)
 
 
 @dataclass(frozen=True)
@@ -436,7 +519,15 @@ class Inventory(Frozen):
 
     def model_post_init(self, context: Any, /) -> None:
         refs = [
-            TargetRef(c.name, c.backend, t, f"{c.name}/{t.name}", c.node_set_of(t), c.slurm)
+            TargetRef(
+                c.name,
+                c.backend,
+                t,
+                f"{c.name}/{t.name}",
+                c.node_set_of(t),
+                c.slurm,
+                kubernetes=c.kubernetes,
+            )
             for c in self.clusters
             for t in c.targets
         ]
@@ -453,8 +544,9 @@ class Inventory(Frozen):
                     sets.append(NodeSetRef(sid, c.name, c.backend, t, (sid,)))
             for ns in c.node_sets:
                 sid = f"{c.name}/{ns.name}"
-                sets.append(NodeSetRef(sid, c.name, c.backend, ns,
-                                       tuple(sorted(users.get(sid, ())))))
+                sets.append(
+                    NodeSetRef(sid, c.name, c.backend, ns, tuple(sorted(users.get(sid, ()))))
+                )
         self._sets = {s.id: s for s in sorted(sets, key=lambda s: s.id)}
 
     def targets(self) -> list[TargetRef]:

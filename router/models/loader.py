@@ -159,8 +159,12 @@ def load_running(path: str | os.PathLike[str]) -> Running:
     return found
 
 
-def _load_one(path: str | os.PathLike[str], model: type[BaseModel], what: str, key: str,
-              ) -> BaseModel:
+def _load_one(
+    path: str | os.PathLike[str],
+    model: type[BaseModel],
+    what: str,
+    key: str,
+) -> BaseModel:
     display = os.fspath(path)
     source = read_source(Path(path), display)
     with paused_gc():

@@ -25,8 +25,10 @@ class RunningItem(Frozen):
 
     cluster: DnsLabel
     node_set: DnsLabel | None = Field(
-        None, description="the node set (or inline target) the node belongs to; needed when"
-        " `node` is an index")
+        None,
+        description="the node set (or inline target) the node belongs to; needed when"
+        " `node` is an index",
+    )
     node: SlurmName | Count = Field(description="the node's name, or its index in node_set")
     gpus: Count = 0
     mig: dict[MigProfile, Count] = Field(default_factory=dict)

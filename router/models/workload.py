@@ -42,6 +42,7 @@ from router.models.fields import (
     show,
     whole,
 )
+from router.models.k8s import KubernetesSpec
 from router.models.run import Array, Checkpoint, Launcher, Mount, SetupLine
 
 KIND = re.compile(r"[a-z][a-z0-9_-]{0,62}")
@@ -226,7 +227,7 @@ class Workload(Frozen):
         None, description="the serving port of a service, 1..65535"
     )
 
-    # ---- how a Slurm job runs (issue 13; router.models.run) ----
+    # ---- how a job runs (issue 13; router.models.run; Kubernetes reads the launcher too) ----
     launcher: Launcher | None = Field(
         None, description="torchrun, mpi or plain (one task per node); a rule's option else"
     )
@@ -253,6 +254,9 @@ class Workload(Frozen):
     checkpoint: Checkpoint | None = Field(
         None, description="{signal_lead: 5min}: a signal before the time limit"
     )
+
+    # ---- Kubernetes only: volumes, secrets, service account, probes (router.models.k8s) ----
+    kubernetes: KubernetesSpec = Field(default_factory=KubernetesSpec)
 
     _source: tuple[str, int] | None = PrivateAttr(default=None)
     _after_spans: tuple[Span, ...] = PrivateAttr(default=())  # of each `after` entry

@@ -96,9 +96,7 @@ def load_inputs(project: Project) -> Inputs:
 
 
 def input_hashes(project: Project, files: list[Path]) -> dict[str, str]:
-    return {
-        project.relative(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(files)
-    }
+    return {project.relative(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(files)}
 
 
 def build_plan(
@@ -119,10 +117,14 @@ def build_plan(
     quotas = compile_quotas(inputs.policy, inputs.inventory, workloads=inputs.workloads)
     spreads = compile_spreads(inputs.policy, inputs.inventory)
     t2 = time.perf_counter()
-    problem = build_problem(decisions, evaluator.targets, quotas,
-                            (options or SolveOptions()).previous, spreads=spreads,
-                            capacity=capacities(evaluator.targets, inputs.inventory,
-                                                inputs.running))
+    problem = build_problem(
+        decisions,
+        evaluator.targets,
+        quotas,
+        (options or SolveOptions()).previous,
+        spreads=spreads,
+        capacity=capacities(evaluator.targets, inputs.inventory, inputs.running),
+    )
     t3 = time.perf_counter()
     agg = problem.aggregate
     assert agg is not None
@@ -153,8 +155,9 @@ def build_plan(
     # verify.py, which shares nothing with the solver's packing.
     wrong = verify_nodes(inputs.inventory, inputs.running, placements)
     if wrong:
-        raise PlanError("the plan does not fit its nodes (a bug in router): " + "; ".join(
-            wrong[:5]))
+        raise PlanError(
+            "the plan does not fit its nodes (a bug in router): " + "; ".join(wrong[:5])
+        )
     unplaced = [
         Unplaced(d, *unplaced_reasons(d, problem, result, project))
         for d in decisions
@@ -173,8 +176,20 @@ def build_plan(
                 u.reasons.insert(0, said[name])
             elif note := not_preempted(u.decision, state, result.assignment, previous, named):
                 u.reasons.append(note)
-    return Plan(project, inputs, decisions, placements, unplaced, result, bound, problem,
-                quotas, seconds, spreads, lost)
+    return Plan(
+        project,
+        inputs,
+        decisions,
+        placements,
+        unplaced,
+        result,
+        bound,
+        problem,
+        quotas,
+        seconds,
+        spreads,
+        lost,
+    )
 
 
 def unplaced_reasons(
@@ -199,6 +214,5 @@ def _plan_state(problem: Problem, result: SolveResult) -> Any:
     from router.explain.blocking import PlanState
 
     if not (_STATE and _STATE[0] is problem and _STATE[1] is result):
-        _STATE[:] = [problem, result, PlanState(problem, result.assignment,
-                                                         result.nodes)]
+        _STATE[:] = [problem, result, PlanState(problem, result.assignment, result.nodes)]
     return _STATE[2]

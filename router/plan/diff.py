@@ -48,16 +48,19 @@ def states(doc: dict[str, Any]) -> dict[str, State]:
     """Each workload of a plan document and its state."""
     out: dict[str, State] = {}
     for p in doc.get("placements", []):
-        out[p["workload"]] = State("placed", p["target_id"], p.get("rule"), p.get("rule_source"),
-                                   placement=p)
+        out[p["workload"]] = State(
+            "placed", p["target_id"], p.get("rule"), p.get("rule_source"), placement=p
+        )
     for d in doc.get("denied", []):
-        out[d["workload"]] = State("denied", None, d.get("rule"), d.get("rule_source"),
-                                   d.get("message"))
+        out[d["workload"]] = State(
+            "denied", None, d.get("rule"), d.get("rule_source"), d.get("message")
+        )
     for u in doc.get("unrouted", []):
         out[u["workload"]] = State("unrouted", reason="; ".join(u.get("reasons", [])))
     for u in doc.get("unplaced", []):
-        out[u["workload"]] = State("unplaced", None, u.get("rule"),
-                                   reason=short_reason(u.get("reasons", [])))
+        out[u["workload"]] = State(
+            "unplaced", None, u.get("rule"), reason=short_reason(u.get("reasons", []))
+        )
     return out
 
 
@@ -98,8 +101,9 @@ def _change(name: str, action: str, old: State, new: State, **extra: Any) -> dic
     return entry
 
 
-def diff_documents(previous: dict[str, Any], current: dict[str, Any],
-                   against: str) -> dict[str, Any]:
+def diff_documents(
+    previous: dict[str, Any], current: dict[str, Any], against: str
+) -> dict[str, Any]:
     """The `diff` object of plan.json: changes sorted by workload, and their counts."""
     before, after = states(previous), states(current)
     absent = State("absent")
@@ -120,14 +124,15 @@ def diff_documents(previous: dict[str, Any], current: dict[str, Any],
         elif old.status != new.status:
             changes.append(_change(name, "unplaced", old, new))
     counts = {a: sum(1 for c in changes if c["action"] == a) for a in ACTIONS}
-    return {"against": against, "changed": bool(changes), "changes": changes,
-            "summary": counts}
+    return {"against": against, "changed": bool(changes), "changes": changes, "summary": counts}
 
 
 def diff_summary_line(diff: dict[str, Any]) -> str:
     s = diff["summary"]
-    line = (f"Plan: {s['add']} to add, {s['move']} to move, {s['remove']} to remove, "
-            f"{s['unplaced']} unplaced")
+    line = (
+        f"Plan: {s['add']} to add, {s['move']} to move, {s['remove']} to remove, "
+        f"{s['unplaced']} unplaced"
+    )
     if s.get("update"):
         line += f", {s['update']} to update"
     return line

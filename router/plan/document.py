@@ -87,8 +87,10 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         for d in sorted(plan.denied, key=lambda d: d.workload.name)
     ]
     unrouted = [
-        {"reasons": [f"no rule matches (tried {', '.join(d.rules_tried) or 'none'})"],
-         "workload": d.workload.name}
+        {
+            "reasons": [f"no rule matches (tried {', '.join(d.rules_tried) or 'none'})"],
+            "workload": d.workload.name,
+        }
         for d in sorted(plan.unrouted, key=lambda d: d.workload.name)
     ]
     unplaced = [
@@ -148,12 +150,19 @@ def target_usage(plan: Plan) -> list[dict[str, Any]]:
     out = []
     for ref in plan.targets:
         mine = [p for p in plan.placements if p.target.id == ref.id]
-        row: dict[str, Any] = {"backend": ref.backend, "cluster": ref.cluster, "id": ref.id,
-                               "placements": len(mine)}
+        row: dict[str, Any] = {
+            "backend": ref.backend,
+            "cluster": ref.cluster,
+            "id": ref.id,
+            "placements": len(mine),
+        }
         for resource in ("gpus", "cpus", "memory", "nodes"):
             key = "memory_mib" if resource == "memory" else resource
-            used = (sum(p.resources.whole_nodes for p in mine) if resource == "nodes"
-                    else sum(usage(resource, p.resources, ref) for p in mine))
+            used = (
+                sum(p.resources.whole_nodes for p in mine)
+                if resource == "nodes"
+                else sum(usage(resource, p.resources, ref) for p in mine)
+            )
             row[key] = {"capacity": capacity(ref, resource), "used": used}
         out.append(row)
     return out

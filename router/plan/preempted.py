@@ -27,8 +27,13 @@ class Preempted:
     reason: str
 
     def to_json(self) -> dict[str, object]:
-        return {"by": self.by, "priority": self.priority, "reason": self.reason,
-                "target_id": self.target_id, "workload": self.workload}
+        return {
+            "by": self.by,
+            "priority": self.priority,
+            "reason": self.reason,
+            "target_id": self.target_id,
+            "workload": self.workload,
+        }
 
 
 def holds_its_place(planned: Workload, newcomer: Workload) -> bool:
@@ -41,16 +46,26 @@ def _in_the_way(state: PlanState, name: str, was: str) -> set[str] | None:
     """Workloads counted in the rows that keep `name` off target `was` now; None when it is
     no longer a candidate there (it grew, the target shrank or left the inventory)."""
     i = state.index.get(name)
-    v = next((v for v in state.problem.choices[i]
-              if state.problem.variables[v][1].target.id == was), None) if i is not None else None
+    v = (
+        next(
+            (v for v in state.problem.choices[i] if state.problem.variables[v][1].target.id == was),
+            None,
+        )
+        if i is not None
+        else None
+    )
     if v is None:
         return None
     rows = {o.row for os in overflows_at(state, v).values() for o in os}
     return {state.workload_of(u).name for r in rows for u, _ in state.members[r]}
 
 
-def preempted(decisions: list[Decision], assignment: dict[str, Candidate],
-              previous: dict[str, str], state: PlanState) -> list[Preempted]:
+def preempted(
+    decisions: list[Decision],
+    assignment: dict[str, Candidate],
+    previous: dict[str, str],
+    state: PlanState,
+) -> list[Preempted]:
     """Who lost its place to whom: only workloads in a row that keeps it off its previous
     target count as takers (a newcomer in the free room beside a workload that a quota of its
     own keeps out preempted nothing)."""
@@ -64,28 +79,35 @@ def preempted(decisions: list[Decision], assignment: dict[str, Candidate],
         w, was = d.workload, previous[name]
         # Whoever arrived (new, or from elsewhere) in a row that keeps it out now.
         pool = (_in_the_way(state, name, was) or set()) & moved
-        takers = sorted((by_name[n].workload for n in pool
-                         if not holds_its_place(w, by_name[n].workload)),
-                        key=lambda x: (-x.priority, x.name))
+        takers = sorted(
+            (by_name[n].workload for n in pool if not holds_its_place(w, by_name[n].workload)),
+            key=lambda x: (-x.priority, x.name),
+        )
         if not takers:  # it left for another reason (a quota, a smaller target): explain says
             continue
         shown = ", ".join(f"{x.name} (priority {priority_name(x.priority)})" for x in takers[:3])
         more = f" and {len(takers) - 3} more" if len(takers) > 3 else ""
-        why = "it is preemptible" if w.preemptible else (
-            f"priority {priority_name(w.priority)} yields to higher priority")
+        why = (
+            "it is preemptible"
+            if w.preemptible
+            else (f"priority {priority_name(w.priority)} yields to higher priority")
+        )
         reason = f"preempted on {was} by {shown}{more}: {why}"
         out.append(Preempted(name, w.priority, was, [x.name for x in takers], reason))
     return out
 
 
-def _cheap_displacement(state: PlanState, over: dict[Key, list[Overflow]],
-                        ) -> tuple[list[int], int] | None:
+def _cheap_displacement(
+    state: PlanState,
+    over: dict[Key, list[Overflow]],
+) -> tuple[list[int], int] | None:
     """Placed work whose removal makes room, lightest first: an upper bound on the least
     (blocking.displacement finds that with CP-SAT, too slow for every unplaced workload of a
     large plan). None when removing everything in the way is not enough."""
     short = {o.row: o.used + o.need - o.rhs for os in over.values() for o in os}
-    occupants = sorted({m for r in short for m, _ in state.members[r]},
-                       key=lambda m: (state.weight.get(m, 1), m))
+    occupants = sorted(
+        {m for r in short for m, _ in state.members[r]}, key=lambda m: (state.weight.get(m, 1), m)
+    )
     chosen: list[int] = []
     for m in occupants:
         if all(left <= 0 for left in short.values()):
@@ -100,8 +122,13 @@ def _cheap_displacement(state: PlanState, over: dict[Key, list[Overflow]],
     return chosen, sum(state.weight.get(m, 1) for m in chosen)
 
 
-def not_preempted(d: Decision, state: PlanState, assignment: dict[str, Candidate],
-                  previous: dict[str, str], workloads: dict[str, Workload]) -> str | None:
+def not_preempted(
+    d: Decision,
+    state: PlanState,
+    assignment: dict[str, Candidate],
+    previous: dict[str, str],
+    workloads: dict[str, Workload],
+) -> str | None:
     """For a workload the previous plan did not place and that is unplaced now, when
     protection keeps it out: on some candidate, placed work whose removal would make room
     (lightest first) is worth less than it, so without protection the objective would take
@@ -116,12 +143,17 @@ def not_preempted(d: Decision, state: PlanState, assignment: dict[str, Candidate
         found = _cheap_displacement(state, over) if over else None
         if found is None or found[1] >= state.weight.get(v, 0):
             continue
-        kept |= {n for u in found[0] if (n := state.workload_of(u).name) in previous
-                 and holds_its_place(workloads[n], w)}
+        kept |= {
+            n
+            for u in found[0]
+            if (n := state.workload_of(u).name) in previous and holds_its_place(workloads[n], w)
+        }
     if not kept:
         return None
     names = sorted(kept)
     where = ", ".join(sorted({assignment[n].target.id for n in names}))
     more = f" and {len(names) - 3} more" if len(names) > 3 else ""
-    return (f"not preempted for it on {where}: planned {', '.join(names[:3])}{more} "
-            f"(priority {priority_name(w.priority)} or higher; only higher priority preempts)")
+    return (
+        f"not preempted for it on {where}: planned {', '.join(names[:3])}{more} "
+        f"(priority {priority_name(w.priority)} or higher; only higher priority preempts)"
+    )

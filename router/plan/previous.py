@@ -36,13 +36,14 @@ class Previous:
 
     def __post_init__(self) -> None:
         if not self.assignment:
-            self.assignment = {p["workload"]: p["target_id"]
-                               for p in self.doc.get("placements", [])}
+            self.assignment = {
+                p["workload"]: p["target_id"] for p in self.doc.get("placements", [])
+            }
 
 
 def load_previous(spec: str, project: Project, options: SolveOptions | None = None) -> Previous:
     if spec.startswith(GIT_PREFIX):
-        return previous_from_git(spec[len(GIT_PREFIX):], project, options)
+        return previous_from_git(spec[len(GIT_PREFIX) :], project, options)
     return previous_from_file(Path(spec))
 
 
@@ -50,21 +51,28 @@ def previous_from_file(path: Path) -> Previous:
     try:
         text = path.read_text(encoding="utf-8-sig")  # an editor's byte order mark is fine
     except OSError as e:
-        raise LoadError(f"cannot read the previous plan: {e.strerror}", path=str(path),
-                        hint="give a plan.json written by `router plan`, or git:REF") from None
+        raise LoadError(
+            f"cannot read the previous plan: {e.strerror}",
+            path=str(path),
+            hint="give a plan.json written by `router plan`, or git:REF",
+        ) from None
     except UnicodeDecodeError:
         raise LoadError("not a plan.json: the file is not UTF-8 text", path=str(path)) from None
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
         # Line, column and a caret: a minified plan.json is all one line.
-        raise LoadError(f"not a plan.json: {e.msg}",
-                        Span(Source(str(path), text), e.lineno, e.colno)) from None
+        raise LoadError(
+            f"not a plan.json: {e.msg}", Span(Source(str(path), text), e.lineno, e.colno)
+        ) from None
     if not isinstance(doc, dict) or "placements" not in doc:
         raise LoadError("not a plan.json: no placements", path=str(path))
     if doc.get("format_version") != "1":
-        raise LoadError(f"plan.json format_version {doc.get('format_version')!r} is not "
-                        "supported (expected \"1\")", path=str(path))
+        raise LoadError(
+            f"plan.json format_version {doc.get('format_version')!r} is not "
+            'supported (expected "1")',
+            path=str(path),
+        )
     _check_entries(doc, Source(str(path), text))
     # Only the name: the same plan diffed from another folder gives the same bytes.
     return Previous(f"file:{path.name}", doc)
@@ -73,10 +81,18 @@ def previous_from_file(path: Path) -> Previous:
 # What the diff and the solver read of each section's entries (a hand-edited plan.json may
 # say anything): field -> the JSON types it may have.
 _FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
-    "placements": {"workload": (str,), "target_id": (str,), "rule": (str, type(None)),
-                   "rule_source": (str, type(None))},
-    "denied": {"workload": (str,), "rule": (str, type(None)), "rule_source": (str, type(None)),
-               "message": (str, type(None))},
+    "placements": {
+        "workload": (str,),
+        "target_id": (str,),
+        "rule": (str, type(None)),
+        "rule_source": (str, type(None)),
+    },
+    "denied": {
+        "workload": (str,),
+        "rule": (str, type(None)),
+        "rule_source": (str, type(None)),
+        "message": (str, type(None)),
+    },
     "unplaced": {"workload": (str,), "rule": (str, type(None)), "reasons": (list,)},
     "unrouted": {"workload": (str,), "reasons": (list,)},
 }
@@ -115,12 +131,16 @@ def _check_entries(doc: dict[str, Any], source: Source) -> None:
                 strings = not isinstance(value, list) or all(isinstance(r, str) for r in value)
                 if not isinstance(value, types) or not strings:
                     want = "a list of strings" if name == "reasons" else "a string"
-                    fail((section, n, name),
-                         f"{at}.{name}: expected {want}, got {_json_type(value)}")
+                    fail(
+                        (section, n, name), f"{at}.{name}: expected {want}, got {_json_type(value)}"
+                    )
             name = entry["workload"]
             if name in seen:
-                fail((section, n, "workload"), f"{at}: workload {name!r} is already in the "
-                     f"previous plan at {seen[name]}; a plan names each workload once")
+                fail(
+                    (section, n, "workload"),
+                    f"{at}: workload {name!r} is already in the "
+                    f"previous plan at {seen[name]}; a plan names each workload once",
+                )
             seen[name] = at
 
 
@@ -138,14 +158,16 @@ def _json_type(value: Any) -> str:
 
 def _git(cwd: Path, *args: str, data: bytes | None = None) -> bytes:
     try:
-        done = subprocess.run(["git", "-C", str(cwd), *args], input=data, capture_output=True,
-                              check=False)
+        done = subprocess.run(
+            ["git", "-C", str(cwd), *args], input=data, capture_output=True, check=False
+        )
     except FileNotFoundError:
         raise PlanError("--previous git:REF needs git on the PATH") from None
     if done.returncode:
         message = done.stderr.decode(errors="replace").strip().splitlines()
-        raise PlanError(f"git {' '.join(args[:2])} failed: "
-                        f"{message[-1] if message else done.returncode}")
+        raise PlanError(
+            f"git {' '.join(args[:2])} failed: {message[-1] if message else done.returncode}"
+        )
     return done.stdout
 
 
@@ -157,8 +179,7 @@ def _in_repo(path: Path, top: Path, what: str) -> str:
     return rel.as_posix() if rel.parts else "."
 
 
-def previous_from_git(ref: str, project: Project,
-                      options: SolveOptions | None = None) -> Previous:
+def previous_from_git(ref: str, project: Project, options: SolveOptions | None = None) -> Previous:
     """Plan the project as it was at `ref`; the caller's project gives the paths."""
     from router.emit import assign_artifacts
     from router.plan.build import build_plan
@@ -169,16 +190,17 @@ def previous_from_git(ref: str, project: Project,
     try:
         top = Path(_git(root, "rev-parse", "--show-toplevel").decode().strip()).resolve()
     except PlanError as e:
-        raise PlanError(f"--previous {against}: the project {root} is not in a git "
-                        f"repository ({e.message})",
-                        hint="give a plan.json instead, or run inside the platform's repo"
-                        ) from None
+        raise PlanError(
+            f"--previous {against}: the project {root} is not in a git repository ({e.message})",
+            hint="give a plan.json instead, or run inside the platform's repo",
+        ) from None
     try:
         commit = _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except PlanError:
-        raise PlanError(f"no git revision {ref!r} in {top}",
-                        hint="in CI, fetch the history (actions/checkout with fetch-depth: 0)"
-                        ) from None
+        raise PlanError(
+            f"no git revision {ref!r} in {top}",
+            hint="in CI, fetch the history (actions/checkout with fetch-depth: 0)",
+        ) from None
     sha = commit.decode().strip()
     parts = {
         "project": _in_repo(root, top, "the project folder"),
@@ -186,28 +208,35 @@ def previous_from_git(ref: str, project: Project,
         "inventory": _in_repo(project.inventory, top, "the inventory"),
         "workloads": _in_repo(project.workloads, top, "the workloads"),
     }
-    out_rel = PurePosixPath(_in_repo(project.out, top, "out/")) if _inside(project.out, top) \
-        else None
+    out_rel = (
+        PurePosixPath(_in_repo(project.out, top, "out/")) if _inside(project.out, top) else None
+    )
     with tempfile.TemporaryDirectory(prefix="router-previous-") as tmp:
         base = Path(tmp)
         present = {k: _extract(top, sha, rel, base, out_rel) for k, rel in parts.items()}
         inputs = ("policy", "inventory", "workloads")
         if not any(present[k] for k in inputs):
-            return Previous(against, dict(EMPTY_DOC),
-                            note=f"{ref} has no router project yet: everything is new")
+            return Previous(
+                against, dict(EMPTY_DOC), note=f"{ref} has no router project yet: everything is new"
+            )
         missing = [k for k in inputs if not present[k]]
         if missing:
-            raise PlanError(f"{ref} has no {' or '.join(parts[k] for k in missing)}",
-                            hint="--previous compares with the project as it was at REF")
+            raise PlanError(
+                f"{ref} has no {' or '.join(parts[k] for k in missing)}",
+                hint="--previous compares with the project as it was at REF",
+            )
 
         def moved(p: Path) -> Path:
             return base / _in_repo(p, top, "path")
 
         # Today's layout applied to the revision's files: router.yaml and -p/-i/-w as given now.
-        at_ref = load_project(moved(project.root), policy=moved(project.policy),
-                              inventory=moved(project.inventory),
-                              workloads=moved(project.workloads),
-                              out=base / ".router-previous-out")
+        at_ref = load_project(
+            moved(project.root),
+            policy=moved(project.policy),
+            inventory=moved(project.inventory),
+            workloads=moved(project.workloads),
+            out=base / ".router-previous-out",
+        )
         solve_options = SolveOptions(
             workers=options.workers if options else SolveOptions().workers,
             deterministic_limit=options.deterministic_limit if options else None,
@@ -251,7 +280,7 @@ def _extract(top: Path, sha: str, rel: str, base: Path, skip: PurePosixPath | No
     for path, _ in blobs:
         header_end = data.index(b"\n", pos)
         size = int(data[pos:header_end].split()[2])
-        content = data[header_end + 1: header_end + 1 + size]
+        content = data[header_end + 1 : header_end + 1 + size]
         pos = header_end + 1 + size + 1
         target = base.joinpath(*PurePosixPath(path).parts)
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -40,8 +40,10 @@ def _table(rows: list[list[str]], header: list[str]) -> list[str]:
 
 def totals(doc: dict[str, Any]) -> str:
     s = doc["summary"]
-    return (f"{s['placed']} placed, {s['denied']} denied, {s['unrouted']} unrouted, "
-            f"{s['unplaced']} unplaced of {s['workloads']} workloads.")
+    return (
+        f"{s['placed']} placed, {s['denied']} denied, {s['unrouted']} unrouted, "
+        f"{s['unplaced']} unplaced of {s['workloads']} workloads."
+    )
 
 
 def summary_line(doc: dict[str, Any]) -> str:
@@ -65,26 +67,31 @@ def _rule(p: dict[str, Any]) -> str:
 def _diff_lines(diff: dict[str, Any]) -> list[str]:
     if not diff["changes"]:
         return [f"No changes against {diff['against']}."]
-    return [f"Changes against {diff['against']}:",
-            *("  " + change_line(c) for c in diff["changes"])]
+    return [
+        f"Changes against {diff['against']}:",
+        *("  " + change_line(c) for c in diff["changes"]),
+    ]
 
 
 def solver_line(doc: dict[str, Any]) -> str:
     s = doc["solver"]
     lp = s["lp_bound"]
     lp_text = f", LP bound {lp:g}" if lp is not None else ""
-    return (f"Solver: {s['status']}, objective {s['objective']}, bound {s['bound']}, "
-            f"gap {100 * s['gap']:.2f}%{lp_text} (seed {s['seed']})")
+    return (
+        f"Solver: {s['status']}, objective {s['objective']}, bound {s['bound']}, "
+        f"gap {100 * s['gap']:.2f}%{lp_text} (seed {s['seed']})"
+    )
 
 
 def render_text(doc: dict[str, Any]) -> str:
     out: list[str] = []
     for (backend, cluster), items in _groups(doc):
         out.append(f"{backend} / {cluster}")
-        rows = [[p["workload"], p["kind"], p["target"], _resources(p), _rule(p)]
-                for p in items]
-        out += ["  " + line for line in _table(rows, ["WORKLOAD", "KIND", "TARGET",
-                                                       "RESOURCES", "RULE"])]
+        rows = [[p["workload"], p["kind"], p["target"], _resources(p), _rule(p)] for p in items]
+        out += [
+            "  " + line
+            for line in _table(rows, ["WORKLOAD", "KIND", "TARGET", "RESOURCES", "RULE"])
+        ]
         out.append("")
     out += _problems(doc)
     diff = doc.get("diff")
@@ -92,8 +99,13 @@ def render_text(doc: dict[str, Any]) -> str:
         out.append(summary_line(doc))
         out.append(solver_line(doc))
     else:
-        out += [*_diff_lines(diff), "", f"Totals: {totals(doc)}", solver_line(doc),
-                diff_summary_line(diff)]
+        out += [
+            *_diff_lines(diff),
+            "",
+            f"Totals: {totals(doc)}",
+            solver_line(doc),
+            diff_summary_line(diff),
+        ]
     return "\n".join(out) + "\n"
 
 
@@ -175,20 +187,39 @@ def render_markdown(doc: dict[str, Any]) -> str:
         f"{_resources(p)} | `{p['rule']}` |"
         for p in doc["placements"]
     ]
-    table = ["| workload | kind | backend | cluster | target | resources | rule |",
-             "|---|---|---|---|---|---|---|", *rows, ""] if rows else []
+    table = (
+        [
+            "| workload | kind | backend | cluster | target | resources | rule |",
+            "|---|---|---|---|---|---|---|",
+            *rows,
+            "",
+        ]
+        if rows
+        else []
+    )
     if diff is None:
         out += table
     elif table:
-        out += [f"<details><summary>All placements: {totals(doc)}</summary>", "", *table,
-                "</details>", ""]
+        out += [
+            f"<details><summary>All placements: {totals(doc)}</summary>",
+            "",
+            *table,
+            "</details>",
+            "",
+        ]
     problems = (
-        [f"- denied `{d['workload']}`: {_cell(d['message'])} (`{d['rule']}`)"
-         for d in doc["denied"]]
-        + [f"- unrouted `{u['workload']}`: {_cell('; '.join(u['reasons']))}"
-           for u in doc["unrouted"]]
-        + [f"- unplaced `{u['workload']}`: {_cell('; '.join(u['reasons']))}"
-           for u in doc["unplaced"]]
+        [
+            f"- denied `{d['workload']}`: {_cell(d['message'])} (`{d['rule']}`)"
+            for d in doc["denied"]
+        ]
+        + [
+            f"- unrouted `{u['workload']}`: {_cell('; '.join(u['reasons']))}"
+            for u in doc["unrouted"]
+        ]
+        + [
+            f"- unplaced `{u['workload']}`: {_cell('; '.join(u['reasons']))}"
+            for u in doc["unplaced"]
+        ]
     )
     if problems:
         out += ["<details><summary>Not placed</summary>", "", *problems, "", "</details>", ""]

@@ -66,8 +66,9 @@ def verify_plan(
     return problems
 
 
-def verify_nodes(inventory: Inventory, running: Running | None,
-                 placements: list[Placement]) -> list[str]:
+def verify_nodes(
+    inventory: Inventory, running: Running | None, placements: list[Placement]
+) -> list[str]:
     """Each placement's recorded nodes against the nodes' free capacity; [] if all fit."""
     problems: list[str] = []
     free: dict[tuple[str, int], list[int]] = {}  # [gpus, cpus, memory, slices...]
@@ -78,8 +79,12 @@ def verify_nodes(inventory: Inventory, running: Running | None,
         for c in classes:
             sl = dict(c.free.slices)
             for i in c.indices:
-                free[sid, i] = [c.free.gpus, c.free.cpus, c.free.memory,
-                                *(sl.get(p, 0) for p in profiles[sid])]
+                free[sid, i] = [
+                    c.free.gpus,
+                    c.free.cpus,
+                    c.free.memory,
+                    *(sl.get(p, 0) for p in profiles[sid]),
+                ]
                 idle[sid, i] = c.idle
     whole_of: dict[tuple[str, int], str] = {}
     pods_on: dict[tuple[str, int], list[str]] = defaultdict(list)
@@ -112,17 +117,22 @@ def verify_nodes(inventory: Inventory, running: Running | None,
                 else:
                     f[3 + profiles[sid].index(r.mig)] -= r.gpus_per_node
     for (sid, i), f in sorted(free.items()):
-        over = [what for what, left in zip(["GPUs", "CPUs", "memory",
-                                            *(f"{p} slices" for p in profiles[sid])], f,
-                                           strict=True) if left < 0]
+        over = [
+            what
+            for what, left in zip(
+                ["GPUs", "CPUs", "memory", *(f"{p} slices" for p in profiles[sid])], f, strict=True
+            )
+            if left < 0
+        ]
         if over:
             who = ", ".join(sorted(set(pods_on[sid, i])))
             problems.append(f"node {i} of {sid}: over its free {over[0]} ({who})")
     return problems
 
 
-def _spreads(policy: ast.Policy, inventory: Inventory, decisions: list[Decision],
-             placements: list[Placement]) -> list[str]:
+def _spreads(
+    policy: ast.Policy, inventory: Inventory, decisions: list[Decision], placements: list[Placement]
+) -> list[str]:
     """Each spread group's placements per attribute value against its max (spread.py)."""
     problems: list[str] = []
     target_of = {p.workload.name: p.target.id for p in placements}
@@ -138,10 +148,15 @@ def _spreads(policy: ast.Policy, inventory: Inventory, decisions: list[Decision]
                 continue
             places = {s.values[c.target.id] for d in members for c in d.candidates}
             most = s.limit(len(members), len(places))
-            on = Counter(s.values[target_of[d.workload.name]] for d in members
-                         if d.workload.name in target_of)
+            on = Counter(
+                s.values[target_of[d.workload.name]]
+                for d in members
+                if d.workload.name in target_of
+            )
             for value in sorted(on, key=order):
                 if on[value] > most:
-                    problems.append(f"spread {s.name} ({s.source}): {s.group_text(key)} has "
-                                    f"{on[value]} > {most} on {s.attribute} {show(value)}")
+                    problems.append(
+                        f"spread {s.name} ({s.source}): {s.group_text(key)} has "
+                        f"{on[value]} > {most} on {s.attribute} {show(value)}"
+                    )
     return problems

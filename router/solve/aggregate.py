@@ -112,7 +112,7 @@ class Aggregate:
             k = 0
             for v in vs:
                 if counts[v]:
-                    out[v] = group.members[k:k + counts[v]]
+                    out[v] = group.members[k : k + counts[v]]
                     k += counts[v]
         return out
 
@@ -168,8 +168,18 @@ def build_aggregate(
         if g is None:
             index[key] = g = len(groups)
             pw = w.priority_weight
-            groups.append(Group([], d.candidates, pw * work(d), pw, was, member,
-                                spread_groups, bool(was and w.preemptible)))
+            groups.append(
+                Group(
+                    [],
+                    d.candidates,
+                    pw * work(d),
+                    pw,
+                    was,
+                    member,
+                    spread_groups,
+                    bool(was and w.preemptible),
+                )
+            )
         groups[g].members.append(i)
     for group in groups:
         group.members.sort(key=lambda i: routed[i].workload.name)
@@ -197,14 +207,19 @@ def _protect(agg: Aggregate) -> None:
         agg.start, agg.floors = found
 
 
-def _members(d: Decision, quotas: list[QuotaLimit], spreads: list[SpreadLimit],
-             ) -> tuple[tuple[bool, ...], tuple[Hashable, ...]]:
+def _members(
+    d: Decision,
+    quotas: list[QuotaLimit],
+    spreads: list[SpreadLimit],
+) -> tuple[tuple[bool, ...], tuple[Hashable, ...]]:
     """The workload's quota memberships and its group in each spread."""
     if not quotas and not spreads:
         return (), ()
     view = workload_view(d.workload)
-    return (tuple(q.members is None or bool(q.members(view, {})) for q in quotas),
-            tuple(s.group(view) for s in spreads))
+    return (
+        tuple(q.members is None or bool(q.members(view, {})) for q in quotas),
+        tuple(s.group(view) for s in spreads),
+    )
 
 
 def _capacity_rows(agg: Aggregate, caps: list[Capacity]) -> None:
@@ -213,10 +228,12 @@ def _capacity_rows(agg: Aggregate, caps: list[Capacity]) -> None:
     agg.capacity = caps
     comp = {t: ci for ci, cap in enumerate(caps) for t in cap.sets_of}
     agg.cap_of = [comp[agg.candidate(v).target.id] for v in range(len(agg.variables))]
-    agg.items = [item_of(agg.candidate(v).resources, caps[agg.cap_of[v]])
-                 for v in range(len(agg.variables))]
-    agg.allowed = [caps[agg.cap_of[v]].sets_of[agg.candidate(v).target.id]
-                   for v in range(len(agg.variables))]
+    agg.items = [
+        item_of(agg.candidate(v).resources, caps[agg.cap_of[v]]) for v in range(len(agg.variables))
+    ]
+    agg.allowed = [
+        caps[agg.cap_of[v]].sets_of[agg.candidate(v).target.id] for v in range(len(agg.variables))
+    ]
     from router.solve.benders import Nodes  # it builds on this module
 
     agg.nodes = Nodes(agg)
@@ -242,8 +259,9 @@ def _capacity_rows(agg: Aggregate, caps: list[Capacity]) -> None:
 FEW_NODES = 8
 
 
-def cut_rows(agg: Aggregate, cap: Capacity, subject: str, sets: frozenset[str],
-             vs: list[int]) -> list[Row]:
+def cut_rows(
+    agg: Aggregate, cap: Capacity, subject: str, sets: frozenset[str], vs: list[int]
+) -> list[Row]:
     """Valid rows for the variables `vs` on the nodes of `sets`, strongest first:
 
     * each axis: Σ usage ≤ the free amount of every node together;
@@ -266,8 +284,12 @@ def cut_rows(agg: Aggregate, cap: Capacity, subject: str, sets: frozenset[str],
             out.append(Row(terms, rhs, kind, subject, resource))
 
     for a, axis in enumerate(cap.axes):
-        add([(items[v].usage(cap.full)[a], v) for v in vs],
-            sum(g.count * g.free[a] for g in groups), "capacity", axis)
+        add(
+            [(items[v].usage(cap.full)[a], v) for v in vs],
+            sum(g.count * g.free[a] for g in groups),
+            "capacity",
+            axis,
+        )
     empty = sum(g.count for g in groups if g.empty)
     add([(items[v].whole, v) for v in vs], empty, "nodes", "nodes")
     for a, axis in enumerate(cap.axes):
@@ -276,15 +298,23 @@ def cut_rows(agg: Aggregate, cap: Capacity, subject: str, sets: frozenset[str],
             continue
         seen: set[frozenset[int]] = set()
         for k in (1, 2, 3) if sum(g.count for g in groups) <= FEW_NODES else (1,):
-            big = frozenset(v for v in vs if not items[v].whole
-                            and items[v].demand[a] * (k + 1) > most)
+            big = frozenset(
+                v for v in vs if not items[v].whole and items[v].demand[a] * (k + 1) > most
+            )
             if not big or big in seen:
                 continue
             seen.add(big)
             least = min(items[v].demand[a] for v in big)
             rhs = sum(g.count * (k if g.empty else min(k, g.free[a] // least)) for g in groups)
-            add([(k * items[v].whole if items[v].whole else items[v].pods if v in big else 0, v)
-                 for v in vs], rhs, "nodes", f"nodes for pods of over 1/{k + 1} node's {axis}")
+            add(
+                [
+                    (k * items[v].whole if items[v].whole else items[v].pods if v in big else 0, v)
+                    for v in vs
+                ],
+                rhs,
+                "nodes",
+                f"nodes for pods of over 1/{k + 1} node's {axis}",
+            )
     return out
 
 
@@ -301,8 +331,17 @@ def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:
                     if u:
                         terms.append((u, v))
         if terms:
-            agg.rows.append(Row(terms, q.amount, "quota", q.label, q.resource, q.source,
-                                (q.share,) if q.share else ()))
+            agg.rows.append(
+                Row(
+                    terms,
+                    q.amount,
+                    "quota",
+                    q.label,
+                    q.resource,
+                    q.source,
+                    (q.share,) if q.share else (),
+                )
+            )
 
 
 def _spread_rows(agg: Aggregate, spreads: list[SpreadLimit]) -> None:
@@ -330,9 +369,17 @@ def _spread_rows(agg: Aggregate, spreads: list[SpreadLimit]) -> None:
                 if reach <= most:
                     continue
                 place = f"{s.attribute}={show(value)}"
-                agg.rows.append(Row([(1, v) for v in vs], most, "spread", s.name,
-                                    f"{named} on {place}", s.source,
-                                    (named, s.attribute, show(value))))
+                agg.rows.append(
+                    Row(
+                        [(1, v) for v in vs],
+                        most,
+                        "spread",
+                        s.name,
+                        f"{named} on {place}",
+                        s.source,
+                        (named, s.attribute, show(value)),
+                    )
+                )
 
 
 def gpu_waste(agg: Aggregate, v: int) -> int:
@@ -360,13 +407,29 @@ def _levels(agg: Aggregate) -> None:
     gs, cand = agg.groups, agg.candidate
     agg.levels = [
         Level("placed_work", 1, [(gs[g].weight, v) for v, (g, _) in enumerate(agg.variables)]),
-        Level("rank", -1, [(gs[g].priority_weight * cand(v).rank, v)
-                           for v, (g, _) in enumerate(agg.variables) if cand(v).rank]),
-        Level("stability", 1, [(1, v) for v, (g, _) in enumerate(agg.variables)
-                               if gs[g].previous == cand(v).target.id]),
-        Level("preference", -1, [(cand(v).pref, v) for v in range(len(agg.variables))
-                                 if cand(v).pref]),
-        Level("gpu_nodes", -1, [(w, v) for v in range(len(agg.variables))
-                                if (w := gpu_waste(agg, v))]),
+        Level(
+            "rank",
+            -1,
+            [
+                (gs[g].priority_weight * cand(v).rank, v)
+                for v, (g, _) in enumerate(agg.variables)
+                if cand(v).rank
+            ],
+        ),
+        Level(
+            "stability",
+            1,
+            [
+                (1, v)
+                for v, (g, _) in enumerate(agg.variables)
+                if gs[g].previous == cand(v).target.id
+            ],
+        ),
+        Level(
+            "preference", -1, [(cand(v).pref, v) for v in range(len(agg.variables)) if cand(v).pref]
+        ),
+        Level(
+            "gpu_nodes", -1, [(w, v) for v in range(len(agg.variables)) if (w := gpu_waste(agg, v))]
+        ),
         Level("tie_break", -1, [(tie[v], v) for v in range(len(agg.variables)) if tie[v]]),
     ]

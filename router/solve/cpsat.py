@@ -180,8 +180,9 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> SolveResult:
     return solve_aggregate(agg, options)
 
 
-def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
-                    hint: list[int] | None = None) -> SolveResult:
+def solve_aggregate(
+    agg: Aggregate, options: SolveOptions | None = None, hint: list[int] | None = None
+) -> SolveResult:
     opts = options or SolveOptions()
     started = time.perf_counter()
     if hint is None:
@@ -208,8 +209,11 @@ def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
     optimal = [True] * len(names)
     det_time = 0.0
     total = max(1, len(agg.variables))
-    budget = (opts.deterministic_limit if opts.deterministic_limit is not None
-              else auto_limit(len(agg.variables)))
+    budget = (
+        opts.deterministic_limit
+        if opts.deterministic_limit is not None
+        else auto_limit(len(agg.variables))
+    )
 
     def run(k: int) -> tuple[list[tuple[int, int, bool]], float]:
         comp = comps[k]
@@ -241,17 +245,22 @@ def solve_aggregate(agg: Aggregate, options: SolveOptions | None = None,
             optimal = [False] * len(names)
             for li, level in enumerate(agg.levels):
                 value[li] = sum(c * counts[v] for c, v in level.terms)
-                bound[li] = max(bound[li], value[li]) if level.sense > 0 else min(
-                    bound[li], value[li])
-    reports = [LevelReport(n, "OPTIMAL" if optimal[li] else "FEASIBLE", value[li], bound[li])
-               for li, n in enumerate(names)]
+                bound[li] = (
+                    max(bound[li], value[li]) if level.sense > 0 else min(bound[li], value[li])
+                )
+    reports = [
+        LevelReport(n, "OPTIMAL" if optimal[li] else "FEASIBLE", value[li], bound[li])
+        for li, n in enumerate(names)
+    ]
     overall = "EMPTY" if not agg.variables else "OPTIMAL" if all(optimal) else "FEASIBLE"
     assignment: dict[str, Candidate] = {
         agg.routed[i].workload.name: c for i, c in agg.split(counts).items()
     }
-    on_nodes = ({agg.routed[i].workload.name: n
-                 for i, n in agg.nodes.assign(counts, packings).items()}
-                if agg.nodes is not None else {})
+    on_nodes = (
+        {agg.routed[i].workload.name: n for i, n in agg.nodes.assign(counts, packings).items()}
+        if agg.nodes is not None
+        else {}
+    )
     first = reports[0] if reports else LevelReport("placed_work", overall, 0, 0)
     return SolveResult(
         assignment=assignment,
@@ -293,8 +302,12 @@ def _solve_component(
             model.add(sum(y[v] for v in vs) >= agg.floors[g])  # protected planned work
     for r in comp.rows:
         row = agg.rows[r]
-        model.add(cp_model.LinearExpr.weighted_sum([y[v] for _, v in row.terms],
-                                                   [c for c, _ in row.terms]) <= row.rhs)
+        model.add(
+            cp_model.LinearExpr.weighted_sum(
+                [y[v] for _, v in row.terms], [c for c, _ in row.terms]
+            )
+            <= row.rhs
+        )
     solver = cp_model.CpSolver()
     p = solver.parameters
     p.random_seed = SEED
@@ -316,9 +329,11 @@ def _solve_component(
     # gpu_nodes and the tie-break are solved as one lexicographic objective (W·gpu + tie,
     # W above any tie-break sum): the same optimum as two solves, at the cost of one.
     names = [lv.name for lv in agg.levels]
-    joined = {li: li + 1 for li in range(len(names) - 1)
-              if names[li] == "gpu_nodes" and names[li + 1] == "tie_break"
-              and terms[li] and terms[li + 1]}
+    joined = {
+        li: li + 1
+        for li in range(len(names) - 1)
+        if names[li] == "gpu_nodes" and names[li + 1] == "tie_break" and terms[li] and terms[li + 1]
+    }
     for li, level in enumerate(agg.levels):
         ts = terms[li]
         if li - 1 in joined:
@@ -331,14 +346,18 @@ def _solve_component(
             out.append((0, 0, True))
             continue
         # Placed work and stability get the big budgets; the others polish a plan made.
-        budget = limit * (1.0 if li == 0 else STABILITY_SHARE
-                          if level.name == "stability" else LOWER_LEVEL_SHARE)
+        budget = limit * (
+            1.0 if li == 0 else STABILITY_SHARE if level.name == "stability" else LOWER_LEVEL_SHARE
+        )
         expr = cp_model.LinearExpr.weighted_sum([y[v] for _, v in ts], [c for c, _ in ts])
         current = sum(c * counts[v] for c, v in ts)
         biased = bool(stays) and li < stab
         m = scale if biased else 1
-        goal = m * expr + (stay_expr if biased else 0) if level.sense > 0 else (
-            m * expr - (stay_expr if biased else 0))
+        goal = (
+            m * expr + (stay_expr if biased else 0)
+            if level.sense > 0
+            else (m * expr - (stay_expr if biased else 0))
+        )
         if level.sense > 0:
             model.maximize(goal)
         else:
@@ -348,8 +367,9 @@ def _solve_component(
         proven = True  # False once a solution had to be repaired or given up
         status = cp_model.UNKNOWN
         small = len(comp.variables) <= SMALL_COMPONENT  # solves are cheap: cut until it packs
-        rounds = (SMALL_ROUNDS if small else CUT_ROUNDS) if li == 0 else (
-            SMALL_ROUNDS if small else 0)
+        rounds = (
+            (SMALL_ROUNDS if small else CUT_ROUNDS) if li == 0 else (SMALL_ROUNDS if small else 0)
+        )
         # The levels below placed work start from a complete, feasible hint and only polish
         # it: presolve (which the packing cuts make longer) would eat their small budgets.
         p.cp_model_presolve = li == 0 or not cut_lits
@@ -370,8 +390,9 @@ def _solve_component(
             old_stay = sum(counts[v] for _, v in stays)
             new_stay = sum(sol[v] for _, v in stays)
             # Never worse than the hint (the greedy plan, or the previous level's solution).
-            if not ((found - current) * level.sense > 0
-                    or (found == current and new_stay > old_stay)):
+            if not (
+                (found - current) * level.sense > 0 or (found == current and new_stay > old_stay)
+            ):
                 break
             trial = [0] * len(counts)
             for v in comp.variables:
@@ -401,8 +422,7 @@ def _solve_component(
                 break
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             raw = solver.best_objective_bound
-            best = (math.floor(raw / m + 1e-9) if level.sense > 0
-                    else math.ceil(raw / m - 1e-9))
+            best = math.floor(raw / m + 1e-9) if level.sense > 0 else math.ceil(raw / m - 1e-9)
         elif status == cp_model.INFEASIBLE and level.sense > 0:
             best = reached  # the cuts leave nothing better than what is reached
         else:
@@ -410,8 +430,9 @@ def _solve_component(
             best = sum(c * agg.bound(v) for c, v in ts if c * level.sense > 0)
         done = proven and status == cp_model.OPTIMAL and reached == found
         if partner is None:
-            out.append((reached,
-                        max(best, reached) if level.sense > 0 else min(best, reached), done))
+            out.append(
+                (reached, max(best, reached) if level.sense > 0 else min(best, reached), done)
+            )
         else:  # both levels' own values; their bounds are the trivial 0 unless proven
             for lv in (li, partner):
                 got = sum(c * counts[v] for c, v in terms[lv])
@@ -422,8 +443,9 @@ def _solve_component(
     return out, det
 
 
-def _add_cut(model: Any, y: dict[int, Any], cut: list[tuple[int, int]],
-             lits: list[tuple[Any, int, int]]) -> None:
+def _add_cut(
+    model: Any, y: dict[int, Any], cut: list[tuple[int, int]], lits: list[tuple[Any, int, int]]
+) -> None:
     """Not all of these counts at once (benders.py): some y_v ≤ c_v − 1. Its literals go to
     `lits` (literal, v, c) so that hints can set them too."""
     mine = []
@@ -435,8 +457,9 @@ def _add_cut(model: Any, y: dict[int, Any], cut: list[tuple[int, int]],
     model.add_bool_or(mine)
 
 
-def _repaired(agg: Aggregate, comp: Component, trial: list[int],
-              bad: list[int]) -> list[int] | None:
+def _repaired(
+    agg: Aggregate, comp: Component, trial: list[int], bad: list[int]
+) -> list[int] | None:
     """The component's counts with the members least worth taken off each component that
     does not pack, then completed greedily on the real nodes (benders.Nodes.repair)."""
     from router.solve.greedy import first_fit_decreasing

@@ -35,13 +35,13 @@ class Filler:
     """Counts being built member by member: every row's slack and, per capacity component,
     the real nodes (pack.Packing), so that whatever it places fits node by node."""
 
-    def __init__(self, agg: Aggregate, start: list[int] | None = None,
-                 canonical: bool = False) -> None:
+    def __init__(
+        self, agg: Aggregate, start: list[int] | None = None, canonical: bool = False
+    ) -> None:
         self.agg = agg
         self.touches = rows_of(agg)
         self.counts = list(start) if start is not None else [0] * len(agg.variables)
-        self.slack = [row.rhs - sum(c * self.counts[v] for c, v in row.terms)
-                      for row in agg.rows]
+        self.slack = [row.rhs - sum(c * self.counts[v] for c, v in row.terms) for row in agg.rows]
         self.packs: dict[int, Packing] = {}
         # With `repack`, a member that first fit cannot add is tried once more on a fresh
         # packing of its whole component (pack.first_fit in every order): the room is often
@@ -50,8 +50,11 @@ class Filler:
         self.tries: dict[int, int] = {}
         if start is not None and agg.nodes is not None:  # start's own packing, to build on
             for ci in sorted({agg.cap_of[v] for v, n in enumerate(start) if n}):
-                found = (agg.nodes.canonical(ci, start) if canonical
-                         else agg.nodes.packs(ci, start).packing)
+                found = (
+                    agg.nodes.canonical(ci, start)
+                    if canonical
+                    else agg.nodes.packs(ci, start).packing
+                )
                 assert found is not None, "a start that does not fit its nodes"
                 self.packs[ci] = found.copy()
 
@@ -85,9 +88,16 @@ class Filler:
         added = 0
         while added < more and self.tries.get(ci, 0) < REPACK_TRIES:
             self.tries[ci] = self.tries.get(ci, 0) + 1
-            entries = [Entry(u, agg.items[u], agg.allowed[u],
-                             self.counts[u] + (got + added + 1 if u == v else 0))
-                       for u in agg.nodes.by_cap[ci] if self.counts[u] or u == v]
+            entries = [
+                Entry(
+                    u,
+                    agg.items[u],
+                    agg.allowed[u],
+                    self.counts[u] + (got + added + 1 if u == v else 0),
+                )
+                for u in agg.nodes.by_cap[ci]
+                if self.counts[u] or u == v
+            ]
             found = first_fit(cap, entries)
             if found is None:
                 break
@@ -106,8 +116,7 @@ class Filler:
 def by_preference(agg: Aggregate, vs: list[int]) -> list[int]:
     """Candidates best first: rank, `prefer` place, CPU work off GPU nodes, target id."""
     c = agg.candidate
-    return sorted(vs, key=lambda v: (c(v).rank, c(v).pref, bool(gpu_waste(agg, v)),
-                                     c(v).target.id))
+    return sorted(vs, key=lambda v: (c(v).rank, c(v).pref, bool(gpu_waste(agg, v)), c(v).target.id))
 
 
 def completed(agg: Aggregate, counts: list[int]) -> tuple[list[int], dict[int, Packing]]:
@@ -130,8 +139,12 @@ def completed(agg: Aggregate, counts: list[int]) -> tuple[list[int], dict[int, P
     return fill.done(), fill.packs
 
 
-def first_fit_decreasing(agg: Aggregate, start: list[int] | None = None,
-                         groups: list[int] | None = None, packed: bool = False) -> list[int]:
+def first_fit_decreasing(
+    agg: Aggregate,
+    start: list[int] | None = None,
+    groups: list[int] | None = None,
+    packed: bool = False,
+) -> list[int]:
     """Counts per aggregate variable, on real nodes. `start` counts are placed first (class
     by class, as far as rows and nodes allow; with `packed` they are known to fit and are
     kept as they are), then every class is completed. `groups`: only those classes."""

@@ -15,8 +15,10 @@ from router.solve.aggregate import Aggregate
 from router.solve.decompose import Component, components
 
 
-def lp_solve(agg: Aggregate, start: list[int] | None = None,
-             ) -> tuple[float | None, list[float] | None]:
+def lp_solve(
+    agg: Aggregate,
+    start: list[int] | None = None,
+) -> tuple[float | None, list[float] | None]:
     """The LP optimum and an optimal solution (per aggregate variable); (None, None) if GLOP
     fails on some component. With `start`, the LP of what is left once those counts are
     placed: the values are counts on top of them (for iterated rounding, greedy.py)."""
@@ -33,8 +35,14 @@ def lp_solve(agg: Aggregate, start: list[int] | None = None,
     return total, values
 
 
-def _relaxation(solver: Any, agg: Aggregate, groups: list[int], rows: list[int],
-                fixed: list[int], floors: bool = False) -> dict[int, Any]:
+def _relaxation(
+    solver: Any,
+    agg: Aggregate,
+    groups: list[int],
+    rows: list[int],
+    fixed: list[int],
+    floors: bool = False,
+) -> dict[int, Any]:
     """The LP variables of `groups` (counts on top of `fixed`) and the constraints: each
     class's members (and, with `floors`, its floor: preempt.py), and the given rows."""
     y: dict[int, Any] = {}
@@ -57,8 +65,9 @@ def _relaxation(solver: Any, agg: Aggregate, groups: list[int], rows: list[int],
     return y
 
 
-def _component_bound(agg: Aggregate, comp: Component, values: list[float],
-                     fixed: list[int]) -> float | None:
+def _component_bound(
+    agg: Aggregate, comp: Component, values: list[float], fixed: list[int]
+) -> float | None:
     from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
 
     solver = pywraplp.Solver.CreateSolver("GLOP")
@@ -90,12 +99,21 @@ def lp_level_bound(agg: Aggregate, level: str, reached: dict[str, int]) -> float
     solver = pywraplp.Solver.CreateSolver("GLOP")
     if solver is None:
         return None
-    y = _relaxation(solver, agg, list(range(len(agg.groups))), list(range(len(agg.rows))),
-                    [0] * len(agg.variables), floors=True)
+    y = _relaxation(
+        solver,
+        agg,
+        list(range(len(agg.groups))),
+        list(range(len(agg.rows))),
+        [0] * len(agg.variables),
+        floors=True,
+    )
     for name, value in reached.items():
         lv = by_name[name]
-        lo, hi = (float(value), solver.infinity()) if lv.sense > 0 else (
-            -solver.infinity(), float(value))
+        lo, hi = (
+            (float(value), solver.infinity())
+            if lv.sense > 0
+            else (-solver.infinity(), float(value))
+        )
         ct = solver.Constraint(lo, hi)
         for c, v in lv.terms:
             ct.SetCoefficient(y[v], float(c))

@@ -40,8 +40,10 @@ def protected(agg: Aggregate) -> list[bool]:
     return [
         group.previous is not None
         and not group.preemptible
-        and all(waiting.get(agg.candidate(v).target.id, 0) <= group.priority_weight
-                for v in agg.choices[g])
+        and all(
+            waiting.get(agg.candidate(v).target.id, 0) <= group.priority_weight
+            for v in agg.choices[g]
+        )
         for g, group in enumerate(agg.groups)
     ]
 

@@ -47,8 +47,9 @@ def build_problem(
     spreads: list[SpreadLimit] | None = None,
     capacity: list[Capacity] | None = None,
 ) -> Problem:
-    return expand(build_aggregate(decisions, targets, quotas, previous, spreads=spreads,
-                                  capacity=capacity))
+    return expand(
+        build_aggregate(decisions, targets, quotas, previous, spreads=spreads, capacity=capacity)
+    )
 
 
 def expand(agg: Aggregate) -> Problem:

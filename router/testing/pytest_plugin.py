@@ -65,8 +65,11 @@ class Platform:
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("router")
-    group.addoption("--router-platform", default=None,
-                    help="Platform folder (with router.yaml) for the `route` fixture.")
+    group.addoption(
+        "--router-platform",
+        default=None,
+        help="Platform folder (with router.yaml) for the `route` fixture.",
+    )
     parser.addini("router_platform", "Platform folder for the `route` fixture.", default="")
 
 

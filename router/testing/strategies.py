@@ -146,8 +146,11 @@ _OPTIONS = {"slurm": ("exclusive", 'qos = "high"'), "kubernetes": ('queue = "q"'
 def _route(draw: st.DrawFn, keyword: str) -> str:
     backend = draw(st.sampled_from(("slurm", "kubernetes", "any")))
     text = f"{keyword} {backend}"
-    opts = draw(st.lists(st.sampled_from(_OPTIONS[backend]), unique=True, max_size=2)) if (
-        _OPTIONS[backend]) else []
+    opts = (
+        draw(st.lists(st.sampled_from(_OPTIONS[backend]), unique=True, max_size=2))
+        if (_OPTIONS[backend])
+        else []
+    )
     if opts:
         text += " with " + ", ".join(opts)
     where = draw(_where())

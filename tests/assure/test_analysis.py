@@ -44,7 +44,9 @@ def test_example_platform_has_no_errors() -> None:
 
 
 def test_rule_shadowed_by_earlier_rule_with_minimal_witness(tmp_path: Path) -> None:
-    found = run(tmp_path, """
+    found = run(
+        tmp_path,
+        """
         rule training:
           when kind == "training"
           route slurm
@@ -53,7 +55,8 @@ def test_rule_shadowed_by_earlier_rule_with_minimal_witness(tmp_path: Path) -> N
           route slurm with exclusive
         rule rest:
           route any
-    """)
+    """,
+    )
     [f] = [f for f in found if f.code == "unreachable-rule"]
     assert (f.severity, f.line, f.column) == ("error", 4, 6)
     assert "claimed by the earlier rule `training`" in f.message
@@ -63,17 +66,22 @@ def test_rule_shadowed_by_earlier_rule_with_minimal_witness(tmp_path: Path) -> N
 
 
 def test_rule_shadowed_by_several_rules_together(tmp_path: Path) -> None:
-    found = run(tmp_path, """
+    found = run(
+        tmp_path,
+        """
         rule small: when gpus < 4 → slurm
         rule large: when gpus >= 4 → slurm
         rule never: when kind == "batch" → kubernetes
-    """)
+    """,
+    )
     [f] = [f for f in found if f.code == "unreachable-rule"]
     assert f.line == 3 and "`small`" in f.message and "`large`" in f.message
 
 
 def test_rule_shadowed_by_deny(tmp_path: Path) -> None:
-    found = run(tmp_path, """
+    found = run(
+        tmp_path,
+        """
         deny big_notebooks:
           when kind == "notebook" and gpus > 1
           because "no"
@@ -81,44 +89,60 @@ def test_rule_shadowed_by_deny(tmp_path: Path) -> None:
           when kind == "notebook" and gpus >= 2
           route kubernetes
         rule rest: route any
-    """)
+    """,
+    )
     [f] = [f for f in found if f.code == "unreachable-rule"]
     assert f.line == 4 and "denied by `big_notebooks`" in f.message
-    assert f.witness == {"name": "witness", "kind": "notebook",
-                         "image": "registry.example/app:1", "gpus": 2}
+    assert f.witness == {
+        "name": "witness",
+        "kind": "notebook",
+        "image": "registry.example/app:1",
+        "gpus": 2,
+    }
 
 
 def test_contradictory_when(tmp_path: Path) -> None:
-    found = run(tmp_path, """
+    found = run(
+        tmp_path,
+        """
         rule never: when gpus > 4 and gpus < 3 → slurm
         rule rest: route any
-    """)
+    """,
+    )
     assert codes(found) == [("error", "unreachable-rule", 1)]
     assert "never true" in found[0].message
 
 
 def test_reachable_rules_are_not_reported(tmp_path: Path) -> None:
-    found = run(tmp_path, """
+    found = run(
+        tmp_path,
+        """
         let big = 8
         rule big: when kind == "training" and gpus >= big → slurm exclusive
         rule small: when kind == "training" → slurm
         rule long: when duration > 24h and memory >= 64GiB → slurm
         rule labelled: when labels.tier == "prod" or "gpu" in labels → kubernetes
         rule rest: route any
-    """)
+    """,
+    )
     assert [f for f in found if f.severity == "error"] == []
 
 
 def test_unrouted_workloads_get_a_witness(tmp_path: Path) -> None:
-    found = run(tmp_path, """
+    found = run(
+        tmp_path,
+        """
         rule training: when kind == "training" → slurm
-    """)
+    """,
+    )
     [f] = [f for f in found if f.code == "unrouted"]
     assert f.severity == "info" and f.witness is not None and f.witness["kind"] != "training"
 
 
 def test_route_that_fits_no_target(tmp_path: Path) -> None:
-    found = run(tmp_path, """
+    found = run(
+        tmp_path,
+        """
         rule h200:
           when kind == "training"
           route slurm where gpu_type == "h200"
@@ -131,7 +155,8 @@ def test_route_that_fits_no_target(tmp_path: Path) -> None:
           route slurm where gpu_type == "h200"
           else route any
         rule rest: route any
-    """)
+    """,
+    )
     dead = [(f.severity, f.line) for f in found if f.code == "route-never-fits"]
     # a service replica must fit one node; no pool has 16 GPUs per node
     assert dead == [("error", 3), ("error", 6), ("error", 7), ("warning", 10)]
@@ -145,31 +170,40 @@ def test_backend_without_targets(tmp_path: Path) -> None:
 
 
 def test_ignored_options(tmp_path: Path) -> None:
-    found = run(tmp_path, """
+    found = run(
+        tmp_path,
+        """
         rule a: when kind == "training" route any with exclusive
         rule b: when kind == "batch" route any with exclusive where backend == "slurm"
         rule c: when kind == "eval" route kubernetes with hpa
         rule d: when kind == "inference" route kubernetes with operator = "jobset"
         rule rest: route any
-    """)
+    """,
+    )
     ignored = [(f.line, f.message.split("`")[1]) for f in found if f.code == "ignored-option"]
     assert ignored == [(1, "exclusive"), (4, "operator")]
     # `hpa` on kind eval is not ignored: an eval with replicas is a service
 
 
 def test_unused_constant_even_when_options_fold_constants(tmp_path: Path) -> None:
-    found = run(tmp_path, """
+    found = run(
+        tmp_path,
+        """
         let unused = 3
         let hi = "high"
         let days = 2d
         rule a: route slurm with qos = hi, time = days
-    """)
+    """,
+    )
     assert [(f.code, f.line) for f in found if f.code == "unused-constant"] == [
-        ("unused-constant", 1)]
+        ("unused-constant", 1)
+    ]
 
 
 def test_quotas_that_never_bind(tmp_path: Path) -> None:
-    found = run(tmp_path, """
+    found = run(
+        tmp_path,
+        """
         deny big_notebooks:
           when kind == "notebook" and gpus > 1
           because "no"
@@ -188,7 +222,8 @@ def test_quotas_that_never_bind(tmp_path: Path) -> None:
         quota fine:
           for team == "research"
           limit gpus <= 8
-    """)
+    """,
+    )
     lines = [f.line for f in found if f.code == "quota-never-binds"]
     assert lines == [6, 9, 11, 15]
 
@@ -204,13 +239,16 @@ def test_duplicate_names_across_files_are_errors(tmp_path: Path) -> None:
     assert "b.route:2" in text and "defined twice" in text and "a.route:1" in text
 
 
-@pytest.mark.parametrize("condition", [
-    'kind == "training" and gpus >= 8',
-    'kind in ["batch", "eval"] and not (team == "research")',
-    "gpus * 2 > cpus + 3 and duration <= 2d",
-    'labels.tier != "prod" and nodes >= 2 and gpus_per_node == 4',
-    "memory / 2 >= 64GiB or priority > 4",
-])
+@pytest.mark.parametrize(
+    "condition",
+    [
+        'kind == "training" and gpus >= 8',
+        'kind in ["batch", "eval"] and not (team == "research")',
+        "gpus * 2 > cpus + 3 and duration <= 2d",
+        'labels.tier != "prod" and nodes >= 2 and gpus_per_node == 4',
+        "memory / 2 >= 64GiB or priority > 4",
+    ],
+)
 def test_witness_satisfies_the_condition(tmp_path: Path, condition: str) -> None:
     """The witness document, loaded as a real workload, makes the evaluator agree."""
     from router.evaluate.expr import compile_expr

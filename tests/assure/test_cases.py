@@ -83,8 +83,10 @@ def test_targets_options_denial_and_unplaced(tmp_path: Path) -> None:
     results = {r.case.name: r for r in run_cases(ev, quotas, load_cases(tmp_path / "c.yaml"))}
     for name in ("big", "fallback", "denied", "too big"):
         assert results[name].passed, (name, results[name].diffs)
-    assert results["wrong"].diffs == [("denied", False, True),
-                                      ("message", "two GPUs", "notebooks get one GPU")]
+    assert results["wrong"].diffs == [
+        ("denied", False, True),
+        ("message", "two GPUs", "notebooks get one GPU"),
+    ]
     assert not results["bad workload"].passed
     assert "gpus" in results["bad workload"].error
     cov = coverage(pol, list(results.values()))

@@ -21,7 +21,7 @@ rule big_training:
   route slurm with exclusive
 rule rest: route any
 """
-WARN_ONLY = 'let unused = 1\nrule rest: route any\n'
+WARN_ONLY = "let unused = 1\nrule rest: route any\n"
 
 
 def run(*args: str) -> tuple[int, str]:

@@ -118,7 +118,9 @@ def test_sarif_has_the_required_keys(tmp_path: Path) -> None:
         assert loc["artifactLocation"]["uri"].startswith("policies/")
         assert loc["region"]["startLine"] >= 1
     assert {(r["ruleId"], r["level"]) for r in run0["results"]} == {
-        ("refuted-property", "error"), ("failed-test-case", "error")}
+        ("refuted-property", "error"),
+        ("failed-test-case", "error"),
+    }
 
 
 def test_github_annotations(tmp_path: Path) -> None:

@@ -9,17 +9,28 @@ from click.testing import CliRunner
 from router.cli.main import cli
 
 KEYS = {
-    "size": str, "workloads": int, "targets": int, "status": str, "seconds": dict,
-    "peak_rss_mb": float, "objective": int, "cp_bound": int, "lp_bound": float,
-    "greedy_objective": int, "first_match_objective": int, "first_match_overcommitted": int,
-    "ratio_to_lp": float, "ratio_to_greedy": float, "decision_us_median": float,
-    "moves_after_1pct_change": int, "min_moves_needed": int,
+    "size": str,
+    "workloads": int,
+    "targets": int,
+    "status": str,
+    "seconds": dict,
+    "peak_rss_mb": float,
+    "objective": int,
+    "cp_bound": int,
+    "lp_bound": float,
+    "greedy_objective": int,
+    "first_match_objective": int,
+    "first_match_overcommitted": int,
+    "ratio_to_lp": float,
+    "ratio_to_greedy": float,
+    "decision_us_median": float,
+    "moves_after_1pct_change": int,
+    "min_moves_needed": int,
 }
 
 
 def test_bench_small_json() -> None:
-    result = CliRunner().invoke(cli, ["bench", "--size", "S", "--seed", "3", "--churn",
-                                      "--json"])
+    result = CliRunner().invoke(cli, ["bench", "--size", "S", "--seed", "3", "--churn", "--json"])
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
     for key, kind in KEYS.items():

@@ -32,28 +32,46 @@ quota team_a: for team == "a" limit gpus <= 12
 
 def _platform(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     def target(name: str, gpus: int, gtype: str) -> dict[str, Any]:
-        t: dict[str, Any] = {"name": name, "nodes": rng.randint(1, 3),
-                             "cpus_per_node": rng.choice([16, 32, 64]),
-                             "memory_per_node": rng.choice([64, 128]) * 1024}
+        t: dict[str, Any] = {
+            "name": name,
+            "nodes": rng.randint(1, 3),
+            "cpus_per_node": rng.choice([16, 32, 64]),
+            "memory_per_node": rng.choice([64, 128]) * 1024,
+        }
         if gpus:
-            t |= {"gpus_per_node": gpus, "gpu_type": gtype,
-                  "cost_per_gpu_hour": rng.choice([1.0, 2.0])}
+            t |= {
+                "gpus_per_node": gpus,
+                "gpu_type": gtype,
+                "cost_per_gpu_hour": rng.choice([1.0, 2.0]),
+            }
         return t
 
-    inventory = {"clusters": [
-        {"name": "hpc", "backend": "slurm", "partitions": [
-            target("g8", 8, rng.choice(["h100", "a100"])), target("cpu", 0, "")]},
-        {"name": "k8s", "backend": "kubernetes", "node_pools": [
-            target("g4", 4, "l4"), target("cpu", 0, "")]},
-    ]}
+    inventory = {
+        "clusters": [
+            {
+                "name": "hpc",
+                "backend": "slurm",
+                "partitions": [target("g8", 8, rng.choice(["h100", "a100"])), target("cpu", 0, "")],
+            },
+            {
+                "name": "k8s",
+                "backend": "kubernetes",
+                "node_pools": [target("g4", 4, "l4"), target("cpu", 0, "")],
+            },
+        ]
+    }
     workloads = []
     for i in range(rng.randint(1, 8)):
         kind = rng.choice(["training", "training", "inference", "batch"])
         w: dict[str, Any] = {
-            "name": f"w{i}", "kind": kind, "team": rng.choice(["a", "b"]),
-            "image": "example.com/x:1", "command": "run",
+            "name": f"w{i}",
+            "kind": kind,
+            "team": rng.choice(["a", "b"]),
+            "image": "example.com/x:1",
+            "command": "run",
             "gpus": rng.choice([0, 1, 2, 4, 8, 16]) if kind != "batch" else 0,
-            "cpus": rng.choice([2, 8, 16, 40]), "memory": rng.choice([8, 32, 96]) * 1024,
+            "cpus": rng.choice([2, 8, 16, 40]),
+            "memory": rng.choice([8, 32, 96]) * 1024,
             "priority": rng.choice(["low", "normal", "high"]),
         }
         if kind == "inference":
@@ -86,11 +104,23 @@ def test_plan_equals_brute_force(policy_path: Path) -> None:
         assert result.status in ("OPTIMAL", "EMPTY")
         from router.plan.model import Placement
 
-        placements = [Placement(d.workload, c.target, "r", "x:1", c.rank, c.options,
-                                c.resources, nodes=result.nodes[d.workload.name])
-                      for d in decisions if (c := result.assignment.get(d.workload.name))]
+        placements = [
+            Placement(
+                d.workload,
+                c.target,
+                "r",
+                "x:1",
+                c.rank,
+                c.options,
+                c.resources,
+                nodes=result.nodes[d.workload.name],
+            )
+            for d in decisions
+            if (c := result.assignment.get(d.workload.name))
+        ]
         assert verify_plan(policy, inventory, workloads, placements) == []
-        assert exact.packs(inventory.targets(), [(p.target, p.resources) for p in placements],
-                           inventory)
+        assert exact.packs(
+            inventory.targets(), [(p.target, p.resources) for p in placements], inventory
+        )
         checked += 1
     assert checked == 300

@@ -30,9 +30,12 @@ def _protected(problem: Problem, previous: dict[str, str]) -> set[int]:
         w = d.workload
         if w.name not in previous or w.preemptible:
             continue
-        if not any(ds[j].workload.name not in previous
-                   and ds[j].workload.priority_weight > w.priority_weight
-                   and targets[i] & targets[j] for j in range(len(ds))):
+        if not any(
+            ds[j].workload.name not in previous
+            and ds[j].workload.priority_weight > w.priority_weight
+            and targets[i] & targets[j]
+            for j in range(len(ds))
+        ):
             out.add(i)
     return out
 
@@ -44,8 +47,7 @@ def policy_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-def test_replanning_keeps_protected_work_and_is_optimal_under_the_rule(
-        policy_path: Path) -> None:
+def test_replanning_keeps_protected_work_and_is_optimal_under_the_rule(policy_path: Path) -> None:
     policy = load_policy(policy_path)
     rng = random.Random(20261130)
     options = SolveOptions(workers=1, deterministic_limit=5.0)
@@ -55,8 +57,12 @@ def test_replanning_keeps_protected_work_and_is_optimal_under_the_rule(
         inventory = Inventory.model_validate(inv_doc)
         ev = Evaluator(policy, inventory)
         quotas = compile_quotas(policy, inventory)
-        first = solve(build_problem([ev.decide(Workload.model_validate(w)) for w in docs],
-                                    ev.targets, quotas), options)
+        first = solve(
+            build_problem(
+                [ev.decide(Workload.model_validate(w)) for w in docs], ev.targets, quotas
+            ),
+            options,
+        )
         previous = {n: c.target.id for n, c in first.assignment.items()}
         if not previous:
             continue
@@ -67,15 +73,13 @@ def test_replanning_keeps_protected_work_and_is_optimal_under_the_rule(
             docs.append(w | {"name": f"n{k}"})
         decisions = [ev.decide(Workload.model_validate(w)) for w in docs]
         problem = build_problem(decisions, ev.targets, quotas, previous)
-        result = solve(problem, SolveOptions(workers=1, deterministic_limit=5.0,
-                                             previous=previous))
+        result = solve(problem, SolveOptions(workers=1, deterministic_limit=5.0, previous=previous))
         must = _protected(problem, previous)
         placed = {problem.decisions[i].workload.name for i in must}
         assert placed <= set(result.assignment), (inv_doc, docs, previous)
         assert result.status == "OPTIMAL"
         best = exact.best(problem, inventory, frozenset(must))
         assert result.objective == best, (inv_doc, docs, previous)
-        preempting += len(must) < sum(1 for d in problem.decisions
-                                      if d.workload.name in previous)
+        preempting += len(must) < sum(1 for d in problem.decisions if d.workload.name in previous)
         checked += 1
     assert checked >= 100 and preempting >= 10  # the rule was exercised both ways

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -124,8 +125,19 @@ def pod_specs(obj: dict[str, Any]) -> list[dict[str, Any]]:
     """Every pod spec inside an object, whatever its kind."""
     spec = obj["spec"]
     kind = obj["kind"]
-    if kind in ("Deployment", "Job") and obj["apiVersion"] in ("apps/v1", "batch/v1"):
+    if kind in ("Deployment", "StatefulSet", "Job") and obj["apiVersion"] in (
+        "apps/v1",
+        "batch/v1",
+    ):
         return [spec["template"]["spec"]]
+    if kind == "Notebook":
+        return [spec["template"]["spec"]]
+    if kind == "MPIJob":  # the Worker pods: the launcher runs on no GPU node
+        return [spec["mpiReplicaSpecs"]["Worker"]["template"]["spec"]]
+    if kind == "TrainJob":  # the pool placement is a runtime patch
+        (patch,) = spec["runtimePatches"]
+        (rjob,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+        return [rjob["template"]["spec"]["template"]["spec"]]
     if kind == "JobSet":
         return [r["template"]["spec"]["template"]["spec"] for r in spec["replicatedJobs"]]
     if kind == "PyTorchJob":
@@ -171,9 +183,11 @@ def test_service_is_deployment_service_hpa_pdb() -> None:
         "router.dev/team": "default",
     }
     (c,) = template["spec"]["containers"]
+    tcp = {"tcpSocket": {"port": 8000}}
     assert c == {
         "name": "llm",
         "image": "ghcr.io/acme/serve:1.2",
+        "imagePullPolicy": "Always",  # a tag may move; a digest would be IfNotPresent
         "command": ["/bin/sh", "-c", "python -m serve --port 8000"],
         "env": [{"name": "A", "value": "1"}, {"name": "B", "value": "2"}],
         "ports": [{"containerPort": 8000, "protocol": "TCP"}],
@@ -181,7 +195,36 @@ def test_service_is_deployment_service_hpa_pdb() -> None:
             "requests": {"cpu": "4", "memory": "16384Mi", "nvidia.com/gpu": "1"},
             "limits": {"memory": "16384Mi", "nvidia.com/gpu": "1"},
         },
-        "readinessProbe": {"tcpSocket": {"port": 8000}, "periodSeconds": 10},
+        "startupProbe": {**tcp, "periodSeconds": 10, "failureThreshold": 60},
+        "readinessProbe": {**tcp, "periodSeconds": 10, "failureThreshold": 3},
+        "livenessProbe": {**tcp, "periodSeconds": 20, "timeoutSeconds": 5, "failureThreshold": 3},
+        "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+            "runAsNonRoot": True,
+        },
+    }
+    pod_spec = template["spec"]
+    assert pod_spec["securityContext"] == {
+        "runAsNonRoot": True,
+        "runAsUser": 65532,
+        "runAsGroup": 65532,
+        "fsGroup": 65532,
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+    assert pod_spec["automountServiceAccountToken"] is False
+    # A GPU server gets an in-memory /dev/shm of half its memory.
+    assert pod_spec["volumes"] == [
+        {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": "8192Mi"}}
+    ]
+    # Up to 20 replicas: spread softly over nodes and zones.
+    assert [t["topologyKey"] for t in pod_spec["topologySpreadConstraints"]] == [
+        "kubernetes.io/hostname",
+        "topology.kubernetes.io/zone",
+    ]
+    assert {t["whenUnsatisfiable"] for t in pod_spec["topologySpreadConstraints"]} == {
+        "ScheduleAnyway"
     }
 
     assert svc["spec"] == {
@@ -402,25 +445,40 @@ ALL_KINDS: dict[str, Callable[[NodePool], Placement]] = {
     "jobset": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "jobset"}),
     "pytorchjob": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "pytorchjob"}),
     "volcano": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "volcano"}),
+    "mpijob": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "mpijob"}),
+    "trainjob": lambda pool: job(pool=pool, nodes=2, gpus=0, options={"operator": "trainjob"}),
+    "notebook": lambda pool: job(pool=pool, nodes=1, gpus=0, kind="notebook", name="nb"),
+    "kubeflow": lambda pool: job(
+        pool=pool, nodes=1, gpus=0, kind="notebook", name="nb", options={"notebook": "kubeflow"}
+    ),
 }
 
 
+DEDICATED = {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"}
+GPU_TOLERATION = {
+    "key": "nvidia.com/gpu",
+    "operator": "Equal",
+    "value": "present",
+    "effect": "NoSchedule",
+}
+
+
+@pytest.mark.parametrize("gpus", [0, 1])
+@pytest.mark.parametrize("tolerate", [[], ["dedicated"]])
 @pytest.mark.parametrize("kind", sorted(ALL_KINDS))
-def test_node_selector_and_tolerations_are_the_pools(kind: str) -> None:
-    objs = docs(ALL_KINDS[kind](A100))
-    specs = [s for obj in objs for s in pod_specs(obj)]
+def test_tolerations_only_for_taints_the_workload_is_entitled_to(
+    kind: str, tolerate: list[str], gpus: int
+) -> None:
+    """The GPU taint for GPU work; `dedicated` only when the rule says tolerate."""
+    p = ALL_KINDS[kind](A100)
+    p.options = {**p.options, "tolerate": tolerate}
+    p.resources = replace(p.resources, gpus_per_node=gpus)
+    specs = [s for obj in docs(p) for s in pod_specs(obj)]
     assert specs
+    want = ([DEDICATED] if tolerate else []) + ([GPU_TOLERATION] if gpus else [])
     for spec in specs:
         assert spec["nodeSelector"] == dict(A100.labels)
-        assert spec["tolerations"] == [
-            {"key": "dedicated", "operator": "Exists", "effect": "NoExecute"},
-            {
-                "key": "nvidia.com/gpu",
-                "operator": "Equal",
-                "value": "present",
-                "effect": "NoSchedule",
-            },
-        ]
+        assert spec.get("tolerations", []) == want
 
 
 @pytest.mark.parametrize("kind", sorted(ALL_KINDS))
@@ -674,3 +732,43 @@ def test_libyaml_dumper_writes_the_same_bytes_as_pure_python(
     fast = [KubernetesEmitter().emit(p) for p in placements]
     monkeypatch.setattr(yamlio, "_Dumper", Pure)
     assert [KubernetesEmitter().emit(p) for p in placements] == fast
+
+
+@pytest.mark.parametrize("operator", ["job", "jobset", "volcano"])
+def test_torchrun_launcher_wraps_the_program_with_the_node_rank(operator: str) -> None:
+    p = job(nodes=3, options={"operator": operator, "launcher": "torchrun"},
+            command=["python", "train.py", "--lr", "3e-4"])  # fmt: skip
+    (spec,) = [s for obj in docs(p) for s in pod_specs(obj)]
+    (c,) = spec["containers"]
+    rank = "VC_TASK_INDEX" if operator == "volcano" else "NODE_RANK"
+    assert c["command"] == [
+        "torchrun", "--nnodes=3", "--nproc-per-node=8", f"--node-rank=$({rank})",
+        "--master-addr=$(MASTER_ADDR)", "--master-port=$(MASTER_PORT)",
+        "train.py", "--lr", "3e-4",
+    ]  # fmt: skip
+    names = {e["name"] for e in c["env"]}
+    assert {"MASTER_ADDR", "MASTER_PORT", "NNODES"} <= names
+    assert ("PET_NODE_RANK" in names) == (operator != "volcano")
+
+
+@pytest.mark.parametrize(
+    ("command", "wrapped"),
+    [
+        (["torchrun", "train.py"], None),  # already torchrun: left alone
+        (["/opt/bin/train"], ["--no-python", "/opt/bin/train"]),
+        (["python", "-u", "t.py"], ["--no-python", "python", "-u", "t.py"]),
+        (["python", "-m", "pkg.train"], ["-m", "pkg.train"]),
+        ("python train.py", None),  # a shell string: left alone, sees PET_ variables
+    ],
+)
+def test_torchrun_launcher_leaves_torchrun_and_shell_commands(
+    command: Any, wrapped: list[str] | None
+) -> None:
+    p = job(nodes=2, options={"launcher": "torchrun"}, command=command)
+    (spec,) = [s for obj in docs(p) for s in pod_specs(obj)]
+    (c,) = spec["containers"]
+    if wrapped is None:
+        assert c["command"][0] in ("torchrun", "/bin/sh")
+        assert "--nnodes=2" not in c["command"]
+    else:
+        assert c["command"][0] == "torchrun" and c["command"][-len(wrapped) :] == wrapped

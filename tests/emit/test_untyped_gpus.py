@@ -24,12 +24,32 @@ from router.models import NodePool, Partition, TargetRef, Workload
 from router.plan.model import Placement, Resources
 from tests.k8s.validate import validate_manifest
 
-UNTYPED = Partition(name="gpu-legacy", nodes=4, gpus_per_node=4, gpu_type="any",
-                    cpus_per_node=64, memory_per_node=512 * 1024)
-H100 = Partition(name="gpu-h100", nodes=4, gpus_per_node=8, gpu_type="h100",
-                 cpus_per_node=96, memory_per_node=1024 * 1024)
-POOL = NodePool(name="gpu-plain", nodes=2, max_nodes=4, gpus_per_node=4, gpu_type="any",
-                cpus_per_node=32, memory_per_node=256 * 1024, labels={"pool": "gpu-plain"})
+UNTYPED = Partition(
+    name="gpu-legacy",
+    nodes=4,
+    gpus_per_node=4,
+    gpu_type="any",
+    cpus_per_node=64,
+    memory_per_node=512 * 1024,
+)
+H100 = Partition(
+    name="gpu-h100",
+    nodes=4,
+    gpus_per_node=8,
+    gpu_type="h100",
+    cpus_per_node=96,
+    memory_per_node=1024 * 1024,
+)
+POOL = NodePool(
+    name="gpu-plain",
+    nodes=2,
+    max_nodes=4,
+    gpus_per_node=4,
+    gpu_type="any",
+    cpus_per_node=32,
+    memory_per_node=256 * 1024,
+    labels={"pool": "gpu-plain"},
+)
 
 
 def ref(t: Partition | NodePool) -> TargetRef:
@@ -39,9 +59,16 @@ def ref(t: Partition | NodePool) -> TargetRef:
 
 
 def workload(**fields: Any) -> Workload:
-    base: dict[str, Any] = {"name": "train", "kind": "training", "gpus": 8, "cpus": 32,
-                            "memory": "128GiB", "duration": "2h", "command": ["python", "t.py"],
-                            "image": "ghcr.io/acme/train:1"}
+    base: dict[str, Any] = {
+        "name": "train",
+        "kind": "training",
+        "gpus": 8,
+        "cpus": 32,
+        "memory": "128GiB",
+        "duration": "2h",
+        "command": ["python", "t.py"],
+        "image": "ghcr.io/acme/train:1",
+    }
     return Workload(**(base | fields))
 
 
@@ -75,7 +102,8 @@ def test_gpus_without_gpu_type_is_still_an_error_that_suggests_any() -> None:
 def test_a_typed_workload_never_fits_untyped_gpus() -> None:
     for t in (UNTYPED, POOL):
         assert shape(workload(gpu_type="h100", gpus=4), ref(t), {}) == (
-            "has GPUs of no stated type, the workload asks for h100")
+            "has GPUs of no stated type, the workload asks for h100"
+        )
 
 
 def test_an_any_workload_fits_by_count_and_carries_no_gpu_type() -> None:
@@ -84,8 +112,9 @@ def test_an_any_workload_fits_by_count_and_carries_no_gpu_type() -> None:
     assert (r.nodes, r.gpus_per_node, r.gpu_type) == (4, 4, None)
     assert "gpu_type" not in r.to_json()  # plan.json: GPUs, no type
     assert shape(workload(gpus=32), ref(UNTYPED), {}) == "4 nodes < 8 needed"
-    service = shape(workload(kind="inference", gpus=2, replicas={"min": 1, "max": 3}),
-                    ref(POOL), {})
+    service = shape(
+        workload(kind="inference", gpus=2, replicas={"min": 1, "max": 3}), ref(POOL), {}
+    )
     assert isinstance(service, Resources) and service.gpu_type is None
     assert shape(workload(gpus=8, nodes=1), ref(POOL), {}) == "4 GPUs per node < 8 asked per node"
 
@@ -94,7 +123,8 @@ def test_typed_targets_are_unchanged() -> None:
     r = shape(workload(gpus=16), ref(H100), {})
     assert isinstance(r, Resources) and r.gpu_type == "h100"
     assert shape(workload(gpu_type="a100"), ref(H100), {}) == (
-        "has h100 GPUs, the workload asks for a100")
+        "has h100 GPUs, the workload asks for a100"
+    )
 
 
 def test_the_policy_reads_an_untyped_targets_gpu_type_as_any() -> None:
@@ -110,8 +140,9 @@ def sbatch(p: Placement) -> str:
 
 
 def directives(text: str) -> list[str]:
-    return [line.removeprefix("#SBATCH ") for line in text.splitlines()
-            if line.startswith("#SBATCH ")]
+    return [
+        line.removeprefix("#SBATCH ") for line in text.splitlines() if line.startswith("#SBATCH ")
+    ]
 
 
 def test_slurm_asks_an_untyped_partition_for_untyped_gpus(tmp_path: Path) -> None:

@@ -49,8 +49,11 @@ quota team_a:
 
 
 def test_quota_blocked_names_the_quota_line_and_numbers(tmp_path: Path) -> None:
-    wl = [job("a1", team="a", priority="high"), job("a2", team="a", priority="high"),
-          job("a3", team="a", priority="low")]
+    wl = [
+        job("a1", team="a", priority="high"),
+        job("a2", team="a", priority="high"),
+        job("a3", team="a", priority="low"),
+    ]
     root = make_project(tmp_path, wl, policy=QUOTA_POLICY)
     doc = explain(root, "a3")
     assert doc["status"] == "unplaced"
@@ -92,8 +95,9 @@ def test_placed_lists_rules_and_the_binding_constraint(tmp_path: Path) -> None:
     root = make_project(tmp_path, wl, policy=CAPACITY_POLICY)
     doc = explain(root, "h1")
     assert doc["status"] == "placed"
-    assert doc["rules"] == [{"rule": "big", "source": "policies/policy.route:2",
-                             "matched": True, "why": []}]
+    assert doc["rules"] == [
+        {"rule": "big", "source": "policies/policy.route:2", "matched": True, "why": []}
+    ]
     p = doc["placement"]
     assert p["target"] == "hpc/h100" and p["got_first_choice"]
     assert any(b.startswith("capacity hpc/h100 gpus: 16 of 16 used") for b in p["binding"])
@@ -131,8 +135,10 @@ def test_shape_excluded_groups_identical_reasons(tmp_path: Path) -> None:
     doc = explain(root, "x")
     assert doc["status"] == "unplaced"
     assert "2 targets (hpc/cpu, k8s/cpu): has no GPUs" in doc["reasons"]
-    assert ("3 targets (hpc/a100, hpc/h100, k8s/l4): has a100, h100, l4 GPUs, "
-            "the workload asks for b200") in doc["reasons"]
+    assert (
+        "3 targets (hpc/a100, hpc/h100, k8s/l4): has a100, h100, l4 GPUs, "
+        "the workload asks for b200"
+    ) in doc["reasons"]
     assert len(doc["reasons"]) == 2
     assert doc["fix"] is None
 
@@ -161,8 +167,11 @@ def test_denied_names_rule_line_and_message(tmp_path: Path) -> None:
     root = make_project(tmp_path, [job("huge", gpus=128)], policy=policy)
     doc = explain(root, "huge")
     assert doc["status"] == "denied"
-    assert doc["denied"] == {"rule": "too_big", "source": "policies/policy.route:2",
-                             "message": "at most 64 GPUs"}
+    assert doc["denied"] == {
+        "rule": "too_big",
+        "source": "policies/policy.route:2",
+        "message": "at most 64 GPUs",
+    }
 
 
 def test_unknown_workload_exits_1_with_did_you_mean(tmp_path: Path) -> None:
@@ -193,8 +202,9 @@ def test_example_diffusion_ablation(example: dict[str, Any]) -> None:
 def test_example_llm_405b(example: dict[str, Any]) -> None:
     doc = example["llm-405b-pretrain"]
     assert "hpc-east/gpu-h100: 32 nodes < 64 needed" in doc["reasons"]
-    assert doc["fix"] == ("hpc-east/gpu-h100 needs 32 more nodes "
-                          "(has 32, the workload needs 64 there)")
+    assert doc["fix"] == (
+        "hpc-east/gpu-h100 needs 32 more nodes (has 32, the workload needs 64 there)"
+    )
 
 
 def test_example_plan_json_has_the_same_reasons(example: dict[str, Any]) -> None:
@@ -210,8 +220,15 @@ def test_cores_are_minimal_and_sufficient_on_random_platforms(tmp_path: Path) ->
     checked = 0
     for case in range(12):
         teams = ["a", "b"]
-        wl = [job(f"w{i}", team=rng.choice(teams), gpus=rng.choice([1, 4, 8, 16]),
-                  priority=rng.choice(["low", "normal", "high"])) for i in range(8)]
+        wl = [
+            job(
+                f"w{i}",
+                team=rng.choice(teams),
+                gpus=rng.choice([1, 4, 8, 16]),
+                priority=rng.choice(["low", "normal", "high"]),
+            )
+            for i in range(8)
+        ]
         policy = QUOTA_POLICY.replace("16", str(rng.choice([8, 16, 24])))
         plan = build_plan(load_project(make_project(tmp_path / str(case), wl, policy=policy)))
         state = PlanState(plan.problem, plan.solve.assignment)

@@ -10,22 +10,35 @@ import pytest
 import yaml
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ml-platform"
-GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com",
-           "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent"}
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "HOME": "/nonexistent",
+}
 
 
 def copy_example(dest: Path) -> Path:
-    shutil.copytree(EXAMPLE, dest, ignore=shutil.ignore_patterns("out", ".github", "schemas",
-                                                                  ".pre-commit-config.yaml"))
+    shutil.copytree(
+        EXAMPLE,
+        dest,
+        ignore=shutil.ignore_patterns("out", ".github", "schemas", ".pre-commit-config.yaml"),
+    )
     return dest
 
 
 def git(repo: Path, *args: str) -> str:
     import os
 
-    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True,
-                          env={**os.environ, **GIT_ENV}, check=True)
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **GIT_ENV},
+        check=True,
+    )
     return done.stdout
 
 
@@ -44,10 +57,19 @@ def edit_workloads(project: Path, file: str, fn: object) -> None:
 def change_platform(project: Path) -> None:
     """A change with every kind of diff: one workload removed, one added, batch jobs moved
     (hpc-east's CPU partition shrinks), and a notebook newly denied (asks for 2 GPUs)."""
+
     def vision(ws: list[dict]) -> list[dict]:
         ws = [w for w in ws if w["name"] != "vit-pretrain"]
-        ws.append({"name": "vision-new-train", "kind": "training", "team": "vision",
-                   "image": "nvcr.io/nvidia/pytorch:24.05-py3", "gpus": 2, "duration": "2h"})
+        ws.append(
+            {
+                "name": "vision-new-train",
+                "kind": "training",
+                "team": "vision",
+                "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+                "gpus": 2,
+                "duration": "2h",
+            }
+        )
         return ws
 
     def research(ws: list[dict]) -> list[dict]:

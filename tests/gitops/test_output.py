@@ -25,8 +25,11 @@ NO_SUCH_PID = 4_194_305  # above Linux's largest pid_max: never a live process
 
 def tree(root: Path) -> dict[str, str]:
     """Every file under root (hidden ones too) and a hash of its bytes."""
-    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _plan(project: Path, *args: str) -> None:
@@ -45,8 +48,9 @@ def test_artifacts_of_workloads_that_left_the_plan_are_removed(project: Path) ->
     before = tree(out)
     assert any("vit-pretrain" in p for p in before)
     (out / "stale-by-hand.txt").write_text("left over")
-    edit_workloads(project, "vision.yaml",
-                   lambda ws: [w for w in ws if w["name"] != "vit-pretrain"])
+    edit_workloads(
+        project, "vision.yaml", lambda ws: [w for w in ws if w["name"] != "vit-pretrain"]
+    )
     _plan(project)
     after = tree(out)
     assert not any("vit-pretrain" in p for p in after)
@@ -74,7 +78,8 @@ def test_nothing_is_written_outside_out(project: Path, tmp_path: Path) -> None:
 
 
 def test_paths_escaping_out_and_an_out_that_holds_the_inputs_are_refused(
-        tmp_path: Path, project: Path) -> None:
+    tmp_path: Path, project: Path
+) -> None:
     out = tmp_path / "out"
     for bad in ("../escape.txt", "/etc/x", "a/../../b", ""):
         with pytest.raises(PlanError):
@@ -92,12 +97,16 @@ def test_a_killed_plan_leaves_the_previous_out_intact(project: Path) -> None:
     _plan(project)
     out = project / "out"
     before = tree(out)
-    edit_workloads(project, "vision.yaml",
-                   lambda ws: [w for w in ws if w["name"] != "vit-pretrain"])
+    edit_workloads(
+        project, "vision.yaml", lambda ws: [w for w in ws if w["name"] != "vit-pretrain"]
+    )
     env = {**os.environ, TEST_PAUSE_ENV: "60", "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
-        [sys.executable, "-c", "from router.cli.main import main; main()", "plan",
-         str(project)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        [sys.executable, "-c", "from router.cli.main import main; main()", "plan", str(project)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 60
         # The hook pauses after every file is written: plan.json is written last.

@@ -41,9 +41,15 @@ def test_workflow_parses_and_runs_the_pipeline() -> None:
     assert "createComment" in uses["actions/github-script"]["with"]["script"]
     assert "out/" in uses["actions/upload-artifact"]["with"]["path"]
     runs = [s.get("run", "") for s in steps]
-    order = [next(i for i, r in enumerate(runs) if cmd in r) for cmd in
-             ("pip install router", "router check", "router test",
-              "router plan --previous git:origin/main")]
+    order = [
+        next(i for i, r in enumerate(runs) if cmd in r)
+        for cmd in (
+            "pip install router",
+            "router check",
+            "router test",
+            "router plan --previous git:origin/main",
+        )
+    ]
     assert order == sorted(order)
     plan = next(r for r in runs if "router plan" in r)
     assert "--format markdown > plan.md" in plan and "--detailed-exitcode" in plan
@@ -59,8 +65,9 @@ def test_workflow_gate_fails_on_newly_unplaced_workloads(tmp_path: Path) -> None
     for symbol in ("~", "!"):
         diff = {"changes": [{"symbol": symbol, "workload": "w"}]}
         (tmp_path / "out" / "plan.json").write_text(json.dumps({"diff": diff}))
-        done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                              text=True)
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True
+        )
         results.append(done.returncode)
     assert results == [0, 1]
     assert "0)" in gate and "2)" in gate and "exit 1" in gate
@@ -93,7 +100,8 @@ def test_schema_files_are_what_router_schema_prints(kind: str) -> None:
     assert r.exit_code == 0
     path = EXAMPLE / "schemas" / f"{kind}.schema.json"
     assert path.read_text() == r.output, (
-        f"{path} is stale: regenerate it with `router schema {kind} > {path}`")
+        f"{path} is stale: regenerate it with `router schema {kind} > {path}`"
+    )
 
 
 def test_yaml_files_point_editors_at_the_schemas_and_follow_them() -> None:

@@ -14,8 +14,9 @@ from router.cli.main import cli
 from tests.gitops.conftest import change_platform, commit_all, copy_example, git
 
 pytestmark = pytest.mark.usefixtures("has_git")
-SUMMARY = re.compile(r"^Plan: (\d+) to add, (\d+) to move, (\d+) to remove, (\d+) unplaced$",
-                     re.MULTILINE)
+SUMMARY = re.compile(
+    r"^Plan: (\d+) to add, (\d+) to move, (\d+) to remove, (\d+) unplaced$", re.MULTILINE
+)
 
 
 @pytest.fixture(scope="module")
@@ -47,11 +48,18 @@ def test_symbols_summary_and_exit_codes(repo: Path) -> None:
     assert "Changes against git:HEAD~1:" in out
     assert "  - vit-pretrain  (was hpc-east/gpu-a100)  (rule large_training," in out
     assert "  + vision-new-train  hpc-east/gpu-a100  (rule small_training," in out
-    assert re.search(r"^  ~ \S+  hpc-east/cpu → \S+  \(rule batch, "
-                     r"policies/platform\.route:\d+\)$", out, re.MULTILINE), out
-    assert re.search(r"^  ! notebook-alice  k8s-research/a10g → denied  "
-                     r"\(rule notebook_gpus, policies/platform\.route:\d+\): notebooks may",
-                     out, re.MULTILINE), out
+    assert re.search(
+        r"^  ~ \S+  hpc-east/cpu → \S+  \(rule batch, "
+        r"policies/platform\.route:\d+\)$",
+        out,
+        re.MULTILINE,
+    ), out
+    assert re.search(
+        r"^  ! notebook-alice  k8s-research/a10g → denied  "
+        r"\(rule notebook_gpus, policies/platform\.route:\d+\): notebooks may",
+        out,
+        re.MULTILINE,
+    ), out
     (m,) = SUMMARY.findall(out)
     add, move, remove, unplaced = map(int, m)
     assert (add, remove, unplaced) == (1, 1, 1) and move >= 1
@@ -63,8 +71,9 @@ def test_symbols_summary_and_exit_codes(repo: Path) -> None:
 
 def test_the_diff_in_plan_json_and_markdown(repo: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
-    r = CliRunner().invoke(cli, ["plan", str(repo), "-o", str(out), "--previous", "git:HEAD~1",
-                                 "--format", "markdown"])
+    r = CliRunner().invoke(
+        cli, ["plan", str(repo), "-o", str(out), "--previous", "git:HEAD~1", "--format", "markdown"]
+    )
     assert r.exit_code == 3
     assert "| `-` | `vit-pretrain` | hpc-east/gpu-a100 | absent | `large_training` |" in r.stdout
     doc = json.loads((out / "plan.json").read_text())
@@ -93,8 +102,12 @@ def test_uncommitted_changes_are_compared_with_head(repo: Path, tmp_path: Path) 
     route.write_text(route.read_text().replace("limit gpus <= 64", "limit gpus <= 0"))
     code, out = _plan(project / "platform", "--previous", "git:HEAD", "--detailed-exitcode")
     assert code == 2
-    assert re.search(r"^  ! rl-agent-sweep  \S+ → unplaced  \(rule large_training\): .*quota "
-                     r"research_gpus", out, re.MULTILINE), out
+    assert re.search(
+        r"^  ! rl-agent-sweep  \S+ → unplaced  \(rule large_training\): .*quota "
+        r"research_gpus",
+        out,
+        re.MULTILINE,
+    ), out
 
 
 def test_unknown_ref_and_a_revision_without_the_project(repo: Path, tmp_path: Path) -> None:
@@ -118,7 +131,10 @@ def test_unknown_ref_and_a_revision_without_the_project(repo: Path, tmp_path: Pa
 
 def test_a_project_outside_a_git_repo_is_an_error(tmp_path: Path) -> None:
     project = copy_example(tmp_path / "p")
-    r = CliRunner().invoke(cli, ["plan", str(project), "--no-write", "--previous", "git:HEAD"],
-                           env={"GIT_CEILING_DIRECTORIES": str(tmp_path)})
+    r = CliRunner().invoke(
+        cli,
+        ["plan", str(project), "--no-write", "--previous", "git:HEAD"],
+        env={"GIT_CEILING_DIRECTORIES": str(tmp_path)},
+    )
     assert r.exit_code == 1
     assert "is not in a git repository" in r.output and "Traceback" not in r.output

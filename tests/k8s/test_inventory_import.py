@@ -34,8 +34,11 @@ from tests.k8s.test_plan_manifests import check_plan, plan_of
 DATA = Path(__file__).parent / "data" / "gke-nodes.json"
 POOL = "cloud.google.com/gke-nodepool"
 TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
-BASE = {"kubernetes.io/arch": "amd64", "kubernetes.io/os": "linux",
-        "topology.kubernetes.io/region": "us-central1"}
+BASE = {
+    "kubernetes.io/arch": "amd64",
+    "kubernetes.io/os": "linux",
+    "topology.kubernetes.io/region": "us-central1",
+}
 
 
 def nodes() -> dict[str, Any]:
@@ -67,9 +70,14 @@ def test_gke_cluster_imports_exact_values(tmp_path: Path) -> None:
     assert l4.memory_per_node == 183309532 // 1024  # allocatable Ki → MiB
     assert l4.mig == []
     # Three zones: no zone label. The cordon's taint is the node's, not the pool's.
-    assert l4.labels == {**BASE, POOL: "l4-pool", "node.kubernetes.io/instance-type":
-                         "g2-standard-48", "nvidia.com/gpu.product": "NVIDIA-L4",
-                         "cloud.google.com/gke-accelerator": "nvidia-l4", "team": "ml-serving"}
+    assert l4.labels == {
+        **BASE,
+        POOL: "l4-pool",
+        "node.kubernetes.io/instance-type": "g2-standard-48",
+        "nvidia.com/gpu.product": "NVIDIA-L4",
+        "cloud.google.com/gke-accelerator": "nvidia-l4",
+        "team": "ml-serving",
+    }
     assert [t.model_dump() for t in l4.taints] == [TAINT]
 
     a100 = got["a100-mig"]
@@ -78,33 +86,47 @@ def test_gke_cluster_imports_exact_values(tmp_path: Path) -> None:
     assert (a100.cpus_per_node, a100.memory_per_node) == (95, 1361479516 // 1024)
     assert a100.slices_per_node == {"1g.10gb": 14, "3g.40gb": 4}
     assert a100.whole_gpus_per_node == 4
-    assert a100.labels == {**BASE, POOL: "a100-mig", "node.kubernetes.io/instance-type":
-                           "a2-ultragpu-8g", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
-                           "cloud.google.com/gke-accelerator": "nvidia-a100-80gb",
-                           "topology.kubernetes.io/zone": "us-central1-a"}  # one zone: kept
+    assert a100.labels == {
+        **BASE,
+        POOL: "a100-mig",
+        "node.kubernetes.io/instance-type": "a2-ultragpu-8g",
+        "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
+        "cloud.google.com/gke-accelerator": "nvidia-a100-80gb",
+        "topology.kubernetes.io/zone": "us-central1-a",
+    }  # one zone: kept
     assert [t.model_dump() for t in a100.taints] == [TAINT]
 
     cpu = got["cpu-pool"]
     assert (cpu.nodes, cpu.gpus_per_node, cpu.gpu_type) == (2, 0, None)
     assert (cpu.cpus_per_node, cpu.memory_per_node) == (31, 126869712 // 1024)
-    assert cpu.labels == {**BASE, POOL: "cpu-pool",
-                          "node.kubernetes.io/instance-type": "n2-standard-32"}
+    assert cpu.labels == {
+        **BASE,
+        POOL: "cpu-pool",
+        "node.kubernetes.io/instance-type": "n2-standard-32",
+    }
     assert cpu.taints == [] and cpu.mig == []
 
     # Heterogeneous: 8 GPUs / 207 CPUs / 1839328 MiB and 4 GPUs / "95500m" / 928957 MiB.
     h100 = got["h100-train"]
     assert (h100.nodes, h100.gpus_per_node, h100.gpu_type) == (2, 4, "h100")
     assert (h100.cpus_per_node, h100.memory_per_node) == (95, 951252052 // 1024)
-    assert h100.labels == {**BASE, POOL: "h100-train", "team": "research",
-                           "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-                           "cloud.google.com/gke-accelerator": "nvidia-h100-80gb",
-                           "topology.kubernetes.io/zone": "us-central1-c"}
+    assert h100.labels == {
+        **BASE,
+        POOL: "h100-train",
+        "team": "research",
+        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+        "cloud.google.com/gke-accelerator": "nvidia-h100-80gb",
+        "topology.kubernetes.io/zone": "us-central1-c",
+    }
     assert [t.model_dump() for t in h100.taints] == [TAINT]  # "dedicated" is on one node only
 
     for pool in got.values():  # nothing imported can go stale under a running node
-        assert not any(k.startswith(("beta.", "failure-domain.", "feature.node."))
-                       or k in ("kubernetes.io/hostname", "nvidia.com/cuda.driver.major")
-                       or k.startswith("cloud.google.com/gke-boot") for k in pool.labels)
+        assert not any(
+            k.startswith(("beta.", "failure-domain.", "feature.node."))
+            or k in ("kubernetes.io/hostname", "nvidia.com/cuda.driver.major")
+            or k.startswith("cloud.google.com/gke-boot")
+            for k in pool.labels
+        )
         assert pool.max_nodes is None and pool.cost_per_gpu_hour == 0
 
 
@@ -131,8 +153,14 @@ def test_same_input_same_bytes() -> None:
 def test_pool_label_option_and_names_that_are_not_dns_labels(tmp_path: Path) -> None:
     got = pools(imported(tmp_path, pool_label="node.kubernetes.io/instance-type"))
     # g2-standard-48 is a DNS label already; the hand-joined node now has a pool of its own.
-    assert sorted(got) == ["a2-ultragpu-8g", "a3-highgpu-4g", "a3-highgpu-8g", "g2-standard-48",
-                           "n2-standard-32", "n2-standard-8"]
+    assert sorted(got) == [
+        "a2-ultragpu-8g",
+        "a3-highgpu-4g",
+        "a3-highgpu-8g",
+        "g2-standard-48",
+        "n2-standard-32",
+        "n2-standard-8",
+    ]
     assert got["n2-standard-8"].labels["node.kubernetes.io/instance-type"] == "n2-standard-8"
     data = nodes()
     for item in data["items"]:
@@ -155,22 +183,36 @@ def test_default_pool_label_order() -> None:
     assert got["p-l4-pool"].labels[POOL] == "l4-pool"  # still common, still kept
 
 
-def node(name: str, labels: dict[str, str], capacity: dict[str, str],
-         allocatable: dict[str, str] | None = None,
-         taints: list[dict[str, str]] | None = None) -> dict[str, Any]:
-    return {"kind": "Node", "metadata": {"name": name, "labels": labels},
-            "spec": {"taints": taints or []},
-            "status": {"capacity": capacity, "allocatable": allocatable or capacity}}
+def node(
+    name: str,
+    labels: dict[str, str],
+    capacity: dict[str, str],
+    allocatable: dict[str, str] | None = None,
+    taints: list[dict[str, str]] | None = None,
+) -> dict[str, Any]:
+    return {
+        "kind": "Node",
+        "metadata": {"name": name, "labels": labels},
+        "spec": {"taints": taints or []},
+        "status": {"capacity": capacity, "allocatable": allocatable or capacity},
+    }
 
 
 def test_every_gpu_in_mig_mode_and_the_single_strategy() -> None:
-    mixed_all = node("m1", {"agentpool": "migall", "nvidia.com/gpu.count": "8",
-                            "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"},
-                     {"cpu": "96", "memory": "1000Gi", "nvidia.com/gpu": "0",
-                      "nvidia.com/mig-1g.10gb": "56"})
-    single = node("s1", {"agentpool": "single",
-                         "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"},
-                  {"cpu": "64", "memory": "500Gi", "nvidia.com/gpu": "56"})
+    mixed_all = node(
+        "m1",
+        {
+            "agentpool": "migall",
+            "nvidia.com/gpu.count": "8",
+            "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
+        },
+        {"cpu": "96", "memory": "1000Gi", "nvidia.com/gpu": "0", "nvidia.com/mig-1g.10gb": "56"},
+    )
+    single = node(
+        "s1",
+        {"agentpool": "single", "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb"},
+        {"cpu": "64", "memory": "500Gi", "nvidia.com/gpu": "56"},
+    )
     cluster = import_cluster({"items": [mixed_all, single]})
     fields = {t.fields["name"]: t for t in cluster.targets}
     assert fields["migall"].fields["gpus_per_node"] == 8
@@ -180,38 +222,69 @@ def test_every_gpu_in_mig_mode_and_the_single_strategy() -> None:
     assert fields["single"].fields["gpu_type"] == "a100" and "mig" not in fields["single"].fields
     assert any("single strategy" in n for n in fields["single"].notes)
     assert cluster.targets and Inventory.model_validate(
-        yaml.safe_load(import_nodes({"items": [mixed_all, single]})))
+        yaml.safe_load(import_nodes({"items": [mixed_all, single]}))
+    )
 
 
 def test_lifecycle_taints_are_skipped_and_quantities_parsed() -> None:
-    lifecycle = [{"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"},
-                 {"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true",
-                  "effect": "NoSchedule"},
-                 {"key": "ToBeDeletedByClusterAutoscaler", "value": "1717", "effect": "NoSchedule"},
-                 {"key": "dedicated", "effect": "NoSchedule"}]
-    items = [node(f"n{i}", {"eks.amazonaws.com/nodegroup": "ng",
-                            "eks.amazonaws.com/nodegroup-image": "ami-0abc",
-                            "karpenter.sh/capacity-type": "spot"},
-                  {"cpu": "16", "memory": "64Gi"},
-                  {"cpu": cpu, "memory": mem}, lifecycle) for i, (cpu, mem) in
-             enumerate([("15890m", "62Gi"), ("16", "64000Mi"), ("15.5", "66000000000")])]
+    lifecycle = [
+        {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"},
+        {
+            "key": "node.cloudprovider.kubernetes.io/uninitialized",
+            "value": "true",
+            "effect": "NoSchedule",
+        },
+        {"key": "ToBeDeletedByClusterAutoscaler", "value": "1717", "effect": "NoSchedule"},
+        {"key": "dedicated", "effect": "NoSchedule"},
+    ]
+    items = [
+        node(
+            f"n{i}",
+            {
+                "eks.amazonaws.com/nodegroup": "ng",
+                "eks.amazonaws.com/nodegroup-image": "ami-0abc",
+                "karpenter.sh/capacity-type": "spot",
+            },
+            {"cpu": "16", "memory": "64Gi"},
+            {"cpu": cpu, "memory": mem},
+            lifecycle,
+        )
+        for i, (cpu, mem) in enumerate(
+            [("15890m", "62Gi"), ("16", "64000Mi"), ("15.5", "66000000000")]
+        )
+    ]
     (target,) = import_cluster({"apiVersion": "v1", "kind": "NodeList", "items": items}).targets
     assert target.fields["cpus_per_node"] == 15
     assert target.fields["memory_per_node"] == f"{66000000000 // (1 << 20)}MiB"
     assert target.fields["taints"] == [{"key": "dedicated", "effect": "NoSchedule"}]
-    assert target.fields["labels"] == {"eks.amazonaws.com/nodegroup": "ng",
-                                       "karpenter.sh/capacity-type": "spot"}
+    assert target.fields["labels"] == {
+        "eks.amazonaws.com/nodegroup": "ng",
+        "karpenter.sh/capacity-type": "spot",
+    }
 
 
-@pytest.mark.parametrize(("product", "short"), [
-    ("NVIDIA-H100-80GB-HBM3", "h100"), ("NVIDIA-H200", "h200"), ("NVIDIA-GH200-480GB", "gh200"),
-    ("NVIDIA-A100-SXM4-80GB", "a100"), ("NVIDIA-A100-PCIE-40GB", "a100"),
-    ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "a100"), ("NVIDIA-A10G", "a10g"), ("NVIDIA-A10", "a10"),
-    ("NVIDIA-L4", "l4"), ("NVIDIA-L40S", "l40s"), ("Tesla-T4", "t4"),
-    ("Tesla-V100-SXM2-16GB", "v100"), ("NVIDIA-B200", "b200"), ("nvidia-tesla-a100", "a100"),
-    ("nvidia-h100-mega-80gb", "h100"), ("NVIDIA-RTX-A6000", "rtx-a6000"),
-    ("NVIDIA-GeForce-RTX-4090", "rtx-4090"),
-])
+@pytest.mark.parametrize(
+    ("product", "short"),
+    [
+        ("NVIDIA-H100-80GB-HBM3", "h100"),
+        ("NVIDIA-H200", "h200"),
+        ("NVIDIA-GH200-480GB", "gh200"),
+        ("NVIDIA-A100-SXM4-80GB", "a100"),
+        ("NVIDIA-A100-PCIE-40GB", "a100"),
+        ("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb", "a100"),
+        ("NVIDIA-A10G", "a10g"),
+        ("NVIDIA-A10", "a10"),
+        ("NVIDIA-L4", "l4"),
+        ("NVIDIA-L40S", "l40s"),
+        ("Tesla-T4", "t4"),
+        ("Tesla-V100-SXM2-16GB", "v100"),
+        ("NVIDIA-B200", "b200"),
+        ("nvidia-tesla-a100", "a100"),
+        ("nvidia-h100-mega-80gb", "h100"),
+        ("NVIDIA-RTX-A6000", "rtx-a6000"),
+        ("NVIDIA-GeForce-RTX-4090", "rtx-4090"),
+    ],
+)
 def test_gpu_type_mapping(product: str, short: str) -> None:
     assert gpu_type_of(product) == short
 
@@ -229,15 +302,21 @@ def test_quantities_and_pool_names() -> None:
     assert len(long) <= 63 and long.startswith("x")
 
 
-@pytest.mark.parametrize(("data", "kw", "message"), [
-    ({"items": []}, {}, "empty"),
-    ({"nodes": []}, {}, "kubectl get nodes -o json"),
-    (None, {"pool_label": "nope"}, "no node has the label nope"),
-    (None, {"cluster": "GKE_Prod"}, "not a DNS-1123 label"),
-    ({"items": [node("n", {}, {"cpu": "4", "memory": "8Gi"})]}, {}, "no node carries a pool"),
-    ({"items": [node("n", {"agentpool": "a"}, {"cpu": "four", "memory": "8Gi"})]}, {},
-     "not a Kubernetes quantity"),
-])
+@pytest.mark.parametrize(
+    ("data", "kw", "message"),
+    [
+        ({"items": []}, {}, "empty"),
+        ({"nodes": []}, {}, "kubectl get nodes -o json"),
+        (None, {"pool_label": "nope"}, "no node has the label nope"),
+        (None, {"cluster": "GKE_Prod"}, "not a DNS-1123 label"),
+        ({"items": [node("n", {}, {"cpu": "4", "memory": "8Gi"})]}, {}, "no node carries a pool"),
+        (
+            {"items": [node("n", {"agentpool": "a"}, {"cpu": "four", "memory": "8Gi"})]},
+            {},
+            "not a Kubernetes quantity",
+        ),
+    ],
+)
 def test_errors(data: Any, kw: dict[str, Any], message: str) -> None:
     with pytest.raises(LoadError, match=message):
         import_nodes(nodes() if data is None else data, **kw)
@@ -247,13 +326,35 @@ def test_cli_writes_the_file(tmp_path: Path) -> None:
     from router.cli.main import cli
 
     out = tmp_path / "inv" / "inventory.yaml"
-    result = CliRunner().invoke(cli, ["inventory", "import", "kubernetes", "--from-json",
-                                      str(DATA), "--cluster", "gke-prod", "-o", str(out)])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "inventory",
+            "import",
+            "kubernetes",
+            "--from-json",
+            str(DATA),
+            "--cluster",
+            "gke-prod",
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "4 targets, 9 nodes" in result.output
     assert out.read_text() == import_nodes(nodes(), cluster="gke-prod")
-    result = CliRunner().invoke(cli, ["inventory", "import", "kubernetes", "--from-json",
-                                      str(DATA), "--pool-label", "agentpool"])
+    result = CliRunner().invoke(
+        cli,
+        [
+            "inventory",
+            "import",
+            "kubernetes",
+            "--from-json",
+            str(DATA),
+            "--pool-label",
+            "agentpool",
+        ],
+    )
     assert result.exit_code == 1 and "no node has the label agentpool" in result.output
 
 
@@ -277,31 +378,62 @@ rule batch:
 
 def test_plan_against_the_imported_inventory(tmp_path: Path) -> None:
     inventory = yaml.safe_load(import_nodes(nodes(), cluster="gke-prod"))
-    serve = {"kind": "inference", "image": "ghcr.io/acme/serve:1", "gpus": 1, "cpus": 8,
-             "memory": "32GiB", "port": 8080}
+    serve = {
+        "kind": "inference",
+        "image": "ghcr.io/acme/serve:1",
+        "gpus": 1,
+        "cpus": 8,
+        "memory": "32GiB",
+        "port": 8080,
+    }
     workloads = [
         {"name": "chat", **serve, "replicas": {"min": 3, "max": 9}},
         {"name": "embed", **serve, "labels": {"mig": "yes"}, "replicas": {"min": 4, "max": 8}},
-        {"name": "sft", "kind": "training", "image": "nvcr.io/nvidia/pytorch:24.05-py3",
-         "gpus": 8, "cpus": 64, "memory": "512GiB", "duration": "8h", "command": "torchrun t.py"},
-        {"name": "etl", "kind": "batch", "image": "ghcr.io/acme/etl:1", "cpus": 24,
-         "memory": "96GiB", "duration": "1h", "command": ["etl"]},
+        {
+            "name": "sft",
+            "kind": "training",
+            "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+            "gpus": 8,
+            "cpus": 64,
+            "memory": "512GiB",
+            "duration": "8h",
+            "command": "torchrun t.py",
+        },
+        {
+            "name": "etl",
+            "kind": "batch",
+            "image": "ghcr.io/acme/etl:1",
+            "cpus": 24,
+            "memory": "96GiB",
+            "duration": "1h",
+            "command": ["etl"],
+        },
     ]
     root = make_project(tmp_path / "p", workloads, POLICY, inventory)
     plan = plan_of(root)
     assert not plan.unplaced and not plan.unrouted
     where = {p.workload.name: p.target.id for p in plan.placements}
-    assert where == {"chat": "gke-prod/l4-pool", "embed": "gke-prod/a100-mig",
-                     "sft": "gke-prod/h100-train", "etl": "gke-prod/cpu-pool"}
+    assert where == {
+        "chat": "gke-prod/l4-pool",
+        "embed": "gke-prod/a100-mig",
+        "sft": "gke-prod/h100-train",
+        "etl": "gke-prod/cpu-pool",
+    }
     sft = next(p for p in plan.placements if p.workload.name == "sft").resources
     assert (sft.nodes, sft.gpus_per_node) == (2, 4)  # the pool's minimum: 4 GPUs per node
     check_plan(plan, tmp_path / "out")  # validates, builds, and compares with the pools
 
 
 def test_gpus_without_a_product_label_are_untyped_and_plan_as_such(tmp_path: Path) -> None:
-    plain = [node(f"p{i}", {"agentpool": "plain", "team": "ml"},
-                  {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": "4"},
-                  taints=[TAINT]) for i in range(2)]
+    plain = [
+        node(
+            f"p{i}",
+            {"agentpool": "plain", "team": "ml"},
+            {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": "4"},
+            taints=[TAINT],
+        )
+        for i in range(2)
+    ]
     cpu = node("c1", {"agentpool": "cpu"}, {"cpu": "16", "memory": "64Gi"})
     data = {"items": [*plain, cpu]}
     text = import_nodes(data, cluster="onprem")
@@ -311,19 +443,29 @@ def test_gpus_without_a_product_label_are_untyped_and_plan_as_such(tmp_path: Pat
     assert pool.labels == {"agentpool": "plain", "team": "ml"}  # no product label to select on
     assert gpu_type_of("NVIDIA") == "any"  # a product label naming no model
 
-    wl = {"kind": "training", "image": "ghcr.io/acme/t:1", "cpus": 16, "memory": "64GiB",
-          "duration": "1h", "command": ["t"]}
-    workloads = [{"name": "any-gpu", **wl, "gpus": 8},
-                 {"name": "h100-job", **wl, "gpus": 4, "gpu_type": "h100"}]
+    wl = {
+        "kind": "training",
+        "image": "ghcr.io/acme/t:1",
+        "cpus": 16,
+        "memory": "64GiB",
+        "duration": "1h",
+        "command": ["t"],
+    }
+    workloads = [
+        {"name": "any-gpu", **wl, "gpus": 8},
+        {"name": "h100-job", **wl, "gpus": 4, "gpu_type": "h100"},
+    ]
     policy = "rule gpu: when gpus > 0 route kubernetes\n"
-    root = make_project(tmp_path / "p", workloads, policy, {"clusters": [
-        yaml.safe_load(text)["clusters"][0]]})
+    root = make_project(
+        tmp_path / "p", workloads, policy, {"clusters": [yaml.safe_load(text)["clusters"][0]]}
+    )
     plan = plan_of(root)
     (placed,) = plan.placements
     assert (placed.workload.name, placed.target.id) == ("any-gpu", "onprem/plain")
     assert (placed.resources.nodes, placed.resources.gpus_per_node) == (2, 4)
     (unplaced,) = plan.unplaced
     assert unplaced.decision.workload.name == "h100-job"
-    assert any("has GPUs of no stated type, the workload asks for h100" in r
-               for r in unplaced.reasons)
+    assert any(
+        "has GPUs of no stated type, the workload asks for h100" in r for r in unplaced.reasons
+    )
     check_plan(plan, tmp_path / "out")  # validates, and the selector selects exactly the pool

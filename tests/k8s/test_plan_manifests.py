@@ -38,7 +38,7 @@ def plan_of(root: Path) -> Plan:
 
 def write_out(plan: Plan, out: Path) -> dict[str, str]:
     assign_artifacts(plan.placements)
-    files = emit_all(plan.placements)
+    files = emit_all(plan.placements, plan.project.kubernetes)
     for rel, text in files.items():
         path = out / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -50,17 +50,34 @@ def pod_specs(doc: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
     """(pod spec, pods it stands for) of one object; [] for kinds without pods."""
     kind, spec = doc["kind"], doc.get("spec", {})
     api = doc["apiVersion"].split("/")[0]
-    if kind == "Deployment":
+    if kind in ("Deployment", "StatefulSet"):
         return [(spec["template"]["spec"], spec.get("replicas", -1))]
+    if kind == "Notebook":
+        return [(spec["template"]["spec"], 1)]
+    if kind == "TrainJob":  # placement in the runtime patch; resources in the trainer
+        (patch,) = spec["runtimePatches"]
+        (rjob,) = patch["trainingRuntimeSpec"]["template"]["spec"]["replicatedJobs"]
+        pod_spec = dict(rjob["template"]["spec"]["template"]["spec"])
+        (c,) = pod_spec["containers"]
+        pod_spec["containers"] = [{**c, "resources": spec["trainer"]["resourcesPerNode"]}]
+        return [(pod_spec, spec["trainer"]["numNodes"])]
+    if kind == "MPIJob":  # the launcher is a small pod of its own, not one of the plan's nodes
+        worker = spec["mpiReplicaSpecs"]["Worker"]
+        return [(worker["template"]["spec"], worker["replicas"])]
     if kind == "Job" and api == "batch":
         return [(spec["template"]["spec"], spec.get("parallelism", 1))]
     if kind == "JobSet":
-        return [(r["template"]["spec"]["template"]["spec"],
-                 r["replicas"] * r["template"]["spec"].get("parallelism", 1))
-                for r in spec["replicatedJobs"]]
+        return [
+            (
+                r["template"]["spec"]["template"]["spec"],
+                r["replicas"] * r["template"]["spec"].get("parallelism", 1),
+            )
+            for r in spec["replicatedJobs"]
+        ]
     if kind == "PyTorchJob":
-        return [(r["template"]["spec"], r["replicas"])
-                for r in spec["pytorchReplicaSpecs"].values()]
+        return [
+            (r["template"]["spec"], r["replicas"]) for r in spec["pytorchReplicaSpecs"].values()
+        ]
     if kind == "Job" and api == "batch.volcano.sh":
         return [(t["template"]["spec"], t["replicas"]) for t in spec["tasks"]]
     if kind == "InferenceService":
@@ -68,9 +85,16 @@ def pod_specs(doc: dict[str, Any]) -> list[tuple[dict[str, Any], int]]:
     return []
 
 
-def expected_tolerations(pool: NodePool) -> list[dict[str, str]]:
+def expected_tolerations(p: Placement) -> list[dict[str, str]]:
+    """The pool's taints the workload is entitled to: the GPU taint with GPUs, the rest only
+    through the rule's `tolerate`."""
+    pool = p.target.target
+    assert isinstance(pool, NodePool)
+    keys = set(p.options.get("tolerate") or [])
     out = []
     for t in pool.taints:
+        if not ((t.gpu and p.resources.gpus_per_node > 0) or t.key in keys):
+            continue
         tol = {"key": t.key, "effect": t.effect}
         tol.update({"operator": "Equal", "value": t.value} if t.value else {"operator": "Exists"})
         out.append(tol)
@@ -88,8 +112,11 @@ def tolerated(taint: Any, tolerations: list[dict[str, str]]) -> bool:
 
 
 def gpu_requests(resources: dict[str, Any]) -> dict[str, str]:
-    return {k: v for k, v in resources.get("requests", {}).items()
-            if k == GPU or k.startswith("nvidia.com/mig-")}
+    return {
+        k: v
+        for k, v in resources.get("requests", {}).items()
+        if k == GPU or k.startswith("nvidia.com/mig-")
+    }
 
 
 def check_placement(p: Placement, docs: list[dict[str, Any]]) -> int:
@@ -104,8 +131,10 @@ def check_placement(p: Placement, docs: list[dict[str, Any]]) -> int:
         where = f"{p.workload.name} on {p.target.id}"
         assert spec.get("nodeSelector", {}) == pool.labels, where
         tolerations = spec.get("tolerations", [])
-        assert all(tolerated(t, tolerations) for t in pool.taints), where
-        assert sorted(tolerations, key=lambda d: sorted(d.items())) == expected_tolerations(pool)
+        # Every taint that would keep the pod off the pool is tolerated, and no other.
+        blocking = [t for t in pool.taints if t.effect != "PreferNoSchedule"]
+        assert all(tolerated(t, tolerations) for t in blocking), where
+        assert sorted(tolerations, key=lambda d: sorted(d.items())) == expected_tolerations(p)
         (container,) = spec["containers"]
         res = container["resources"]
         if r.gpus_per_node:
@@ -137,8 +166,10 @@ def replica_bounds(p: Placement, docs: list[dict[str, Any]]) -> tuple[int, int]:
     want = (int(args.get("min", low)), int(args.get("max", high)))
     for d in docs:
         if d["kind"] == "HorizontalPodAutoscaler":
-            assert (d["spec"]["minReplicas"], d["spec"]["maxReplicas"]) == (max(want[0], 1),
-                                                                           max(want[1], 1))
+            assert (d["spec"]["minReplicas"], d["spec"]["maxReplicas"]) == (
+                max(want[0], 1),
+                max(want[1], 1),
+            )
         if d["kind"] == "InferenceService":
             pred = d["spec"]["predictor"]
             assert (pred["minReplicas"], pred["maxReplicas"]) == want
@@ -166,8 +197,9 @@ def check_plan(plan: Plan, out: Path) -> dict[str, int]:
         listed = yaml.safe_load((folder / "kustomization.yaml").read_text())["resources"]
         on_disk = sorted(f.name for f in folder.glob("*.yaml") if f.name != "kustomization.yaml")
         assert sorted(listed) == on_disk
-        emitted = [d for name in listed
-                   for d in yaml.safe_load_all((folder / name).read_text()) if d]
+        emitted = [
+            d for name in listed for d in yaml.safe_load_all((folder / name).read_text()) if d
+        ]
         assert len(built) == len(emitted)
         for d in built:
             assert validate_manifest(d) == []
@@ -197,50 +229,107 @@ def test_example_platform(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- every operator, KServe, MIG
 
 TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
-OPERATORS_INVENTORY: dict[str, Any] = {"clusters": [
-    {"name": "gke-train", "backend": "kubernetes", "node_pools": [
-        {"name": "h100", "nodes": 4, "max_nodes": 12, "gpus_per_node": 8, "gpu_type": "h100",
-         "cpus_per_node": 200, "memory_per_node": "1800GiB", "cost_per_gpu_hour": 3.0,
-         "labels": {"cloud.google.com/gke-nodepool": "h100",
-                    "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"},
-         "taints": [TAINT, {"key": "dedicated", "value": "training", "effect": "NoExecute"}]},
-        {"name": "a100-mig", "nodes": 2, "gpus_per_node": 4, "gpu_type": "a100",
-         "cpus_per_node": 95, "memory_per_node": "1300GiB", "cost_per_gpu_hour": 1.5,
-         "mig": [{"gpus": 2, "slices": {"1g.10gb": 7}}, {"gpus": 2, "slices": {"3g.40gb": 2}}],
-         "labels": {"cloud.google.com/gke-nodepool": "a100-mig"}, "taints": [TAINT]},
-        {"name": "l4", "nodes": 3, "max_nodes": 12, "gpus_per_node": 4, "gpu_type": "l4",
-         "cpus_per_node": 47, "memory_per_node": "175GiB", "cost_per_gpu_hour": 0.7,
-         "labels": {"cloud.google.com/gke-nodepool": "l4", "team": "serving"},
-         "taints": [TAINT, {"key": "spot", "effect": "PreferNoSchedule"}]},
-        {"name": "cpu", "nodes": 4, "cpus_per_node": 31, "memory_per_node": "120GiB",
-         "labels": {"cloud.google.com/gke-nodepool": "cpu"}},
-    ]},
-    {"name": "eks-batch", "backend": "kubernetes", "node_pools": [
-        {"name": "a10g", "nodes": 2, "gpus_per_node": 4, "gpu_type": "a10g", "cpus_per_node": 47,
-         "memory_per_node": "180GiB", "labels": {"eks.amazonaws.com/nodegroup": "a10g"},
-         "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
-        {"name": "plain", "nodes": 2, "cpus_per_node": 15, "memory_per_node": "60GiB"},
-    ]},
-]}
+OPERATORS_INVENTORY: dict[str, Any] = {
+    "clusters": [
+        {
+            "name": "gke-train",
+            "backend": "kubernetes",
+            "node_pools": [
+                {
+                    "name": "h100",
+                    "nodes": 4,
+                    "max_nodes": 12,
+                    "gpus_per_node": 8,
+                    "gpu_type": "h100",
+                    "cpus_per_node": 200,
+                    "memory_per_node": "1800GiB",
+                    "cost_per_gpu_hour": 3.0,
+                    "labels": {
+                        "cloud.google.com/gke-nodepool": "h100",
+                        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+                    },
+                    "taints": [
+                        TAINT,
+                        {"key": "dedicated", "value": "training", "effect": "NoExecute"},
+                    ],
+                },
+                {
+                    "name": "a100-mig",
+                    "nodes": 2,
+                    "gpus_per_node": 4,
+                    "gpu_type": "a100",
+                    "cpus_per_node": 95,
+                    "memory_per_node": "1300GiB",
+                    "cost_per_gpu_hour": 1.5,
+                    "mig": [
+                        {"gpus": 2, "slices": {"1g.10gb": 7}},
+                        {"gpus": 2, "slices": {"3g.40gb": 2}},
+                    ],
+                    "labels": {"cloud.google.com/gke-nodepool": "a100-mig"},
+                    "taints": [TAINT],
+                },
+                {
+                    "name": "l4",
+                    "nodes": 3,
+                    "max_nodes": 12,
+                    "gpus_per_node": 4,
+                    "gpu_type": "l4",
+                    "cpus_per_node": 47,
+                    "memory_per_node": "175GiB",
+                    "cost_per_gpu_hour": 0.7,
+                    "labels": {"cloud.google.com/gke-nodepool": "l4", "team": "serving"},
+                    "taints": [TAINT, {"key": "spot", "effect": "PreferNoSchedule"}],
+                },
+                {
+                    "name": "cpu",
+                    "nodes": 4,
+                    "cpus_per_node": 31,
+                    "memory_per_node": "120GiB",
+                    "labels": {"cloud.google.com/gke-nodepool": "cpu"},
+                },
+            ],
+        },
+        {
+            "name": "eks-batch",
+            "backend": "kubernetes",
+            "node_pools": [
+                {
+                    "name": "a10g",
+                    "nodes": 2,
+                    "gpus_per_node": 4,
+                    "gpu_type": "a10g",
+                    "cpus_per_node": 47,
+                    "memory_per_node": "180GiB",
+                    "labels": {"eks.amazonaws.com/nodegroup": "a10g"},
+                    "taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}],
+                },
+                {"name": "plain", "nodes": 2, "cpus_per_node": 15, "memory_per_node": "60GiB"},
+            ],
+        },
+    ]
+}
 
 OPERATORS_POLICY = """
 policy operators
 rule by_operator_job:
   when kind == "training" and labels.op == "job"
-  route kubernetes with operator = "job", queue = "team-a", priority_class = "train-normal"
-    where gpu_type == "h100"
+  route kubernetes with operator = "job", queue = "team-a", priority_class = "train-normal",
+    tolerate = ["dedicated"] where gpu_type == "h100"
 rule by_operator_jobset:
   when kind == "training" and labels.op == "jobset"
-  route kubernetes with operator = "jobset", queue = "team-b", priority_class = "train-high"
-    where gpu_type == "h100"
+  route kubernetes with operator = "jobset", queue = "team-b", priority_class = "train-high",
+    tolerate = ["dedicated"] where gpu_type == "h100"
 rule by_operator_pytorch:
   when kind == "training" and labels.op == "pytorchjob"
-  route kubernetes with operator = "pytorchjob", queue = "research"
+  route kubernetes with operator = "pytorchjob", queue = "research", tolerate = ["dedicated"]
     where gpu_type == "h100"
+rule by_operator_mpi:
+  when kind == "training" and labels.op == "mpijob"
+  route kubernetes with operator = "mpijob", tolerate = ["dedicated"] where gpu_type == "h100"
 rule by_operator_volcano:
   when kind == "training" and labels.op == "volcano"
-  route kubernetes with operator = "volcano", queue = "gang", priority_class = "batch-low"
-    where gpu_type == "h100"
+  route kubernetes with operator = "volcano", queue = "gang", priority_class = "batch-low",
+    tolerate = ["dedicated"] where gpu_type == "h100"
 rule mig_serving:
   when kind == "inference" and labels.mig == "yes"
   route kubernetes with mig = "1g.10gb", pdb where "1g.10gb" in mig
@@ -261,39 +350,80 @@ rule batch:
 
 
 def operator_workloads() -> list[dict[str, Any]]:
-    train = {"kind": "training", "image": "nvcr.io/nvidia/pytorch:24.05-py3", "gpus": 16,
-             "cpus": 128, "memory": "1TiB", "duration": "6h", "team": "llm"}
-    out = [job(f"train-{op}", **train, labels={"op": op}, nodes=2)
-           for op in ("job", "jobset", "pytorchjob", "volcano")]
+    train = {
+        "kind": "training",
+        "image": "nvcr.io/nvidia/pytorch:24.05-py3",
+        "gpus": 16,
+        "cpus": 128,
+        "memory": "1TiB",
+        "duration": "6h",
+        "team": "llm",
+    }
+    out = [
+        job(f"train-{op}", **train, labels={"op": op}, nodes=2)
+        for op in ("job", "jobset", "pytorchjob", "volcano")
+    ]
     out.append(job("finetune-one-node", **{**train, "gpus": 8}, labels={"op": "pytorchjob"}))
-    serve = {"kind": "inference", "image": "ghcr.io/acme/serve:2.1", "cpus": 8,
-             "memory": "32GiB", "gpus": 1, "team": "serving", "port": 8000}
+    serve = {
+        "kind": "inference",
+        "image": "ghcr.io/acme/serve:2.1",
+        "cpus": 8,
+        "memory": "32GiB",
+        "gpus": 1,
+        "team": "serving",
+        "port": 8000,
+    }
     out += [
-        {"name": "chat-kserve", **serve, "labels": {"serving": "kserve"},
-         "replicas": {"min": 2, "max": 8}},
+        {
+            "name": "chat-kserve",
+            **serve,
+            "labels": {"serving": "kserve"},
+            "replicas": {"min": 2, "max": 8},
+        },
         {"name": "embed-mig", **serve, "labels": {"mig": "yes"}, "replicas": {"min": 3, "max": 6}},
         {"name": "rerank", **serve, "replicas": {"min": 2, "max": 4}},
-        {"name": "eval-mig", "kind": "batch", "image": "ghcr.io/acme/eval:1", "gpus": 2,
-         "cpus": 8, "memory": "64GiB", "duration": "2h", "team": "research",
-         "labels": {"mig": "yes"}, "command": ["python", "eval.py"]},
-        {"name": "etl", "kind": "batch", "image": "ghcr.io/acme/etl:3", "cpus": 12,
-         "memory": "48GiB", "duration": "1h", "team": "data", "command": "run-etl --all"},
+        {
+            "name": "eval-mig",
+            "kind": "batch",
+            "image": "ghcr.io/acme/eval:1",
+            "gpus": 2,
+            "cpus": 8,
+            "memory": "64GiB",
+            "duration": "2h",
+            "team": "research",
+            "labels": {"mig": "yes"},
+            "command": ["python", "eval.py"],
+        },
+        {
+            "name": "etl",
+            "kind": "batch",
+            "image": "ghcr.io/acme/etl:3",
+            "cpus": 12,
+            "memory": "48GiB",
+            "duration": "1h",
+            "team": "data",
+            "command": "run-etl --all",
+        },
     ]
     return out
 
 
 def test_operators_kserve_queues_and_mig(tmp_path: Path) -> None:
-    root = make_project(tmp_path / "p", operator_workloads(), OPERATORS_POLICY,
-                        OPERATORS_INVENTORY)
+    root = make_project(tmp_path / "p", operator_workloads(), OPERATORS_POLICY, OPERATORS_INVENTORY)
     plan = plan_of(root)
     assert not plan.unplaced and not plan.unrouted and not plan.denied
     by_name = {p.workload.name: p for p in plan.placements}
     assert len(by_name) == len(operator_workloads())
     kinds = check_plan(plan, tmp_path / "out")
     assert kinds == {
-        "apps/Deployment": 2, "autoscaling/HorizontalPodAutoscaler": 1, "v1/Service": 3,
-        "policy/PodDisruptionBudget": 2, "serving.kserve.io/InferenceService": 1,
-        "batch/Job": 3, "jobset.x-k8s.io/JobSet": 1, "kubeflow.org/PyTorchJob": 2,
+        "apps/Deployment": 2,
+        "autoscaling/HorizontalPodAutoscaler": 1,
+        "v1/Service": 3,
+        "policy/PodDisruptionBudget": 2,
+        "serving.kserve.io/InferenceService": 1,
+        "batch/Job": 3,
+        "jobset.x-k8s.io/JobSet": 1,
+        "kubeflow.org/PyTorchJob": 2,
         "batch.volcano.sh/Job": 1,
     }
     # The MIG placements ask for slices of their profile, on the pool that has them.
@@ -310,15 +440,17 @@ def test_operators_kserve_queues_and_mig(tmp_path: Path) -> None:
 
 
 def test_queue_and_priority_class_reach_the_right_fields(tmp_path: Path) -> None:
-    root = make_project(tmp_path / "p", operator_workloads(), OPERATORS_POLICY,
-                        OPERATORS_INVENTORY)
+    root = make_project(tmp_path / "p", operator_workloads(), OPERATORS_POLICY, OPERATORS_INVENTORY)
     plan = plan_of(root)
     write_out(plan, tmp_path / "out")
     artifacts = {p.workload.name: p.artifacts[0] for p in plan.placements}
 
     def top(name: str) -> dict[str, Any]:
-        docs = [d for d in yaml.safe_load_all((tmp_path / "out" / artifacts[name]).read_text())
-                if d and d["kind"] != "Service"]
+        docs = [
+            d
+            for d in yaml.safe_load_all((tmp_path / "out" / artifacts[name]).read_text())
+            if d and d["kind"] != "Service"
+        ]
         first: dict[str, Any] = docs[0]
         return first
 
@@ -339,31 +471,56 @@ def test_queue_and_priority_class_reach_the_right_fields(tmp_path: Path) -> None
 
 # ---------------------------------------------------------------- MIG capacity is in slices
 
-MIG_INVENTORY: dict[str, Any] = {"clusters": [
-    {"name": "k8s", "backend": "kubernetes", "node_pools": [
-        {"name": "a100-mig", "nodes": 2, "gpus_per_node": 2, "gpu_type": "a100",
-         "cpus_per_node": 64, "memory_per_node": "512GiB",  # one GPU whole, one in 7 slices
-         "mig": [{"gpus": 1, "slices": {"1g.10gb": 7}}],
-         "labels": {"pool": "a100-mig"}, "taints": [TAINT]},
-    ]},
-]}
+MIG_INVENTORY: dict[str, Any] = {
+    "clusters": [
+        {
+            "name": "k8s",
+            "backend": "kubernetes",
+            "node_pools": [
+                {
+                    "name": "a100-mig",
+                    "nodes": 2,
+                    "gpus_per_node": 2,
+                    "gpu_type": "a100",
+                    "cpus_per_node": 64,
+                    "memory_per_node": "512GiB",  # one GPU whole, one in 7 slices
+                    "mig": [{"gpus": 1, "slices": {"1g.10gb": 7}}],
+                    "labels": {"pool": "a100-mig"},
+                    "taints": [TAINT],
+                },
+            ],
+        },
+    ]
+}
 MIG_POLICY = 'policy mig\nrule slices: route kubernetes with mig = "1g.10gb"\n'
 
 
 def mig_services(count: int, replicas: int) -> list[dict[str, Any]]:
-    return [{"name": f"tiny-{i:02d}", "kind": "inference", "image": "ghcr.io/acme/tiny:1",
-             "gpus": 1, "cpus": 2, "memory": "8GiB", "replicas": {"min": replicas,
-                                                                  "max": replicas}}
-            for i in range(count)]
+    return [
+        {
+            "name": f"tiny-{i:02d}",
+            "kind": "inference",
+            "image": "ghcr.io/acme/tiny:1",
+            "gpus": 1,
+            "cpus": 2,
+            "memory": "8GiB",
+            "replicas": {"min": replicas, "max": replicas},
+        }
+        for i in range(count)
+    ]
 
 
-@pytest.mark.parametrize(("count", "replicas", "placed"), [
-    (14, 1, 14),  # 2 nodes × 7 slices: all fit, although the pool has only 2 whole GPUs
-    (16, 1, 14),  # two more slices than the pool has: two stay unplaced
-    (5, 3, 4),  # 4 × 3 = 12 slices of 14; a fifth would need 15
-])
-def test_mig_capacity_is_counted_in_slices(tmp_path: Path, count: int, replicas: int,
-                                           placed: int) -> None:
+@pytest.mark.parametrize(
+    ("count", "replicas", "placed"),
+    [
+        (14, 1, 14),  # 2 nodes × 7 slices: all fit, although the pool has only 2 whole GPUs
+        (16, 1, 14),  # two more slices than the pool has: two stay unplaced
+        (5, 3, 4),  # 4 × 3 = 12 slices of 14; a fifth would need 15
+    ],
+)
+def test_mig_capacity_is_counted_in_slices(
+    tmp_path: Path, count: int, replicas: int, placed: int
+) -> None:
     root = make_project(tmp_path / "p", mig_services(count, replicas), MIG_POLICY, MIG_INVENTORY)
     plan = plan_of(root)
     assert len(plan.placements) == placed
@@ -381,8 +538,10 @@ def test_mig_capacity_is_counted_in_slices(tmp_path: Path, count: int, replicas:
 def test_whole_gpus_and_slices_are_separate_resources(tmp_path: Path) -> None:
     """The kubelet counts nvidia.com/gpu and nvidia.com/mig-* apart: filling every slice
     leaves the whole GPU free, and the other way round."""
-    policy = ('policy mix\nrule slices: when labels.mig == "yes" '
-              'route kubernetes with mig = "1g.10gb"\nrule whole: route kubernetes\n')
+    policy = (
+        'policy mix\nrule slices: when labels.mig == "yes" '
+        'route kubernetes with mig = "1g.10gb"\nrule whole: route kubernetes\n'
+    )
     work = mig_services(14, 1)
     for w in work:
         w["labels"] = {"mig": "yes"}

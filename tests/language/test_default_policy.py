@@ -28,7 +28,8 @@ def test_default_policy_checks_and_plans_the_example(tmp_path: Path) -> None:
     shutil.copy(DEFAULT, project / "policies")
     r = CliRunner().invoke(cli, ["check", str(project)])
     assert r.exit_code == 0 and r.output.startswith(
-        "ok: 6 rules, 1 deny rules, 1 quotas, 1 spreads, 1 checks;"), r.output
+        "ok: 6 rules, 1 deny rules, 1 quotas, 1 spreads, 1 checks;"
+    ), r.output
     r = CliRunner().invoke(cli, ["plan", str(project), "--no-write"])
     assert r.exit_code in (0, 3), r.output
     assert "Solver: OPTIMAL" in r.output

@@ -43,13 +43,16 @@ def test_for_and_max_are_optional_and_one_line_works() -> None:
 
 def test_new_keywords_stay_names_elsewhere(tmp_path: Path) -> None:
     # `max`, `by` and `across` are keywords only where a spread accepts them.
-    policy = check(tmp_path, """\
+    policy = check(
+        tmp_path,
+        """\
 let max = 2
 rule r:
   when gpus <= max and labels.by != "x" and labels.across != "y"
   route kubernetes with hpa(min = 1, max = 3)
 spread s: by team across cluster max max
-""")
+""",
+    )
     assert policy.constants == {"max": 2}
     (sp,) = policy.spreads
     assert isinstance(sp.max, ast.Literal) and sp.max.value == 2
@@ -63,7 +66,9 @@ spread   web_replicas :  for kind=="inference"   # only services
 spread b: by team across target
 """
     out = fmt(messy)
-    assert out == """\
+    assert (
+        out
+        == """\
 # services
 spread web_replicas:
   for kind == "inference"  # only services
@@ -75,16 +80,22 @@ spread b:
   by team
   across target
 """
+    )
     assert fmt(out) == out
     assert fmt(SPREAD) == SPREAD
 
 
 def test_checker_resolves_spread_names(tmp_path: Path) -> None:
-    policy = check(tmp_path, SPREAD + "spread t: by team across target\n"
-                   "spread z: by labels.app across labels.zone\n")
+    policy = check(
+        tmp_path,
+        SPREAD + "spread t: by team across target\nspread z: by labels.app across labels.zone\n",
+    )
     web, t, z = policy.spreads
     assert isinstance(web.by, ast.Name) and (web.by.scope, web.by.field, web.by.key) == (
-        "workload", "labels", "app")
+        "workload",
+        "labels",
+        "app",
+    )
     assert (web.across.scope, web.across.field) == ("target", "cluster")
     assert (t.across.scope, t.across.field) == ("target", "id")  # `target` is the target id
     assert (z.across.scope, z.across.field, z.across.key) == ("target", "labels", "zone")
@@ -94,11 +105,14 @@ def test_unknown_across_attribute_says_did_you_mean(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     text = error_text(tmp_path, monkeypatch, "spread s:\n  by labels.app\n  across clustr\n")
-    assert text == """\
+    assert (
+        text
+        == """\
 p.route:3:10: error: unknown target attribute `clustr`
     3 |   across clustr
       |          ^^^^^^
   did you mean "cluster"?"""
+    )
 
 
 @pytest.mark.parametrize(
@@ -125,8 +139,9 @@ def test_bad_across_and_max(
 
 
 def test_by_and_for_are_workload_scope(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = error_text(tmp_path, monkeypatch,
-                      'spread s:\n  for cost > 1\n  by lables.app\n  across cluster\n')
+    text = error_text(
+        tmp_path, monkeypatch, "spread s:\n  for cost > 1\n  by lables.app\n  across cluster\n"
+    )
     assert "p.route:2:7: error: `cost` is a target attribute" in text
     assert "p.route:3:6: error: unknown workload field `lables.app`" in text
     assert 'did you mean "labels"?' in text
@@ -135,10 +150,14 @@ def test_by_and_for_are_workload_scope(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_duplicate_spread_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    text = error_text(tmp_path, monkeypatch,
-                      "spread s: by team across cluster\nspread s: by kind across cluster\n")
-    assert text.startswith("p.route:2:8: error: spread `s` is defined twice; the first is at "
-                           "p.route:1:8")
+    text = error_text(
+        tmp_path,
+        monkeypatch,
+        "spread s: by team across cluster\nspread s: by kind across cluster\n",
+    )
+    assert text.startswith(
+        "p.route:2:8: error: spread `s` is defined twice; the first is at p.route:1:8"
+    )
 
 
 @pytest.mark.parametrize(

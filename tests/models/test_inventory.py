@@ -88,7 +88,10 @@ def test_targets_sorted_by_id() -> None:
     refs = inv.targets()
     assert [r.id for r in refs] == ["hpc-east/gpu-h100", "hpc-east/zz-cpu", "k8s-prod/a10g"]
     assert refs[2] == TargetRef(
-        "k8s-prod", "kubernetes", inv.clusters[0].node_pools[0], "k8s-prod/a10g",
+        "k8s-prod",
+        "kubernetes",
+        inv.clusters[0].node_pools[0],
+        "k8s-prod/a10g",
         ("k8s-prod/a10g",),  # an inline target is a node set of its own
     )
     assert inv.target("hpc-east/zz-cpu").target.name == "zz-cpu"

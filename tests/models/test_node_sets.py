@@ -11,19 +11,33 @@ from router.errors import RouterError
 from router.models import Inventory, Running, load_inventory, load_running, node_classes
 from router.models.capacity import NodeShape
 
-H100 = {"name": "h100", "nodes": 4, "max_nodes": 6, "gpus_per_node": 8, "gpu_type": "h100",
-        "cpus_per_node": 96, "memory_per_node": "1TiB", "features": ["ib", "nvlink"],
-        "node_names": ["g1", "g2", "g3", "g4"],
-        "mig": [{"gpus": 2, "slices": {"1g.10gb": 7}}]}
+H100 = {
+    "name": "h100",
+    "nodes": 4,
+    "max_nodes": 6,
+    "gpus_per_node": 8,
+    "gpu_type": "h100",
+    "cpus_per_node": 96,
+    "memory_per_node": "1TiB",
+    "features": ["ib", "nvlink"],
+    "node_names": ["g1", "g2", "g3", "g4"],
+    "mig": [{"gpus": 2, "slices": {"1g.10gb": 7}}],
+}
 
 
 def hpc(**change: Any) -> dict[str, Any]:
     cluster: dict[str, Any] = {
-        "name": "hpc", "backend": "slurm", "node_sets": [H100],
+        "name": "hpc",
+        "backend": "slurm",
+        "node_sets": [H100],
         "partitions": [
             {"name": "gpu", "node_sets": ["h100"], "max_time": "72h"},
-            {"name": "preempt", "partition": "Preempt_Low", "node_sets": ["h100"],
-             "features": ["spot"]},
+            {
+                "name": "preempt",
+                "partition": "Preempt_Low",
+                "node_sets": ["h100"],
+                "features": ["spot"],
+            },
             {"name": "cpu", "nodes": 3, "cpus_per_node": 64, "memory_per_node": "256GiB"},
         ],
     }
@@ -54,13 +68,24 @@ def test_mig_layout_whole_and_slices_apart() -> None:
     ("change", "text"),
     [
         ({"partitions": [{"name": "gpu", "node_sets": ["h200"]}]}, 'no node set "h200"'),
-        ({"partitions": [{"name": "gpu", "node_sets": ["h100"], "nodes": 2}]},
-         "give either node_sets or the node fields"),
-        ({"partitions": [{"name": "cpu", "nodes": 1, "cpus_per_node": 1,
-                          "memory_per_node": 1}]}, 'node set "h100" is named by no target'),
-        ({"node_sets": [H100, {**H100, "name": "h100b", "cpus_per_node": 48, "node_names": []}],
-          "partitions": [{"name": "gpu", "node_sets": ["h100", "h100b"]}]},
-         "have different nodes"),
+        (
+            {"partitions": [{"name": "gpu", "node_sets": ["h100"], "nodes": 2}]},
+            "give either node_sets or the node fields",
+        ),
+        (
+            {"partitions": [{"name": "cpu", "nodes": 1, "cpus_per_node": 1, "memory_per_node": 1}]},
+            'node set "h100" is named by no target',
+        ),
+        (
+            {
+                "node_sets": [
+                    H100,
+                    {**H100, "name": "h100b", "cpus_per_node": 48, "node_names": []},
+                ],
+                "partitions": [{"name": "gpu", "node_sets": ["h100", "h100b"]}],
+            },
+            "have different nodes",
+        ),
         ({"node_sets": [{**H100, "mig": {"1g.10gb": 56}}]}, "mig must say how the GPUs are cut"),
         ({"node_sets": [{**H100, "node_names": ["a"] * 2}]}, 'node "a" is named twice'),
     ],
@@ -89,17 +114,38 @@ def test_node_set_error_is_positioned(tmp_path: Path) -> None:
 
 def test_node_classes_pack_around_running_work() -> None:
     inv = Inventory.model_validate(hpc())
-    running = Running.model_validate({"running": [
-        {"cluster": "hpc", "node": "g2", "gpus": 4, "cpus": 32, "memory": "100GiB", "job": "7"},
-        {"cluster": "hpc", "node": "g3", "gpus": 4, "cpus": 32, "memory": "100GiB", "job": "8"},
-        {"cluster": "hpc", "node_set": "h100", "node": 3, "whole": True, "job": "9"},
-        {"cluster": "hpc", "node_set": "cpu", "node": 0, "cpus": 60},
-    ]})
+    running = Running.model_validate(
+        {
+            "running": [
+                {
+                    "cluster": "hpc",
+                    "node": "g2",
+                    "gpus": 4,
+                    "cpus": 32,
+                    "memory": "100GiB",
+                    "job": "7",
+                },
+                {
+                    "cluster": "hpc",
+                    "node": "g3",
+                    "gpus": 4,
+                    "cpus": 32,
+                    "memory": "100GiB",
+                    "job": "8",
+                },
+                {"cluster": "hpc", "node_set": "h100", "node": 3, "whole": True, "job": "9"},
+                {"cluster": "hpc", "node_set": "cpu", "node": 0, "cpus": 60},
+            ]
+        }
+    )
     classes = node_classes(inv, running)
     h100 = classes["hpc/h100"]
     # node 0 idle, nodes 4-5 headroom (idle too); 1 and 2 share a residual; 3 is taken whole.
-    assert [(c.indices, c.idle) for c in h100] == [((0, 4, 5), True), ((1, 2), False),
-                                                   ((3,), False)]
+    assert [(c.indices, c.idle) for c in h100] == [
+        ((0, 4, 5), True),
+        ((1, 2), False),
+        ((3,), False),
+    ]
     assert h100[0].free == NodeShape(6, (("1g.10gb", 14),), 96, 1024 * 1024)
     assert h100[1].free == NodeShape(2, (("1g.10gb", 14),), 64, 1024 * 1024 - 100 * 1024)
     assert h100[2].free.empty

@@ -19,15 +19,41 @@ POLICY = 'policy p\nrule train: when kind == "training" route slurm\n'
 
 
 def _inventory(nodes: int = 1) -> dict[str, Any]:
-    return {"clusters": [{"name": "hpc", "backend": "slurm", "partitions": [
-        {"name": "gpu", "nodes": nodes, "gpus_per_node": 8, "gpu_type": "h100",
-         "cpus_per_node": 64, "memory_per_node": "512GiB", "max_time": "48h"}]}]}
+    return {
+        "clusters": [
+            {
+                "name": "hpc",
+                "backend": "slurm",
+                "partitions": [
+                    {
+                        "name": "gpu",
+                        "nodes": nodes,
+                        "gpus_per_node": 8,
+                        "gpu_type": "h100",
+                        "cpus_per_node": 64,
+                        "memory_per_node": "512GiB",
+                        "max_time": "48h",
+                    }
+                ],
+            }
+        ]
+    }
 
 
 def _job(name: str, gpus: int, priority: str, cpus: int = 8, **extra: Any) -> dict[str, Any]:
-    return {"name": name, "kind": "training", "team": "t", "gpus": gpus, "gpu_type": "h100",
-            "cpus": cpus, "memory": "64GiB", "duration": "1h", "priority": priority,
-            "command": "python train.py", **extra}
+    return {
+        "name": name,
+        "kind": "training",
+        "team": "t",
+        "gpus": gpus,
+        "gpu_type": "h100",
+        "cpus": cpus,
+        "memory": "64GiB",
+        "duration": "1h",
+        "priority": priority,
+        "command": "python train.py",
+        **extra,
+    }
 
 
 def _plan(root: Path, *args: str) -> tuple[int, dict[str, Any], str]:
@@ -73,17 +99,26 @@ def test_higher_priority_preempts_the_lowest_and_plan_json_says_by_whom(tmp_path
     root = make_project(tmp_path / "now", now, POLICY, _inventory())
     code, doc, _ = _plan(root, "--previous", str(before))
     assert code == 3 and _placed(doc) == {"a", "c"}
-    assert doc["preempted"] == [{
-        "by": ["c"], "priority": 1, "target_id": "hpc/gpu", "workload": "b",
-        "reason": "preempted on hpc/gpu by c (priority high): priority low yields to higher "
-                  "priority"}]
+    assert doc["preempted"] == [
+        {
+            "by": ["c"],
+            "priority": 1,
+            "target_id": "hpc/gpu",
+            "workload": "b",
+            "reason": "preempted on hpc/gpu by c (priority high): priority low yields to higher "
+            "priority",
+        }
+    ]
     assert _unplaced(doc)["b"][0] == doc["preempted"][0]["reason"]
 
 
 def test_a_preemptible_workload_yields_to_equal_priority(tmp_path: Path) -> None:
     before = _previous(tmp_path, [_job("a", 4, "normal"), _job("b", 4, "normal")])
-    now = [_job("a", 4, "normal"), _job("b", 4, "normal", preemptible=True),
-           _job("c", 4, "normal", cpus=40)]
+    now = [
+        _job("a", 4, "normal"),
+        _job("b", 4, "normal", preemptible=True),
+        _job("c", 4, "normal", cpus=40),
+    ]
     root = make_project(tmp_path / "now", now, POLICY, _inventory())
     _, doc, _ = _plan(root, "--previous", str(before))
     assert _placed(doc) == {"a", "c"}
@@ -119,23 +154,23 @@ def test_explain_with_previous_says_what_plan_json_says(tmp_path: Path) -> None:
     now = [_job("a", 4, "normal"), _job("b", 4, "normal"), _job("c", 8, "normal", cpus=32)]
     root = make_project(tmp_path / "now", now, POLICY, _inventory())
     _, doc, _ = _plan(root, "--previous", str(before))
-    r = CliRunner().invoke(cli, ["explain", "c", str(root), "--previous", str(before),
-                                 "--format", "json"])
+    r = CliRunner().invoke(
+        cli, ["explain", "c", str(root), "--previous", str(before), "--format", "json"]
+    )
     assert r.exit_code == 0, r.output
     explained = json.loads(r.stdout)
     assert explained["reasons"] == _unplaced(doc)["c"]
     # Displacing a and b would be worth more placed work, and explain says why it is not done.
     assert explained["displace"]["workloads"] == ["a", "b"]
     assert explained["displace"]["text"].endswith(
-        "but a, b are planned work of equal or higher priority, which only higher priority "
-        "preempts")
+        "but a, b are planned work of equal or higher priority, which only higher priority preempts"
+    )
     # Without --previous there is nothing planned: c is placed.
     r = CliRunner().invoke(cli, ["explain", "c", str(root), "--format", "json"])
     assert json.loads(r.stdout)["status"] == "placed"
 
 
-def test_no_preemption_note_when_the_objective_would_not_take_it_anyway(
-        tmp_path: Path) -> None:
+def test_no_preemption_note_when_the_objective_would_not_take_it_anyway(tmp_path: Path) -> None:
     before = _previous(tmp_path, [_job("a", 4, "normal"), _job("b", 4, "normal")])
     # c (8 GPUs, 8 CPUs) is worth less placed work than a and b: protection is not why it
     # waits, so its reasons do not say so.
@@ -150,14 +185,23 @@ def test_a_shared_quota_alone_does_not_open_planned_work(tmp_path: Path) -> None
     # a (low) and c (high) never share a target, only the team's quota of 8 GPUs: a keeps it.
     inventory = _inventory()
     inventory["clusters"][0]["partitions"].append(
-        {"name": "a100", "nodes": 1, "gpus_per_node": 8, "gpu_type": "a100",
-         "cpus_per_node": 64, "memory_per_node": "512GiB", "max_time": "48h"})
+        {
+            "name": "a100",
+            "nodes": 1,
+            "gpus_per_node": 8,
+            "gpu_type": "a100",
+            "cpus_per_node": 64,
+            "memory_per_node": "512GiB",
+            "max_time": "48h",
+        }
+    )
     policy = POLICY + "quota team: limit gpus <= 8\n"
     a = _job("a", 8, "low")
     root = make_project(tmp_path / "before", [a], policy, inventory)
     assert CliRunner().invoke(cli, ["plan", str(root)]).exit_code == 0
-    root = make_project(tmp_path / "now", [a, _job("c", 8, "high", gpu_type="a100")], policy,
-                        inventory)
+    root = make_project(
+        tmp_path / "now", [a, _job("c", 8, "high", gpu_type="a100")], policy, inventory
+    )
     _, fresh, _ = _plan(root)
     assert _placed(fresh) == {"c"}  # without a previous plan the higher priority wins
     _, doc, _ = _plan(root, "--previous", str(tmp_path / "before" / "out" / "plan.json"))

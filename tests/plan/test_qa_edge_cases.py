@@ -18,8 +18,9 @@ from tests.plan.test_preemption import POLICY, _inventory, _job
 
 
 def _previous_doc(tmp_path: Path) -> dict[str, Any]:
-    root = make_project(tmp_path / "before", [_job("a", 4, "normal"), _job("b", 4, "low")],
-                        POLICY, _inventory())
+    root = make_project(
+        tmp_path / "before", [_job("a", 4, "normal"), _job("b", 4, "low")], POLICY, _inventory()
+    )
     r = CliRunner().invoke(cli, ["plan", str(root)])
     assert r.exit_code == 0, r.output
     doc: dict[str, Any] = json.loads((root / "out" / "plan.json").read_text())
@@ -61,10 +62,14 @@ EDITS = {
     "target-number": (None, "placements[0].target_id: expected a string, got the number 5"),
     "no-target": ("10:3", 'placements[0]: missing required field "target_id"'),
     "workload-list": (None, "placements[0].workload: expected a string, got a list"),
-    "duplicate": (None, "placements[2]: workload 'a' is already in the previous plan at "
-                        "placements[0]"),
-    "duplicate-across-sections": (None, "unplaced[0]: workload 'a' is already in the previous "
-                                        "plan at placements[0]"),
+    "duplicate": (
+        None,
+        "placements[2]: workload 'a' is already in the previous plan at placements[0]",
+    ),
+    "duplicate-across-sections": (
+        None,
+        "unplaced[0]: workload 'a' is already in the previous plan at placements[0]",
+    ),
     "unplaced-number": (None, "unplaced[0].workload: expected a string, got the number 3"),
     "denied-null": ("3:3", "denied[0]: expected an object, got null"),
     "reasons-string": (None, "unrouted[0].reasons: expected a list of strings, got the string"),
@@ -74,25 +79,29 @@ EDITS = {
 @pytest.mark.parametrize("change", sorted(EDITS))
 def test_a_hand_edited_previous_plan_is_a_clear_error(tmp_path: Path, change: str) -> None:
     bad = tmp_path / "prev.json"
-    bad.write_text(json.dumps(_edit(_previous_doc(tmp_path), change), indent=1,
-                              sort_keys=True))
-    root = make_project(tmp_path / "now", [_job("a", 4, "normal"), _job("b", 4, "low")],
-                        POLICY, _inventory())
+    bad.write_text(json.dumps(_edit(_previous_doc(tmp_path), change), indent=1, sort_keys=True))
+    root = make_project(
+        tmp_path / "now", [_job("a", 4, "normal"), _job("b", 4, "low")], POLICY, _inventory()
+    )
     where, message = EDITS[change]
     for args in (["plan", str(root), "--no-write"], ["explain", "a", str(root)]):
         r = CliRunner().invoke(cli, [*args, "--previous", str(bad)])
         assert r.exit_code == 1, r.output
         assert "internal error" not in r.output and "Traceback" not in r.output
         assert message in r.output
-        assert f"prev.json:{where}: error:" in r.output if where else \
-            f"{bad}:" in r.output.split(" error:")[0]
+        assert (
+            f"prev.json:{where}: error:" in r.output
+            if where
+            else f"{bad}:" in r.output.split(" error:")[0]
+        )
         assert "^" in r.output  # the line and a caret under the fault
 
 
 def test_previous_plan_encodings(tmp_path: Path) -> None:
     doc = _previous_doc(tmp_path)
-    root = make_project(tmp_path / "now", [_job("a", 4, "normal"), _job("b", 4, "low")],
-                        POLICY, _inventory())
+    root = make_project(
+        tmp_path / "now", [_job("a", 4, "normal"), _job("b", 4, "low")], POLICY, _inventory()
+    )
     bom = tmp_path / "bom.json"  # as some Windows editors save it
     bom.write_bytes(b"\xef\xbb\xbf" + json.dumps(doc).encode())
     r = CliRunner().invoke(cli, ["plan", str(root), "--no-write", "--previous", str(bom)])
@@ -110,16 +119,20 @@ def test_previous_plan_encodings(tmp_path: Path) -> None:
 def test_planned_work_a_quota_keeps_out_was_not_preempted(tmp_path: Path) -> None:
     """b (low) was on hpc/gpu; now a quota of its own team keeps it out, and c (high) lands in
     the free room beside it. c preempted nothing: hpc/gpu has 8 of 16 GPUs free."""
-    before = make_project(tmp_path / "before", [_job("a", 4, "normal"),
-                                                _job("b", 4, "low", team="x")],
-                          POLICY, _inventory(2))
+    before = make_project(
+        tmp_path / "before",
+        [_job("a", 4, "normal"), _job("b", 4, "low", team="x")],
+        POLICY,
+        _inventory(2),
+    )
     assert CliRunner().invoke(cli, ["plan", str(before)]).exit_code == 0
     policy = POLICY + 'quota qx:\n  for team == "x"\n  limit gpus <= 2\n'
     now = [_job("a", 4, "normal"), _job("b", 4, "low", team="x"), _job("c", 4, "high")]
     root = make_project(tmp_path / "now", now, policy, _inventory(2))
     prev = str(before / "out" / "plan.json")
-    r = CliRunner().invoke(cli, ["plan", str(root), "--no-write", "--format", "json",
-                                 "--previous", prev])
+    r = CliRunner().invoke(
+        cli, ["plan", str(root), "--no-write", "--format", "json", "--previous", prev]
+    )
     assert r.exit_code == 3, r.output
     doc = json.loads(r.stdout)
     assert {p["workload"] for p in doc["placements"]} == {"a", "c"}
@@ -132,11 +145,22 @@ def test_planned_work_a_quota_keeps_out_was_not_preempted(tmp_path: Path) -> Non
 
 def test_a_full_target_is_still_preemption(tmp_path: Path) -> None:
     """The counterpart: b's old target is full of c, so c did preempt it."""
-    before = make_project(tmp_path / "before", [_job("a", 4, "normal"), _job("b", 4, "low")],
-                          POLICY, _inventory())
+    before = make_project(
+        tmp_path / "before", [_job("a", 4, "normal"), _job("b", 4, "low")], POLICY, _inventory()
+    )
     assert CliRunner().invoke(cli, ["plan", str(before)]).exit_code == 0
     now = [_job("a", 4, "normal"), _job("b", 4, "low"), _job("c", 4, "high")]
     root = make_project(tmp_path / "now", now, POLICY, _inventory())
-    r = CliRunner().invoke(cli, ["plan", str(root), "--no-write", "--format", "json",
-                                 "--previous", str(before / "out" / "plan.json")])
+    r = CliRunner().invoke(
+        cli,
+        [
+            "plan",
+            str(root),
+            "--no-write",
+            "--format",
+            "json",
+            "--previous",
+            str(before / "out" / "plan.json"),
+        ],
+    )
     assert [p["by"] for p in json.loads(r.stdout)["preempted"]] == [["c"]]

@@ -19,15 +19,21 @@ from router.solve.aggregate import build_aggregate
 from tests.helpers import job, make_project, plan_json_twice
 
 RULE = "rule train: route slurm\n"
-PER_TEAM = RULE + """
+PER_TEAM = (
+    RULE
+    + """
 quota team_gpus:
   per team
   limit gpus <= 8
 """
-PLAIN = RULE + """
+)
+PLAIN = (
+    RULE
+    + """
 quota team_gpus:
   limit gpus <= 8
 """
+)
 # a-1 and b-1 fit a limit per team; a-2 would be team a's second 8 GPUs.
 JOBS = [job("a-1", team="a"), job("b-1", team="b"), job("a-2", team="a")]
 
@@ -45,15 +51,28 @@ def line_of(root: Path, needle: str) -> int:
 
 
 def slurm_cluster(name: str, nodes: int, cost: float) -> dict[str, Any]:
-    return {"name": name, "backend": "slurm", "partitions": [
-        {"name": "gpu", "nodes": nodes, "gpus_per_node": 8, "gpu_type": "h100",
-         "cpus_per_node": 96, "memory_per_node": "1TiB", "max_time": "72h",
-         "cost_per_gpu_hour": cost}]}
+    return {
+        "name": name,
+        "backend": "slurm",
+        "partitions": [
+            {
+                "name": "gpu",
+                "nodes": nodes,
+                "gpus_per_node": 8,
+                "gpu_type": "h100",
+                "cpus_per_node": 96,
+                "memory_per_node": "1TiB",
+                "max_time": "72h",
+                "cost_per_gpu_hour": cost,
+            }
+        ],
+    }
 
 
 # 32 GPUs on the cheaper cluster, 16 on the dearer one.
-TWO_SIZES: dict[str, Any] = {"clusters": [slurm_cluster("big", 4, 1.0),
-                                          slurm_cluster("small", 2, 2.0)]}
+TWO_SIZES: dict[str, Any] = {
+    "clusters": [slurm_cluster("big", 4, 1.0), slurm_cluster("small", 2, 2.0)]
+}
 CHEAP = "rule train: route slurm prefer lower cost\n"
 HALF = """
 quota headroom:
@@ -84,7 +103,9 @@ def test_per_team_gives_each_team_its_own_8(tmp_path: Path) -> None:
     rows = sorted((r.subject, r.rhs) for r in plan.problem.rows if r.kind == "quota")
     assert rows == [("team_gpus[team=a]", 8), ("team_gpus[team=b]", 8)]
     assert [(q.label, q.part) for q in plan.quotas] == [
-        ("team_gpus[team=a]", "team=a"), ("team_gpus[team=b]", "team=b")]
+        ("team_gpus[team=a]", "team=a"),
+        ("team_gpus[team=b]", "team=b"),
+    ]
 
 
 def test_the_third_job_is_unplaced_and_the_reason_names_the_part(tmp_path: Path) -> None:
@@ -100,7 +121,8 @@ def test_the_third_job_is_unplaced_and_the_reason_names_the_part(tmp_path: Path)
     reason = f"quota team_gpus[team=a] ({src}) on gpus: 8 of 8 used, needs 8"
     assert len(unplaced["reasons"]) == 1 and unplaced["reasons"][0].startswith(reason)
     assert unplaced["fix"].startswith(
-        f"quota team_gpus[team=a] ({src}) must allow 16 gpus, it allows 8")
+        f"quota team_gpus[team=a] ({src}) must allow 16 gpus, it allows 8"
+    )
 
     e = CliRunner().invoke(cli, ["explain", name, str(root), "--format", "json"])
     assert e.exit_code == 0, e.output
@@ -116,8 +138,7 @@ def test_per_cluster_percentage_is_of_each_clusters_own_gpus(tmp_path: Path) -> 
     wl = [job(f"j-{i}", team="t") for i in range(6)]
     # One 50% quota over both clusters: 24 of 48 GPUs, all on the cheaper cluster.
     plain = HALF.replace("  per cluster\n", "")
-    plan = plan_of(make_project(tmp_path / "plain", wl, policy=CHEAP + plain,
-                                inventory=TWO_SIZES))
+    plan = plan_of(make_project(tmp_path / "plain", wl, policy=CHEAP + plain, inventory=TWO_SIZES))
     assert by_cluster(plan) == {"big": 24}
     # Per cluster: half of big's 32 and half of small's 16.
     plan = plan_of(make_project(tmp_path / "per", wl, policy=CHEAP + HALF, inventory=TWO_SIZES))
@@ -133,8 +154,11 @@ def test_per_cluster_percentage_is_of_each_clusters_own_gpus(tmp_path: Path) -> 
     placed = next(p.workload.name for p in plan.placements if p.target.cluster == "small")
     r = CliRunner().invoke(cli, ["explain", placed, str(tmp_path / "per"), "--format", "json"])
     texts = [row["text"] for row in json.loads(r.stdout)["placement"]["rows"]]
-    assert any(t.startswith("quota headroom[cluster=small] (") and
-               t.endswith(" gpus: 8 of 8 (50% of 16) used (this workload 8)") for t in texts), texts
+    assert any(
+        t.startswith("quota headroom[cluster=small] (")
+        and t.endswith(" gpus: 8 of 8 (50% of 16) used (this workload 8)")
+        for t in texts
+    ), texts
 
 
 def test_a_workload_key_percentage_is_of_all_the_on_targets(tmp_path: Path) -> None:
@@ -154,20 +178,30 @@ def test_a_workload_key_percentage_is_of_all_the_on_targets(tmp_path: Path) -> N
     i = load_inputs(load_project(root))
     quotas = compile_quotas(i.policy, i.inventory, workloads=i.workloads)
     assert [(q.label, q.described) for q in quotas] == [
-        ("q[team=a]", "gpus <= 25% (12 of 48)"), ("q[team=b]", "gpus <= 25% (12 of 48)")]
+        ("q[team=a]", "gpus <= 25% (12 of 48)"),
+        ("q[team=b]", "gpus <= 25% (12 of 48)"),
+    ]
 
 
 def test_workload_parts_come_from_the_members_and_a_missing_label_is_one_part(
-        tmp_path: Path) -> None:
-    policy = RULE + ('quota q:\n  for kind == "training"\n  per workload.labels.app\n'
-                     "  limit gpus <= 8\n")
-    wl = [job("x", labels={"app": "web"}), job("y"), job("z"),
-          job("n", kind="batch", labels={"app": "db"})]  # not a member: no part of its own
+    tmp_path: Path,
+) -> None:
+    policy = RULE + (
+        'quota q:\n  for kind == "training"\n  per workload.labels.app\n  limit gpus <= 8\n'
+    )
+    wl = [
+        job("x", labels={"app": "web"}),
+        job("y"),
+        job("z"),
+        job("n", kind="batch", labels={"app": "db"}),
+    ]  # not a member: no part of its own
     root = make_project(tmp_path, wl, policy=policy)
     i = load_inputs(load_project(root))
     quotas = compile_quotas(i.policy, i.inventory, workloads=i.workloads)
-    assert [q.label for q in quotas] == ["q[workload.labels.app=web]",
-                                         "q[workload.labels.app=none]"]
+    assert [q.label for q in quotas] == [
+        "q[workload.labels.app=web]",
+        "q[workload.labels.app=none]",
+    ]
     assert compile_quotas(i.policy, i.inventory) == []  # no workloads: no part is known
     (whole,) = compile_quotas(i.policy, i.inventory, workload_keys=False)
     assert whole.label == "q" and whole.amount == 8
@@ -195,13 +229,22 @@ def test_verify_catches_a_plan_that_breaks_one_part(tmp_path: Path) -> None:
         used[p.target.id] = used.get(p.target.id, 0) + p.resources.gpus
     ev = Evaluator(i.policy, i.inventory)
     # Put the unplaced job of team a on a target with room: only team a's part is broken.
-    cand = next(c for c in ev.decide(u.decision.workload).candidates
-                if used.get(c.target.id, 0) + 8 <= 16)
+    cand = next(
+        c for c in ev.decide(u.decision.workload).candidates if used.get(c.target.id, 0) + 8 <= 16
+    )
     taken = {n for p in plan.placements for n in p.nodes}
     sid = cand.target.node_sets[0]
     free = next(i for i in range(cand.target.target.capacity_nodes) if (sid, i) not in taken)
-    extra = Placement(u.decision.workload, cand.target, "train", "", cand.rank, cand.options,
-                      cand.resources, nodes=[(sid, free)])
+    extra = Placement(
+        u.decision.workload,
+        cand.target,
+        "train",
+        "",
+        cand.rank,
+        cand.options,
+        cand.resources,
+        nodes=[(sid, free)],
+    )
     problems = verify_plan(i.policy, i.inventory, i.workloads, [*plan.placements, extra])
     source = plan.quotas[0].source
     assert problems == [f"quota team_gpus[team=a] ({source}): gpus 16 > 8"]
@@ -218,7 +261,10 @@ def test_plan_is_byte_identical_twice(tmp_path: Path) -> None:
 
 
 def test_check_reads_per_quotas(tmp_path: Path) -> None:
-    policy = CHEAP + HALF + """
+    policy = (
+        CHEAP
+        + HALF
+        + """
 quota loose:
   per cluster
   limit gpus <= 64
@@ -227,13 +273,15 @@ quota by_team:
   per team
   limit gpus <= 8
 """
+    )
     root = make_project(tmp_path, JOBS, policy=policy, inventory=TWO_SIZES)
     r = CliRunner().invoke(cli, ["check", str(root), "--format", "json"])
     assert r.exit_code == 0, r.output
     findings = [f for f in json.loads(r.output)["findings"] if f["code"] == "quota-never-binds"]
     assert [f["message"] for f in findings] == [
         "quota `loose` never binds: in each of its 2 parts, gpus <= 64 is at least what the "
-        "part's targets have"]
+        "part's targets have"
+    ]
     assert "unused" not in r.output
 
 
@@ -254,13 +302,30 @@ def test_router_test_plans_a_case_against_its_own_part(tmp_path: Path) -> None:
 
 def test_a_percentage_is_exact(tmp_path: Path) -> None:
     # 29% of 100 GPUs is 29, not the 28 a float product gives (0.29 * 100 < 29).
-    inventory = {"clusters": [{"name": "c", "backend": "slurm", "partitions": [
-        {"name": "gpu", "nodes": 25, "gpus_per_node": 4, "gpu_type": "h100",
-         "cpus_per_node": 32, "memory_per_node": "256GiB", "max_time": "24h"}]}]}
+    inventory = {
+        "clusters": [
+            {
+                "name": "c",
+                "backend": "slurm",
+                "partitions": [
+                    {
+                        "name": "gpu",
+                        "nodes": 25,
+                        "gpus_per_node": 4,
+                        "gpu_type": "h100",
+                        "cpus_per_node": 32,
+                        "memory_per_node": "256GiB",
+                        "max_time": "24h",
+                    }
+                ],
+            }
+        ]
+    }
     policy = RULE + "quota share: limit gpus <= 29%\nquota cpu_share: limit cpus <= 57%\n"
     root = make_project(tmp_path, [job("a", team="t")], policy=policy, inventory=inventory)
     i = load_inputs(load_project(root))
     assert [(q.amount, q.described) for q in compile_quotas(i.policy, i.inventory)] == [
-        (29, "gpus <= 29% (29 of 100)"), (456, "cpus <= 57% (456 of 800)")]
-    assert [q.share for q in compile_quotas(i.policy, i.inventory)] == ["29% of 100",
-                                                                       "57% of 800"]
+        (29, "gpus <= 29% (29 of 100)"),
+        (456, "cpus <= 57% (456 of 800)"),
+    ]
+    assert [q.share for q in compile_quotas(i.policy, i.inventory)] == ["29% of 100", "57% of 800"]

@@ -24,8 +24,9 @@ def where(plan: Plan) -> dict[str, str]:
 
 def test_capacity_keeps_highest_priority_whole_node_jobs(tmp_path: Path) -> None:
     # Four 16-GPU exclusive jobs, room for two (2 h100 + 2 a100 nodes of 8 GPUs each).
-    wl = [job(f"j{i}", gpus=16, priority=p) for i, p in enumerate(["low", "high", "low",
-                                                                     "critical"])]
+    wl = [
+        job(f"j{i}", gpus=16, priority=p) for i, p in enumerate(["low", "high", "low", "critical"])
+    ]
     plan = plan_of(make_project(tmp_path, wl))
     assert sorted(where(plan)) == ["j1", "j3"]
     assert {u.decision.workload.name for u in plan.unplaced} == {"j0", "j2"}
@@ -35,10 +36,17 @@ def test_capacity_keeps_highest_priority_whole_node_jobs(tmp_path: Path) -> None
 
 
 def test_fallback_used_only_when_primary_is_full(tmp_path: Path) -> None:
-    inv = {"clusters": [INVENTORY["clusters"][0] | {"partitions": [
-        INVENTORY["clusters"][0]["partitions"][0] | {"nodes": 1}]}, INVENTORY["clusters"][1]]}
-    wl = [job(n, gpus=4, memory="64GiB", priority=p) for n, p in
-          [("a", "high"), ("b", "normal"), ("c", "normal")]]
+    inv = {
+        "clusters": [
+            INVENTORY["clusters"][0]
+            | {"partitions": [INVENTORY["clusters"][0]["partitions"][0] | {"nodes": 1}]},
+            INVENTORY["clusters"][1],
+        ]
+    }
+    wl = [
+        job(n, gpus=4, memory="64GiB", priority=p)
+        for n, p in [("a", "high"), ("b", "normal"), ("c", "normal")]
+    ]
     plan = plan_of(make_project(tmp_path, wl, inventory=inv))
     placed = where(plan)
     slurm = [n for n, t in placed.items() if t.startswith("hpc/")]
@@ -53,8 +61,11 @@ def test_prefer_lower_cost_and_quota(tmp_path: Path) -> None:
     rule any_gpu: when gpus > 0 route slurm prefer lower cost
     quota team_a: for team == "a" limit gpus <= 8
     """
-    wl = [job("x1", gpus=4, team="a", kind="batch"), job("x2", gpus=4, team="a", kind="batch"),
-          job("x3", gpus=4, team="a", kind="batch")]
+    wl = [
+        job("x1", gpus=4, team="a", kind="batch"),
+        job("x2", gpus=4, team="a", kind="batch"),
+        job("x3", gpus=4, team="a", kind="batch"),
+    ]
     plan = plan_of(make_project(tmp_path, wl, policy=policy))
     assert len(plan.placements) == 2
     assert {p.target.id for p in plan.placements} == {"hpc/a100"}  # cheaper than h100
@@ -68,16 +79,19 @@ def test_percent_quota_on_cluster(tmp_path: Path) -> None:
     quota headroom: on cluster == "k8s" limit gpus <= 50%
     """
     # The l4 pool autoscales to 4 nodes × 4 GPUs = 16; 50% leaves 8.
-    wl = [job(f"s{i}", kind="inference", gpus=2, cpus=4, memory="16GiB", replicas=1)
-          for i in range(6)]
+    wl = [
+        job(f"s{i}", kind="inference", gpus=2, cpus=4, memory="16GiB", replicas=1) for i in range(6)
+    ]
     plan = plan_of(make_project(tmp_path, wl, policy=policy))
     assert sum(p.resources.gpus for p in plan.placements) == 8
     assert len(plan.unplaced) == 2
 
 
 def test_shape_spreads_gpus_and_checks_time(tmp_path: Path) -> None:
-    wl = [job("twelve", gpus=12, cpus=48, memory="128GiB"),
-          job("toolong", kind="batch", gpus=0, cpus=4, memory="8GiB", duration="100h")]
+    wl = [
+        job("twelve", gpus=12, cpus=48, memory="128GiB"),
+        job("toolong", kind="batch", gpus=0, cpus=4, memory="8GiB", duration="100h"),
+    ]
     policy = "rule all: route slurm"
     plan = plan_of(make_project(tmp_path, wl, policy=policy))
     (p,) = plan.placements
@@ -101,10 +115,25 @@ def test_denied_and_unrouted(tmp_path: Path) -> None:
 
 
 def test_same_plan_whatever_the_worker_count(tmp_path: Path) -> None:
-    wl = [job(f"w{i}", gpus=g, kind=k, cpus=8, memory="32GiB")
-          for i, (g, k) in enumerate([(1, "batch"), (2, "training"), (4, "batch"), (8, "training"),
-                                      (3, "batch"), (1, "training"), (6, "batch"), (2, "batch"),
-                                      (16, "training"), (5, "batch"), (7, "batch"), (1, "batch")])]
+    wl = [
+        job(f"w{i}", gpus=g, kind=k, cpus=8, memory="32GiB")
+        for i, (g, k) in enumerate(
+            [
+                (1, "batch"),
+                (2, "training"),
+                (4, "batch"),
+                (8, "training"),
+                (3, "batch"),
+                (1, "training"),
+                (6, "batch"),
+                (2, "batch"),
+                (16, "training"),
+                (5, "batch"),
+                (7, "batch"),
+                (1, "batch"),
+            ]
+        )
+    ]
     root = make_project(tmp_path, wl)
     plans = [where(plan_of(root, workers=w)) for w in (1, 2, 8)]
     assert plans[0] == plans[1] == plans[2]
@@ -113,4 +142,9 @@ def test_same_plan_whatever_the_worker_count(tmp_path: Path) -> None:
 
 def test_the_solver_budget_grows_with_the_model_and_is_capped() -> None:
     assert [auto_limit(n) for n in (0, 6000, 10_138, 56_840, 10**6)] == [
-        1.0, 1.0, 10_138 / 6000, 56_840 / 6000, 10.0]
+        1.0,
+        1.0,
+        10_138 / 6000,
+        56_840 / 6000,
+        10.0,
+    ]

@@ -15,29 +15,51 @@ from router.config import load_project
 from router.plan.build import build_plan
 from tests.helpers import job, make_project, plan_json_twice
 
-INVENTORY: dict[str, Any] = {"clusters": [{
-    "name": "hpc",
-    "backend": "slurm",
-    "partitions": [
-        {"name": "h100", "nodes": 2, "gpus_per_node": 8, "gpu_type": "h100",
-         "cpus_per_node": 96, "memory_per_node": "1TiB", "cost_per_gpu_hour": 2.5},
-        {"name": "plain", "nodes": 2, "gpus_per_node": 4, "gpu_type": "any",
-         "cpus_per_node": 64, "memory_per_node": "512GiB", "cost_per_gpu_hour": 0.5},
-    ],
-}]}
+INVENTORY: dict[str, Any] = {
+    "clusters": [
+        {
+            "name": "hpc",
+            "backend": "slurm",
+            "partitions": [
+                {
+                    "name": "h100",
+                    "nodes": 2,
+                    "gpus_per_node": 8,
+                    "gpu_type": "h100",
+                    "cpus_per_node": 96,
+                    "memory_per_node": "1TiB",
+                    "cost_per_gpu_hour": 2.5,
+                },
+                {
+                    "name": "plain",
+                    "nodes": 2,
+                    "gpus_per_node": 4,
+                    "gpu_type": "any",
+                    "cpus_per_node": 64,
+                    "memory_per_node": "512GiB",
+                    "cost_per_gpu_hour": 0.5,
+                },
+            ],
+        }
+    ]
+}
 POLICY = "rule gpu: when gpus > 0 route slurm prefer lower cost\n"
 UNTYPED_REASON = "hpc/plain: has GPUs of no stated type, the workload asks for h100"
 
 
 def test_any_job_lands_on_the_untyped_partition_and_h100_does_not(tmp_path: Path) -> None:
-    workloads = [job("any-job", gpus=8, cpus=16, memory="64GiB"),
-                 job("h100-job", gpus=8, gpu_type="h100", cpus=16, memory="64GiB"),
-                 job("too-big", gpus=32, gpu_type="h100", cpus=16, memory="64GiB")]
+    workloads = [
+        job("any-job", gpus=8, cpus=16, memory="64GiB"),
+        job("h100-job", gpus=8, gpu_type="h100", cpus=16, memory="64GiB"),
+        job("too-big", gpus=32, gpu_type="h100", cpus=16, memory="64GiB"),
+    ]
     root = make_project(tmp_path / "p", workloads, POLICY, INVENTORY)
     plan = build_plan(load_project(root))
     where = {p.workload.name: p for p in plan.placements}
-    assert {n: p.target.id for n, p in where.items()} == {"any-job": "hpc/plain",
-                                                          "h100-job": "hpc/h100"}
+    assert {n: p.target.id for n, p in where.items()} == {
+        "any-job": "hpc/plain",
+        "h100-job": "hpc/h100",
+    }
     r = where["any-job"].resources
     assert (r.nodes, r.gpus_per_node, r.gpu_type) == (2, 4, None)
     assert where["h100-job"].resources.gpu_type == "h100"
@@ -66,15 +88,22 @@ def test_any_job_lands_on_the_untyped_partition_and_h100_does_not(tmp_path: Path
 
 
 def test_where_reads_an_untyped_partitions_gpu_type_as_any(tmp_path: Path) -> None:
-    policy = ('rule typed: when labels.want == "h100" route slurm where gpu_type == "h100"\n'
-              'rule plain: when labels.want == "plain" route slurm where gpu_type == "any"\n'
-              "rule same: route slurm where gpu_type == workload.gpu_type\n")
-    workloads = [job("wants-h100", gpus=4, cpus=8, memory="32GiB", labels={"want": "h100"}),
-                 job("wants-plain", gpus=4, cpus=8, memory="32GiB", labels={"want": "plain"}),
-                 job("same-any", gpus=4, cpus=8, memory="32GiB"),
-                 job("same-h100", gpus=4, gpu_type="h100", cpus=8, memory="32GiB")]
+    policy = (
+        'rule typed: when labels.want == "h100" route slurm where gpu_type == "h100"\n'
+        'rule plain: when labels.want == "plain" route slurm where gpu_type == "any"\n'
+        "rule same: route slurm where gpu_type == workload.gpu_type\n"
+    )
+    workloads = [
+        job("wants-h100", gpus=4, cpus=8, memory="32GiB", labels={"want": "h100"}),
+        job("wants-plain", gpus=4, cpus=8, memory="32GiB", labels={"want": "plain"}),
+        job("same-any", gpus=4, cpus=8, memory="32GiB"),
+        job("same-h100", gpus=4, gpu_type="h100", cpus=8, memory="32GiB"),
+    ]
     root = make_project(tmp_path / "p", workloads, policy, INVENTORY)
     plan = build_plan(load_project(root))
     assert {p.workload.name: p.target.id for p in plan.placements} == {
-        "wants-h100": "hpc/h100", "wants-plain": "hpc/plain",
-        "same-any": "hpc/plain", "same-h100": "hpc/h100"}
+        "wants-h100": "hpc/h100",
+        "wants-plain": "hpc/plain",
+        "same-any": "hpc/plain",
+        "same-h100": "hpc/h100",
+    }

@@ -30,8 +30,10 @@ def _shape(node: Any) -> Any:
         return None
     if is_dataclass(node) and not isinstance(node, type):
         skip = {"span", "text", "comments", "path", "backend_span", "resource_span", "arg_spans"}
-        return (type(node).__name__,
-                {f.name: _shape(getattr(node, f.name)) for f in fields(node) if f.name not in skip})
+        return (
+            type(node).__name__,
+            {f.name: _shape(getattr(node, f.name)) for f in fields(node) if f.name not in skip},
+        )
     if isinstance(node, list):
         return [_shape(x) for x in node]
     if isinstance(node, dict):
@@ -56,8 +58,13 @@ def check_policy_text(text: str) -> None:
 def _statements(pf: Any) -> dict[str, list[Any]]:
     from router.language import ast
 
-    kinds = {"lets": ast.Let, "denies": ast.Deny, "rules": ast.Rule, "quotas": ast.Quota,
-             "checks": ast.Check}
+    kinds = {
+        "lets": ast.Let,
+        "denies": ast.Deny,
+        "rules": ast.Rule,
+        "quotas": ast.Quota,
+        "checks": ast.Check,
+    }
     return {k: [s for s in pf.statements if isinstance(s, t)] for k, t in kinds.items()}
 
 
@@ -69,7 +76,8 @@ def test_generated_policies_are_valid_and_fmt_round_trips(text: str) -> None:
     twice = format_policy_file(parse_text(once, "a.route"), once)
     assert twice == once
     assert _shape(parse_text(once, "a.route").statements) == _shape(
-        parse_text(text, "a.route").statements)
+        parse_text(text, "a.route").statements
+    )
 
 
 def _plan(platform: dict[str, Any]) -> Any:
@@ -78,8 +86,12 @@ def _plan(platform: dict[str, Any]) -> Any:
     from tests.helpers import make_project
 
     with tempfile.TemporaryDirectory() as tmp:
-        root = make_project(Path(tmp), platform["workloads"], policy=platform["policy"],
-                            inventory=platform["inventory"])
+        root = make_project(
+            Path(tmp),
+            platform["workloads"],
+            policy=platform["policy"],
+            inventory=platform["inventory"],
+        )
         return build_plan(load_project(root))
 
 
@@ -154,11 +166,26 @@ def test_plugin_fixtures(tmp_path: Path) -> None:
     )
     from importlib.metadata import entry_points
 
-    args = [] if any(e.name == "router" for e in entry_points(group="pytest11")) else [
-        "-p", "router.testing.pytest_plugin"]
+    args = (
+        []
+        if any(e.name == "router" for e in entry_points(group="pytest11"))
+        else ["-p", "router.testing.pytest_plugin"]
+    )
     out = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args,
-         f"--router-platform={EXAMPLE}", str(tmp_path)],
-        capture_output=True, text=True, cwd=tmp_path, timeout=120,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            *args,
+            f"--router-platform={EXAMPLE}",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
     )
     assert out.returncode == 0, out.stdout + out.stderr

@@ -100,6 +100,7 @@ TERMINAL_STATES = frozenset(
     }
 )
 
+
 @dataclass
 class PartitionSpec:
     name: str

@@ -33,10 +33,19 @@ rule jobs: route slurm
 def routertest(extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """The session cluster as an inventory cluster (what `router inventory import` writes)."""
     parts = [
-        {"name": s.name, "nodes": s.nodes, "cpus_per_node": s.cpus_per_node,
-         "memory_per_node": s.memory_mb, "features": s.features, "default": s.default}
-        | ({"gpus_per_node": s.gpus_per_node, "gpu_type": s.router_gpu_type}
-           if s.gpus_per_node else {})
+        {
+            "name": s.name,
+            "nodes": s.nodes,
+            "cpus_per_node": s.cpus_per_node,
+            "memory_per_node": s.memory_mb,
+            "features": s.features,
+            "default": s.default,
+        }
+        | (
+            {"gpus_per_node": s.gpus_per_node, "gpu_type": s.router_gpu_type}
+            if s.gpus_per_node
+            else {}
+        )
         | ({"max_time": f"{s.max_time_minutes}min"} if s.max_time_minutes else {})
         for s in ROUTERTEST_PARTITIONS
     ]
@@ -44,8 +53,9 @@ def routertest(extra: list[dict[str, Any]] | None = None) -> dict[str, Any]:
 
 
 @pytest.fixture
-def slurm_env(slurm_cluster: SlurmCluster, monkeypatch: pytest.MonkeyPatch,
-              tmp_path: Path) -> Iterator[SlurmCluster]:
+def slurm_env(
+    slurm_cluster: SlurmCluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> Iterator[SlurmCluster]:
     """The harness's Slurm environment; jobs (were they to run) write into tmp_path."""
     for key, value in slurm_cluster.env.items():
         monkeypatch.setenv(key, value)
@@ -54,14 +64,24 @@ def slurm_env(slurm_cluster: SlurmCluster, monkeypatch: pytest.MonkeyPatch,
     slurm_cluster.cancel_all()
 
 
-def project(root: Path, prefix: str, *, train_gpus: int = 16,
-            inventory: dict[str, Any] | None = None) -> Path:
+def project(
+    root: Path, prefix: str, *, train_gpus: int = 16, inventory: dict[str, Any] | None = None
+) -> Path:
     workloads = [
         job(f"{prefix}-train", gpus=train_gpus, gpu_type="h100", cpus=64, memory="512GiB"),
         job(f"{prefix}-eval", gpus=4, gpu_type="a100", cpus=16, memory="64GiB", duration="2h"),
         job(f"{prefix}-prep", kind="batch", gpus=0, cpus=8, memory="16GiB", duration="1h"),
-        job(f"{prefix}-web", kind="inference", gpus=1, gpu_type="l4", cpus=4, memory="16GiB",
-            replicas={"min": 1, "max": 2}, image="nginx:1.27", command=None),
+        job(
+            f"{prefix}-web",
+            kind="inference",
+            gpus=1,
+            gpu_type="l4",
+            cpus=4,
+            memory="16GiB",
+            replicas={"min": 1, "max": 2},
+            image="nginx:1.27",
+            command=None,
+        ),
     ]
     inv = inventory or {"clusters": [routertest(), INVENTORY["clusters"][1]]}
     return make_project(root, workloads, policy=POLICY, inventory=inv)
@@ -83,8 +103,7 @@ def record(root: Path) -> dict[str, Any]:
     return doc
 
 
-def test_apply_submits_records_and_is_idempotent(slurm_env: SlurmCluster,
-                                                 tmp_path: Path) -> None:
+def test_apply_submits_records_and_is_idempotent(slurm_env: SlurmCluster, tmp_path: Path) -> None:
     root = project(tmp_path / "p", "idem")
     doc = plan(root)
     slurm = {p["workload"]: p for p in doc["placements"] if p["backend"] == "slurm"}
@@ -94,7 +113,8 @@ def test_apply_submits_records_and_is_idempotent(slurm_env: SlurmCluster,
     assert first.exit_code == 0, first.output
     assert first.stdout.splitlines()[-1] == (
         "Apply: 3 submitted, 0 unchanged, 0 failed; 1 Kubernetes placement not applied "
-        f"(GitOps tools apply {root / 'out' / 'kubernetes'}/)")
+        f"(GitOps tools apply {root / 'out' / 'kubernetes'}/)"
+    )
     rec = record(root)
     plan_sha = hashlib.sha256((root / "out" / "plan.json").read_bytes()).hexdigest()
     assert rec["plan_sha256"] == plan_sha and rec["failed"] == {}
@@ -119,7 +139,8 @@ def test_apply_submits_records_and_is_idempotent(slurm_env: SlurmCluster,
     assert "Apply: 0 submitted, 3 unchanged, 0 failed" in second.stdout
     assert sorted(slurm_env.job_ids()) == jobs_before
     assert {n: e["job_id"] for n, e in record(root)["jobs"].items()} == {
-        n: e["job_id"] for n, e in rec["jobs"].items()}
+        n: e["job_id"] for n, e in rec["jobs"].items()
+    }
 
     # `router plan` replaces out/ (apply.json with it): Slurm still knows what was submitted.
     plan(root)
@@ -139,8 +160,10 @@ def test_a_changed_workload_is_submitted_again(slurm_env: SlurmCluster, tmp_path
     plan(root)
     dry = apply(root, "--dry-run")
     assert dry.exit_code == 0, dry.output
-    assert "would submit chg-train (routertest/gpu-h100) slurm/routertest/chg-train.sbatch " \
-           f"(changed: was job {old['chg-train']})" in dry.stdout
+    assert (
+        "would submit chg-train (routertest/gpu-h100) slurm/routertest/chg-train.sbatch "
+        f"(changed: was job {old['chg-train']})" in dry.stdout
+    )
     assert "Apply (dry run): 1 to submit, 2 unchanged, 0 failed; nothing submitted" in dry.stdout
     assert not (root / "out" / "apply.json").exists()
     assert sorted(slurm_env.job_ids()) == sorted(old.values())
@@ -150,12 +173,15 @@ def test_a_changed_workload_is_submitted_again(slurm_env: SlurmCluster, tmp_path
     assert "Apply: 1 submitted, 2 unchanged, 0 failed" in result.stdout
     new = record(root)["jobs"]["chg-train"]
     assert new["action"] == "replace" and new["previous_job_id"] == old["chg-train"]
-    assert f"changed    chg-train (routertest/gpu-h100): was job {old['chg-train']}, " \
-           f"submitted {new['job_id']}\n" in result.stdout
+    assert (
+        f"changed    chg-train (routertest/gpu-h100): was job {old['chg-train']}, "
+        f"submitted {new['job_id']}\n" in result.stdout
+    )
     assert slurm_env.show_job(new["job_id"])["NumNodes"].split("-")[0] == "1"
     assert slurm_env.job_state(old["chg-train"]) == "PENDING"  # not cancelled without --replace
     assert {n: e["job_id"] for n, e in record(root)["jobs"].items() if n != "chg-train"} == {
-        n: i for n, i in old.items() if n != "chg-train"}
+        n: i for n, i in old.items() if n != "chg-train"
+    }
 
     project(tmp_path / "p", "chg", train_gpus=24)
     plan(root)
@@ -180,15 +206,19 @@ def test_a_cancelled_job_is_submitted_again(slurm_env: SlurmCluster, tmp_path: P
     assert record(root)["jobs"]["cxl-prep"]["job_id"] != gone
 
 
-def test_rejected_submission_fails_with_sbatchs_error(slurm_env: SlurmCluster,
-                                                      tmp_path: Path) -> None:
+def test_rejected_submission_fails_with_sbatchs_error(
+    slurm_env: SlurmCluster, tmp_path: Path
+) -> None:
     # The inventory has drifted: it lists a partition Slurm does not have.
     ghost = {"name": "ghost", "nodes": 2, "cpus_per_node": 8, "memory_per_node": "32GiB"}
     inv = {"clusters": [routertest([ghost]), INVENTORY["clusters"][1]]}
-    policy = ('rule g: when team == "ghost" route slurm where name == "ghost"\n'
-              "rule jobs: route slurm\n")
-    workloads = [job("bad-ghost", kind="batch", team="ghost", gpus=0, cpus=4, memory="8GiB"),
-                 job("bad-fine", kind="batch", gpus=0, cpus=4, memory="8GiB")]
+    policy = (
+        'rule g: when team == "ghost" route slurm where name == "ghost"\nrule jobs: route slurm\n'
+    )
+    workloads = [
+        job("bad-ghost", kind="batch", team="ghost", gpus=0, cpus=4, memory="8GiB"),
+        job("bad-fine", kind="batch", gpus=0, cpus=4, memory="8GiB"),
+    ]
     root = make_project(tmp_path / "p", workloads, policy=policy, inventory=inv)
     plan(root)
     result = apply(root)
@@ -197,13 +227,15 @@ def test_rejected_submission_fails_with_sbatchs_error(slurm_env: SlurmCluster,
     assert result.stderr == (
         "failed     bad-ghost (routertest/ghost):\n"
         "  sbatch: error: invalid partition specified: ghost\n"
-        "  sbatch: error: Batch job submission failed: Invalid partition name specified\n")
+        "  sbatch: error: Batch job submission failed: Invalid partition name specified\n"
+    )
     rec = record(root)
     assert list(rec["failed"]) == ["bad-ghost"] and list(rec["jobs"]) == ["bad-fine"]
 
 
-def test_slurm_conf_per_cluster(slurm_env: SlurmCluster, tmp_path: Path,
-                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_slurm_conf_per_cluster(
+    slurm_env: SlurmCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     root = project(tmp_path / "p", "conf")
     plan(root)
     monkeypatch.delenv("SLURM_CONF")

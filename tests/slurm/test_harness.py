@@ -129,8 +129,12 @@ def test_sinfo_json_lists_partitions_with_gres(slurm_cluster: SlurmCluster) -> N
     for node in nodes:
         for partition in node["partitions"]:
             by_partition.setdefault(partition, []).append(node)
-    assert {p: len(n) for p, n in by_partition.items()} == {"gpu-h100": 16, "gpu-a100": 8,
-                                                            "gpu-plain": 2, "cpu": 4}
+    assert {p: len(n) for p, n in by_partition.items()} == {
+        "gpu-h100": 16,
+        "gpu-a100": 8,
+        "gpu-plain": 2,
+        "cpu": 4,
+    }
     assert {n["gres"] for n in by_partition["gpu-h100"]} == {"gpu:h100:8"}
     assert {n["gres"] for n in by_partition["gpu-a100"]} == {"gpu:a100:8"}
     assert {n["gres"] for n in by_partition["gpu-plain"]} == {"gpu:4"}  # untyped

@@ -36,8 +36,12 @@ SCONTROL = DATA / "scontrol_partitions.txt"
 
 def saved() -> str:
     """The YAML imported from the saved files, as the CLI names the source."""
-    cluster = import_sinfo(json.loads(SINFO.read_text()), SCONTROL.read_text(),
-                           cluster="saved", source="sinfo.json and scontrol_partitions.txt")
+    cluster = import_sinfo(
+        json.loads(SINFO.read_text()),
+        SCONTROL.read_text(),
+        cluster="saved",
+        source="sinfo.json and scontrol_partitions.txt",
+    )
     return render_inventory(cluster)
 
 
@@ -65,8 +69,10 @@ def assert_matches(part: Partition, spec: PartitionSpec) -> None:
         ("gpu", [("gpu", None, 1)]),
         ("gpu:a100:4,gpu:a10:2", [("gpu", "a100", 4), ("gpu", "a10", 2)]),
         ("gpu:a100:4(S:0,2),gpu:1g.10gb:7(S:1)", [("gpu", "a100", 4), ("gpu", "1g.10gb", 7)]),
-        ("gpu:nvidia_a100_3g.40gb:2,shard:h100:32", [("gpu", "nvidia_a100_3g.40gb", 2),
-                                                     ("shard", "h100", 32)]),
+        (
+            "gpu:nvidia_a100_3g.40gb:2,shard:h100:32",
+            [("gpu", "nvidia_a100_3g.40gb", 2), ("shard", "h100", 32)],
+        ),
         ("", []),
         ("(null)", []),
     ],
@@ -109,13 +115,14 @@ def test_parse_max_time() -> None:
 # ---- from saved JSON (no cluster needed) ----------------------------------------------------
 
 
-def test_saved_json_imports_the_harness_layout_and_the_hand_made_partitions(
-        tmp_path: Path) -> None:
+def test_saved_json_imports_the_harness_layout_and_the_hand_made_partitions(tmp_path: Path) -> None:
     text = saved()
     assert text == saved()  # deterministic
-    assert text.startswith("# Inventory of Slurm cluster \"saved\", imported by `router "
-                           "inventory import slurm`\n# from sinfo.json and "
-                           "scontrol_partitions.txt (Slurm 22.05.8).\n")
+    assert text.startswith(
+        '# Inventory of Slurm cluster "saved", imported by `router '
+        "inventory import slurm`\n# from sinfo.json and "
+        "scontrol_partitions.txt (Slurm 22.05.8).\n"
+    )
     assert "20" not in text.split("\n", 2)[1].replace("22.05.8", "")  # no timestamps
     path = tmp_path / "inventory.yaml"
     path.write_text(text)
@@ -130,7 +137,7 @@ def test_saved_json_imports_the_harness_layout_and_the_hand_made_partitions(
     assert (mixed.nodes, mixed.gpus_per_node, mixed.gpu_type) == (4, 4, "h100")
     assert (mixed.cpus_per_node, mixed.memory_per_node) == (64, 1024 * 1024)
     assert mixed.features == ["ib"] and mixed.max_time == 12 * 3600
-    block = text[text.index("# Heterogeneous partition mixed"):text.index("- name: mixed")]
+    block = text[text.index("# Heterogeneous partition mixed") : text.index("- name: mixed")]
     assert "4 nodes with h100 GPUs" in block
     assert "3 × 8 h100 GPUs, 96 CPUs, 2TiB, features ib,lustre, e.g. mixed-n1" in block
     assert "2 × 4 a100 GPUs, 64 CPUs, 512GiB, features ib, e.g. mixed-n5 (left out: a100" in block
@@ -145,7 +152,7 @@ def test_saved_json_imports_the_harness_layout_and_the_hand_made_partitions(
     assert parts["mig"].max_time is None
     assert '# Partition "Legacy_GPU" left out: a target name must be a DNS-1123 label' in text
     # gpu-plain: untyped GRES (gpu:4) are GPUs of no stated type, with a comment saying so.
-    plain = text[text.index("- name: gpu-a100"):text.index("- name: gpu-plain")]
+    plain = text[text.index("- name: gpu-a100") : text.index("- name: gpu-plain")]
     assert "# GPUs without a type (GRES gpu:4): gpu_type any, so only workloads" in plain
 
 
@@ -159,8 +166,17 @@ def test_saved_json_without_partition_text_says_what_is_unknown() -> None:
 
 def test_cli_from_json(tmp_path: Path) -> None:
     runner = CliRunner()
-    args = ["inventory", "import", "slurm", "--from-json", str(SINFO),
-            "--partitions-from", str(SCONTROL), "--cluster", "saved"]
+    args = [
+        "inventory",
+        "import",
+        "slurm",
+        "--from-json",
+        str(SINFO),
+        "--partitions-from",
+        str(SCONTROL),
+        "--cluster",
+        "saved",
+    ]
     printed = runner.invoke(cli, args)
     assert printed.exit_code == 0, printed.output
     assert printed.stdout == saved()
@@ -179,11 +195,13 @@ def test_cli_errors(tmp_path: Path) -> None:
     bad.write_text("{not json")
     result = runner.invoke(cli, ["inventory", "import", "slurm", "--from-json", str(bad)])
     assert result.exit_code == 1 and "not JSON" in result.output
-    result = runner.invoke(cli, ["inventory", "import", "slurm", "--from-json", str(SINFO),
-                                 "--cluster", "Not_A_Label"])
+    result = runner.invoke(
+        cli, ["inventory", "import", "slurm", "--from-json", str(SINFO), "--cluster", "Not_A_Label"]
+    )
     assert result.exit_code == 1 and "is not a DNS-1123 label" in result.output
-    result = runner.invoke(cli, ["inventory", "import", "slurm", "--from-json", str(SINFO),
-                                 "--pool-label", "pool"])
+    result = runner.invoke(
+        cli, ["inventory", "import", "slurm", "--from-json", str(SINFO), "--pool-label", "pool"]
+    )
     assert result.exit_code == 2 and "--pool-label is for kubernetes" in result.output
     wrong = tmp_path / "nodes.json"
     wrong.write_text('{"items": []}')
@@ -221,8 +239,7 @@ def test_kubernetes_dispatch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
 
 
 @pytest.fixture
-def imported(slurm_cluster: SlurmCluster, monkeypatch: pytest.MonkeyPatch,
-             tmp_path: Path) -> Path:
+def imported(slurm_cluster: SlurmCluster, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """`router inventory import slurm -o` against the live cluster."""
     for key, value in slurm_cluster.env.items():
         monkeypatch.setenv(key, value)
@@ -248,30 +265,38 @@ def test_live_import_matches_the_cluster(imported: Path, slurm_cluster: SlurmClu
 
 @pytest.mark.slurm
 def test_live_import_equals_import_of_its_saved_json(slurm_cluster: SlurmCluster) -> None:
-    live = import_sinfo(slurm_cluster.sinfo_json(),
-                        slurm_cluster.run(["scontrol", "show", "partition", "-o"]).stdout,
-                        cluster="routertest")
+    live = import_sinfo(
+        slurm_cluster.sinfo_json(),
+        slurm_cluster.run(["scontrol", "show", "partition", "-o"]).stdout,
+        cluster="routertest",
+    )
     saved_doc = json.loads(SINFO.read_text())
     harness_nodes = [n for n in saved_doc["nodes"] if "added by hand" not in n["comment"]]
     names = {f"PartitionName={spec.name} " for spec in ROUTERTEST_PARTITIONS}
-    harness_lines = [line for line in SCONTROL.read_text().splitlines(keepends=True)
-                     if any(line.startswith(name) for name in names)]
-    again = import_sinfo(saved_doc | {"nodes": harness_nodes}, "".join(harness_lines),
-                         cluster="routertest")
+    harness_lines = [
+        line
+        for line in SCONTROL.read_text().splitlines(keepends=True)
+        if any(line.startswith(name) for name in names)
+    ]
+    again = import_sinfo(
+        saved_doc | {"nodes": harness_nodes}, "".join(harness_lines), cluster="routertest"
+    )
     assert render_inventory(live) == render_inventory(again)
 
 
 @pytest.mark.slurm
-def test_plan_places_a_gpu_job_on_the_imported_inventory(imported: Path,
-                                                         tmp_path: Path) -> None:
+def test_plan_places_a_gpu_job_on_the_imported_inventory(imported: Path, tmp_path: Path) -> None:
     policy = """
     rule gpu: when gpus > 0 route slurm
     rule rest: route any
     """
     inventory = yaml.safe_load(imported.read_text())
-    root = make_project(tmp_path / "project",
-                        [job("train", gpus=16, gpu_type="h100", cpus=64, memory="512GiB")],
-                        policy=policy, inventory=inventory)
+    root = make_project(
+        tmp_path / "project",
+        [job("train", gpus=16, gpu_type="h100", cpus=64, memory="512GiB")],
+        policy=policy,
+        inventory=inventory,
+    )
     plan = build_plan(load_project(root))
     (placement,) = plan.placements
     assert placement.target.id == "routertest/gpu-h100"

@@ -10,9 +10,11 @@ every pod, and neither a new router release nor a renamed rule should restart a 
 Selectors use only the workload and managed-by labels, which never change for a workload, since
 a Deployment's selector is immutable.
 
-Namespace: the rule's `namespace` option, else the node pool's, else the team name. Router
-never emits Namespace objects: namespaces, with their quotas, RBAC and Kueue LocalQueues, are
-the platform's, and a plan that dropped its last workload must not delete one (GitOps prune).
+Namespace: the rule's `namespace` option, else the node pool's, else the team name. By
+default router emits no Namespace objects: namespaces, with their quotas, RBAC and Kueue
+LocalQueues, are the platform's. With router.yaml's `kubernetes: {create_namespaces: true}`
+each cluster's folder creates the ones its workloads use, marked so that GitOps prune never
+deletes one when a plan drops its last workload (router/emit/kubernetes.py).
 """
 
 from __future__ import annotations
@@ -75,13 +77,21 @@ class Ctx:
     def options(self) -> dict[str, Any]:
         return self.placement.options
 
-    def meta(self, name: str, extra: dict[str, str] | None = None) -> dict[str, Any]:
+    def meta(
+        self,
+        name: str,
+        extra: dict[str, str] | None = None,
+        annotations: dict[str, str] | None = None,
+    ) -> dict[str, Any]:
         """Object metadata: name, namespace and the common labels (plus `extra`)."""
-        return {
+        out: dict[str, Any] = {
             "name": name,
             "namespace": self.namespace,
             "labels": {**self.labels, **(extra or {})},
         }
+        if annotations:
+            out["annotations"] = dict(annotations)
+        return out
 
     def call_args(self, key: str) -> dict[str, Any]:
         """The arguments of a call option such as hpa(...) or pdb(...); {} when written bare."""

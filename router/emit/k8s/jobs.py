@@ -17,16 +17,22 @@ Decisions:
   suspended, as Kueue's docs ask (Argo CD users should ignore /spec/suspend differences, since
   Kueue flips it on admission). Kueue does not manage Volcano Jobs: with operator "volcano" the
   queue is the Volcano Queue, `spec.queue`.
-- Router adds NNODES, NODE_RANK and MASTER_ADDR (rank 0's DNS name) where the kind gives pods
-  stable DNS names and does not set them itself; PyTorchJob sets its own, Volcano gives
-  VC_TASK_INDEX (env plugin) and hostnames (svc plugin). A variable in the workload's env wins.
+- Router adds NNODES, NODE_RANK, MASTER_ADDR (rank 0's DNS name) and MASTER_PORT where the
+  kind gives pods stable DNS names and does not set them itself; PyTorchJob sets its own,
+  Volcano gives VC_TASK_INDEX (env plugin) and hostnames (svc plugin). A variable in the
+  workload's env wins. Launchers (torchrun's arguments, MPI ranks): k8s/launch.py.
+- TrainJob (trainer.kubeflow.org/v1alpha1, operator "trainjob"): Kubeflow Trainer v2 on its
+  torch-distributed runtime; the pool, security and volumes as a runtime patch.
+- MPIJob (kubeflow.org/v1, operator "mpijob", or launcher mpi): a Launcher pod running mpirun
+  and `nodes` Worker pods, slotsPerWorker = ranks per node. The launcher is small (1 CPU,
+  1 GiB, no GPU) and not counted by the plan; the workers are the plan's nodes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from router.emit.k8s import pod
+from router.emit.k8s import launch, pod, security
 from router.emit.k8s.context import KUEUE_QUEUE, Ctx
 from router.emit.k8s.names import LABEL_MAX, dns1035_label
 
@@ -37,7 +43,6 @@ IGNORE_DISRUPTIONS = {
         {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
     ]
 }
-COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
 JOBSET_JOB = "node"  # the one replicated job of a JobSet
 WORKER = "worker"  # the Volcano task, and the PyTorchJob replica type (lowercased in names)
 
@@ -61,12 +66,8 @@ def fitted(ctx: Ctx, suffix: str) -> str:
     return dns1035_label(ctx.name, LABEL_MAX - len(suffix))
 
 
-def rank_env(nodes: int, master: str) -> list[dict[str, Any]]:
-    return [
-        {"name": "MASTER_ADDR", "value": master},
-        {"name": "NNODES", "value": str(nodes)},
-        {"name": "NODE_RANK", "valueFrom": {"fieldRef": {"fieldPath": COMPLETION_INDEX}}},
-    ]
+def skip_annotations(ctx: Ctx) -> dict[str, str]:
+    return security.skips(ctx, probed=False)
 
 
 def job_spec(
@@ -91,14 +92,18 @@ def batch_job(ctx: Ctx) -> list[dict[str, Any]]:
     queue = kueue(ctx)
     if nodes == 1:
         name = fitted(ctx, "")
-        spec = pod.pod_spec(ctx, [pod.container(ctx, ctx.name)], restart_policy="Never")
+        command = launch.torchrun_command(ctx, 1)
+        spec = pod.pod_spec(
+            ctx, [pod.container(ctx, ctx.name, command=command)], restart_policy="Never"
+        )
         docs: list[dict[str, Any]] = []
     else:
         name = fitted(ctx, f"-{nodes - 1}")  # pod hostnames are <job>-<index>
-        provided = rank_env(nodes, f"{name}-0.{name}")
+        provided = launch.rank_env(ctx, nodes, f"{name}-0.{name}")
+        command = launch.torchrun_command(ctx, nodes)
         spec = pod.pod_spec(
             ctx,
-            [pod.container(ctx, ctx.name, provided_env=provided)],
+            [pod.container(ctx, ctx.name, provided_env=provided, command=command)],
             restart_policy="Never",
             one_per_node=True,
             subdomain=name,
@@ -107,7 +112,8 @@ def batch_job(ctx: Ctx) -> list[dict[str, Any]]:
     body = job_spec(ctx, spec, nodes=nodes)
     if queue:
         body = {"suspend": True, **body}
-    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": ctx.meta(name, queue), "spec": body}
+    meta = ctx.meta(name, queue, skip_annotations(ctx))
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, "spec": body}
     return [*docs, job]
 
 
@@ -129,10 +135,11 @@ def headless_service(ctx: Ctx, name: str) -> dict[str, Any]:
 def jobset(ctx: Ctx) -> list[dict[str, Any]]:
     nodes = node_count(ctx)
     name = fitted(ctx, f"-{JOBSET_JOB}-0-{nodes - 1}")  # pods are <jobset>-<job>-<i>-<index>
-    provided = rank_env(nodes, f"{name}-{JOBSET_JOB}-0-0.{name}")
+    provided = launch.rank_env(ctx, nodes, f"{name}-{JOBSET_JOB}-0-0.{name}")
+    command = launch.torchrun_command(ctx, nodes)
     spec = pod.pod_spec(
         ctx,
-        [pod.container(ctx, ctx.name, provided_env=provided)],
+        [pod.container(ctx, ctx.name, provided_env=provided, command=command)],
         restart_policy="Never",
         one_per_node=nodes > 1,
     )
@@ -151,7 +158,7 @@ def jobset(ctx: Ctx) -> list[dict[str, Any]]:
         {
             "apiVersion": "jobset.x-k8s.io/v1alpha2",
             "kind": "JobSet",
-            "metadata": ctx.meta(name, kueue(ctx)),
+            "metadata": ctx.meta(name, kueue(ctx), skip_annotations(ctx)),
             "spec": body,
         }
     ]
@@ -162,15 +169,17 @@ def pytorchjob(ctx: Ctx) -> list[dict[str, Any]]:
     container named "pytorch"."""
     nodes = node_count(ctx)
     name = fitted(ctx, f"-{WORKER}-{max(nodes - 2, 0)}")
-    spec = pod.pod_spec(ctx, [pod.container(ctx, "pytorch")], one_per_node=nodes > 1)
+    command = launch.operator_torchrun(ctx)
+    spec = pod.pod_spec(
+        ctx, [pod.container(ctx, "pytorch", command=command)], one_per_node=nodes > 1
+    )
     replica = {"restartPolicy": "OnFailure", "template": pod.template(ctx, spec)}
     replicas: dict[str, Any] = {"Master": {"replicas": 1, **replica}}
     if nodes > 1:
         replicas["Worker"] = {"replicas": nodes - 1, **replica}
     body: dict[str, Any] = {}
-    gpu = pod.gpu_request(ctx)
-    if gpu:
-        body["nprocPerNode"] = str(gpu[1])  # one process per GPU
+    if pod.gpu_request(ctx) or ctx.workload.procs_per_node:
+        body["nprocPerNode"] = str(launch.procs_per_node(ctx))  # one process per GPU
     run_policy: dict[str, Any] = {"backoffLimit": BACKOFF_LIMIT}
     seconds = deadline(ctx)
     if seconds:
@@ -181,10 +190,22 @@ def pytorchjob(ctx: Ctx) -> list[dict[str, Any]]:
         {
             "apiVersion": "kubeflow.org/v1",
             "kind": "PyTorchJob",
-            "metadata": ctx.meta(name, kueue(ctx)),
+            "metadata": ctx.meta(name, kueue(ctx), skip_annotations(ctx)),
             "spec": body,
         }
     ]
+
+
+# checkov takes any kind "Job" for a batch/v1 Job and looks for spec.template, which a Volcano
+# Job does not have (its pods are spec.tasks[].template, hardened like every other pod), so
+# the pod checks cannot see them. Said on the object, not in the repo-wide skip list.
+_UNSEEN = "checkov reads a Volcano Job as batch/v1; its pods are in spec.tasks"
+VOLCANO_SKIPS = {
+    f"checkov.io/skip{90 + i}": f"{check}={_UNSEEN}"
+    for i, check in enumerate(
+        ("CKV_K8S_23", "CKV_K8S_29", "CKV_K8S_31", "CKV_K8S_38", "CKV_K8S_40")
+    )
+}
 
 
 def volcano_job(ctx: Ctx) -> list[dict[str, Any]]:
@@ -193,11 +214,13 @@ def volcano_job(ctx: Ctx) -> list[dict[str, Any]]:
     name = fitted(ctx, f"-{WORKER}-{nodes - 1}")  # pods are <job>-<task>-<index>
     provided = [
         {"name": "MASTER_ADDR", "value": f"{name}-{WORKER}-0.{name}"},
+        {"name": "MASTER_PORT", "value": str(launch.RDZV_PORT)},
         {"name": "NNODES", "value": str(nodes)},
     ]
+    command = launch.torchrun_command(ctx, nodes, rank="VC_TASK_INDEX")
     spec = pod.pod_spec(
         ctx,
-        [pod.container(ctx, ctx.name, provided_env=provided)],
+        [pod.container(ctx, ctx.name, provided_env=provided, command=command)],
         restart_policy="Never",
         one_per_node=nodes > 1,
     )
@@ -219,18 +242,143 @@ def volcano_job(ctx: Ctx) -> list[dict[str, Any]]:
         {
             "apiVersion": "batch.volcano.sh/v1alpha1",
             "kind": "Job",
-            "metadata": ctx.meta(name),
+            "metadata": ctx.meta(name, annotations={**skip_annotations(ctx), **VOLCANO_SKIPS}),
             "spec": body,
         }
     ]
 
 
-OPERATORS = {"job": batch_job, "jobset": jobset, "pytorchjob": pytorchjob, "volcano": volcano_job}
+LAUNCHER_RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "1Gi"}}
+
+
+def mpijob(ctx: Ctx) -> list[dict[str, Any]]:
+    """Launcher 1 (mpirun) + Worker nodes, slotsPerWorker ranks each."""
+    nodes = node_count(ctx)
+    name = fitted(ctx, f"-{WORKER}-{nodes - 1}")  # pods are <job>-worker-<index>
+    threads = {"name": "OMP_NUM_THREADS", "value": str(launch.threads_per_rank(ctx))}
+    worker = pod.container(ctx, "worker", provided_env=[threads], command=[])
+    worker.pop("command", None)  # the operator gives workers their own command
+    worker_spec = pod.pod_spec(ctx, [worker], one_per_node=nodes > 1)
+    runner = pod.container(
+        ctx, "launcher", provided_env=[threads], command=launch.mpirun_command(ctx, nodes)
+    )
+    runner["resources"] = LAUNCHER_RESOURCES
+    runner_spec = pod.pod_spec(ctx, [runner])
+    # The launcher reaches the workers through the API (kubectl exec) with the service account
+    # the operator gives it, so its token is mounted; it needs no GPU node.
+    for key in ("automountServiceAccountToken", "nodeSelector", "tolerations", "volumes"):
+        runner_spec.pop(key, None)
+    runner.pop("volumeMounts", None)
+    run_policy: dict[str, Any] = {"backoffLimit": BACKOFF_LIMIT, "cleanPodPolicy": "Running"}
+    seconds = deadline(ctx)
+    if seconds:
+        run_policy["activeDeadlineSeconds"] = seconds
+    body = {
+        "slotsPerWorker": launch.ranks_per_node(ctx),
+        "runPolicy": run_policy,
+        "mpiReplicaSpecs": {
+            "Launcher": {
+                "replicas": 1,
+                "restartPolicy": "OnFailure",
+                "template": pod.template(ctx, runner_spec),
+            },
+            "Worker": {
+                "replicas": nodes,
+                "restartPolicy": "OnFailure",
+                "template": pod.template(ctx, worker_spec),
+            },
+        },
+    }
+    return [
+        {
+            "apiVersion": "kubeflow.org/v1",
+            "kind": "MPIJob",
+            "metadata": ctx.meta(name, kueue(ctx), skip_annotations(ctx)),
+            "spec": body,
+        }
+    ]
+
+
+TRAIN_RUNTIME = "torch-distributed"  # the ClusterTrainingRuntime Kubeflow Trainer v2 installs
+TRAIN_NODE = "node"  # its replicated job and container
+PATCH_FIELDS = (
+    "serviceAccountName",
+    "automountServiceAccountToken",
+    "imagePullSecrets",
+    "securityContext",
+    "nodeSelector",
+    "tolerations",
+    "affinity",
+    "volumes",
+)
+
+
+def trainjob(ctx: Ctx) -> list[dict[str, Any]]:
+    """A Kubeflow Trainer v2 TrainJob on the torch-distributed runtime, which sets torchrun's
+    PET_ variables; the pool placement and pod security go in as a runtime patch (the fields
+    a TrainJob lets a manager set). The patch has no priorityClassName: a priority class needs
+    the runtime's own template."""
+    nodes = node_count(ctx)
+    name = fitted(ctx, f"-{TRAIN_NODE}-0-{nodes - 1}")
+    c = pod.container(ctx, TRAIN_NODE, command=launch.operator_torchrun(ctx))
+    spec = pod.pod_spec(ctx, [c], one_per_node=nodes > 1)
+    patch_spec = {
+        k: spec[k] for k in PATCH_FIELDS if k in spec and k != "automountServiceAccountToken"
+    }
+    patch_container: dict[str, Any] = {"name": TRAIN_NODE, "securityContext": c["securityContext"]}
+    if "volumeMounts" in c:
+        patch_container["volumeMounts"] = c["volumeMounts"]
+    patch_spec["containers"] = [patch_container]
+    trainer: dict[str, Any] = {"image": c["image"]}
+    if "command" in c:
+        trainer["command"] = c["command"]
+    if "env" in c:
+        trainer["env"] = c["env"]
+    trainer["numNodes"] = nodes
+    trainer["numProcPerNode"] = launch.procs_per_node(ctx)
+    if "resources" in c:
+        trainer["resourcesPerNode"] = c["resources"]
+    replicated = {"name": TRAIN_NODE, "template": {"spec": {"template": {"spec": patch_spec}}}}
+    body: dict[str, Any] = {"runtimeRef": {"name": TRAIN_RUNTIME}, "trainer": trainer}
+    seconds = deadline(ctx)
+    if seconds:
+        body["activeDeadlineSeconds"] = seconds
+    body["runtimePatches"] = [
+        {
+            "manager": "router.dev/router",
+            "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": [replicated]}}},
+        }
+    ]
+    return [
+        {
+            "apiVersion": "trainer.kubeflow.org/v1alpha1",
+            "kind": "TrainJob",
+            "metadata": ctx.meta(name, kueue(ctx), skip_annotations(ctx)),
+            "spec": body,
+        }
+    ]
+
+
+OPERATORS = {
+    "job": batch_job,
+    "trainjob": trainjob,
+    "jobset": jobset,
+    "pytorchjob": pytorchjob,
+    "mpijob": mpijob,
+    "volcano": volcano_job,
+}
 
 
 def documents(ctx: Ctx) -> list[dict[str, Any]]:
-    """The objects of one job placement, in apply order."""
-    operator = str(ctx.options.get("operator", "job"))
+    """The objects of one job placement, in apply order. Launcher mpi means an MPIJob, the
+    one kind that starts MPI ranks across pods; another operator with it is an error."""
+    default = "mpijob" if launch.launcher(ctx) == "mpi" else "job"
+    operator = str(ctx.options.get("operator", default))
+    if launch.launcher(ctx) == "mpi" and operator != "mpijob":
+        raise ctx.error(
+            f'workload {ctx.name} has launcher mpi: on Kubernetes that needs operator = "mpijob",'
+            f' not "{operator}"'
+        )
     if operator not in OPERATORS:
         raise ctx.error(f'unknown operator "{operator}"; expected one of {", ".join(OPERATORS)}')
     return OPERATORS[operator](ctx)

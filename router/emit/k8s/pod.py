@@ -1,22 +1,33 @@
 """Containers and pod templates: resources, placement on the pool, and the user's command.
 
 Placement fidelity comes from the inventory, not from guesses: the node selector is exactly
-the pool's declared labels, and there is one toleration per declared taint. Router does not add
-a GPU-type label (such as nvidia.com/gpu.product) that the pool did not declare, since its
-value differs per cluster and a wrong guess leaves pods Pending forever; a pool that wants GPU
-type selection declares that label. Likewise the usual `nvidia.com/gpu` NoSchedule toleration
-appears only when the pool declares that taint.
+the pool's declared labels. Router does not add a GPU-type label (such as
+nvidia.com/gpu.product) that the pool did not declare, since its value differs per cluster and
+a wrong guess leaves pods Pending forever; a pool that wants GPU type selection declares it.
+
+Tolerations: only for the pool's taints the workload is entitled to (models.inventory.Taint):
+the GPU taint when it uses GPUs, other keys when its rule says `tolerate = [...]`. The planner
+never places a workload on a pool with a NoSchedule/NoExecute taint it is not entitled to
+(evaluate/shape.py), so every pod here tolerates what it must and nothing more.
+
+Also here: the security context (k8s/security.py), probes, /dev/shm for GPU work, volumes,
+env from secrets, the service account, image pull secrets and the priority class.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from router.emit.k8s import security
 from router.emit.k8s.context import Ctx
+from router.language.names import PRIORITIES
 from router.models import NodePool
+from router.models.k8s import SHM, Probe
 
 GPU = "nvidia.com/gpu"
 SHELL = ["/bin/sh", "-c"]
+SHM_VOLUME = "dshm"
+PROBE_PERIOD = 10  # seconds between probes
 
 
 def gpu_request(ctx: Ctx) -> tuple[str, int] | None:
@@ -66,10 +77,20 @@ def node_selector(pool: NodePool) -> dict[str, str]:
     return dict(sorted(pool.labels.items()))
 
 
-def tolerations(pool: NodePool) -> list[dict[str, str]]:
-    """One toleration per pool taint: Equal on its value, or Exists when it has none."""
+def tolerate(ctx: Ctx) -> list[str]:
+    """The taint keys the rule lets its workloads tolerate (`tolerate = [...]`)."""
+    keys = ctx.options.get("tolerate") or []
+    return [str(k) for k in keys]
+
+
+def tolerations(ctx: Ctx) -> list[dict[str, str]]:
+    """One toleration per pool taint the workload is entitled to: Equal on its value, or Exists
+    when it has none."""
+    gpus, keys = ctx.resources.gpus_per_node > 0, set(tolerate(ctx))
     out: list[dict[str, str]] = []
-    for t in sorted(pool.taints, key=lambda t: (t.key, t.value, t.effect)):
+    for t in sorted(ctx.pool.taints, key=lambda t: (t.key, t.value, t.effect)):
+        if not t.entitled(gpus, keys):
+            continue
         if t.value:
             out.append({"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect})
         else:
@@ -87,11 +108,95 @@ def argv(command: list[str] | str | None) -> list[str] | None:
 
 
 def env(ctx: Ctx, provided: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """The workload's env plus what router provides (rank, peers); the user's value wins."""
+    """The workload's env plus what router provides (rank, peers); the user's value wins.
+    Variables from secrets (kubernetes.secret_env) come after, as secretKeyRef."""
     merged: dict[str, dict[str, Any]] = {e["name"]: e for e in provided or []}
     for name, value in ctx.workload.env.items():
         merged[name] = {"name": name, "value": value}
+    secrets = ctx.workload.kubernetes.secret_env
+    for name, ref in secrets.items():
+        if name in ctx.workload.env:
+            raise ctx.error(f"workload {ctx.name}: {name} is set in both env and secret_env")
+        ref_ = {"name": ref.secret, "key": ref.key}
+        merged[name] = {"name": name, "valueFrom": {"secretKeyRef": ref_}}
     return [merged[name] for name in sorted(merged)]
+
+
+def shm_size(ctx: Ctx) -> int | None:
+    """MiB of in-memory /dev/shm: the workload's `kubernetes.shm` (at most the pod's memory,
+    which it counts against), else half the pod's memory for GPU work (NCCL and PyTorch data
+    loaders need far more than the runtime's 64 MiB), else none."""
+    size = ctx.workload.kubernetes.shm
+    if size:
+        return min(size, ctx.resources.memory_per_node or size)
+    if ctx.resources.gpus_per_node > 0 and ctx.resources.memory_per_node > 0:
+        return max(ctx.resources.memory_per_node // 2, 1)
+    return None
+
+
+def volumes(ctx: Ctx) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(pod volumes, container mounts): /dev/shm, then the workload's volumes in order."""
+    vols: list[dict[str, Any]] = []
+    mounts: list[dict[str, Any]] = []
+    shm = shm_size(ctx)
+    if shm:
+        vols.append({"name": SHM_VOLUME, "emptyDir": {"medium": "Memory", "sizeLimit": f"{shm}Mi"}})
+        mounts.append({"name": SHM_VOLUME, "mountPath": SHM})
+    for i, v in enumerate(ctx.workload.kubernetes.volumes):
+        name = f"vol-{i}"
+        kind, source = v.source
+        if kind == "pvc":
+            vols.append(
+                {
+                    "name": name,
+                    "persistentVolumeClaim": {"claimName": source, "readOnly": v.read_only},
+                }
+            )
+        elif kind == "secret":
+            vols.append({"name": name, "secret": {"secretName": source}})
+        else:
+            vols.append({"name": name, "configMap": {"name": source}})
+        mount: dict[str, Any] = {"name": name, "mountPath": v.mount}
+        if v.read_only or kind != "pvc":  # secrets and config maps are read-only anyway
+            mount["readOnly"] = True
+        mounts.append(mount)
+    return vols, mounts
+
+
+def probes(probe: Probe | None, port: int) -> dict[str, Any]:
+    """Startup, readiness and liveness probes: HTTP GET on the probe's path, else TCP.
+
+    The startup probe gives a slow start (a model loading) `probe.startup` seconds, ten minutes
+    by default; liveness only begins after it, so a long load is not killed, and a hung server
+    is restarted after three failed checks.
+    """
+    target = probe.port if probe and probe.port else port
+    handler: dict[str, Any] = (
+        {"httpGet": {"path": probe.path, "port": target}}
+        if probe and probe.path
+        else {"tcpSocket": {"port": target}}
+    )
+    startup = probe.startup if probe else 600
+    return {
+        "startupProbe": {
+            **handler,
+            "periodSeconds": PROBE_PERIOD,
+            "failureThreshold": max(-(-startup // PROBE_PERIOD), 1),
+        },
+        "readinessProbe": {**handler, "periodSeconds": PROBE_PERIOD, "failureThreshold": 3},
+        "livenessProbe": {
+            **handler,
+            "periodSeconds": 2 * PROBE_PERIOD,
+            "timeoutSeconds": 5,
+            "failureThreshold": 3,
+        },
+    }
+
+
+def pull_policy(image: str) -> str:
+    """A digest never changes, so the node's copy is good; a tag may move, so ask the registry
+    (only changed layers are pulled)."""
+    return "IfNotPresent" if "@" in image else "Always"
 
 
 def container(
@@ -101,15 +206,18 @@ def container(
     port: int | None = None,
     probe: bool = False,
     provided_env: list[dict[str, Any]] | None = None,
+    command: list[str] | None = None,
+    extra_mounts: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The one container of the workload's pods."""
+    """The one container of the workload's pods; `command` replaces the workload's own (a
+    launcher's)."""
     w = ctx.workload
     if not w.image:
         raise ctx.error(f"workload {w.name} has no image; a Kubernetes pod needs one")
-    c: dict[str, Any] = {"name": name, "image": w.image}
-    command = argv(w.command)
-    if command:
-        c["command"] = command
+    c: dict[str, Any] = {"name": name, "image": w.image, "imagePullPolicy": pull_policy(w.image)}
+    argv_ = command if command is not None else argv(w.command)
+    if argv_:
+        c["command"] = argv_
     if w.workdir:
         c["workingDir"] = w.workdir
     variables = env(ctx, provided_env)
@@ -121,10 +229,27 @@ def container(
     if res:
         c["resources"] = res
     if probe and port is not None:
-        # A TCP check: router cannot know the server's health path, but an open port is
-        # what a Service needs before it sends traffic to the pod.
-        c["readinessProbe"] = {"tcpSocket": {"port": port}, "periodSeconds": 10}
+        c.update(probes(w.kubernetes.probe, port))
+    mounts = volumes(ctx)[1] + (extra_mounts or [])
+    if mounts:
+        c["volumeMounts"] = mounts
+    c["securityContext"] = security.container_context(ctx)
     return c
+
+
+def priority_class(ctx: Ctx) -> str | None:
+    """The rule's `priority_class`, else the cluster's table entry for the workload's priority
+    (models.k8s.KubernetesCluster): the highest named priority at or below it."""
+    chosen = ctx.name_option("priority_class")
+    if chosen:
+        return chosen
+    table = ctx.placement.target.kubernetes.priority_classes
+    best: tuple[int, str] | None = None
+    for word, klass in table.items():
+        value = PRIORITIES[word]
+        if value <= ctx.workload.priority and (best is None or value > best[0]):
+            best = (value, klass)
+    return best[1] if best else None
 
 
 def pod_spec(
@@ -134,20 +259,31 @@ def pod_spec(
     restart_policy: str | None = None,
     one_per_node: bool = False,
     subdomain: str | None = None,
+    spread: bool = False,
+    extra_volumes: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """A pod spec on the placement's pool: priority, node selector, tolerations."""
+    """A pod spec on the placement's pool: priority, node selector, tolerations, security,
+    identity, volumes; `spread` spreads replicas over nodes and zones."""
     spec: dict[str, Any] = {}
     if restart_policy:
         spec["restartPolicy"] = restart_policy
     if subdomain:
         spec["subdomain"] = subdomain
-    priority_class = ctx.name_option("priority_class")
-    if priority_class:
-        spec["priorityClassName"] = priority_class
+    klass = priority_class(ctx)
+    if klass:
+        spec["priorityClassName"] = klass
+    k = ctx.workload.kubernetes
+    if k.service_account:
+        spec["serviceAccountName"] = k.service_account
+    # No API token in pods that did not ask for an identity: nothing to steal from them.
+    spec["automountServiceAccountToken"] = bool(k.service_account)
+    if k.image_pull_secrets:
+        spec["imagePullSecrets"] = [{"name": s} for s in k.image_pull_secrets]
+    spec["securityContext"] = security.pod_context(ctx)
     selector = node_selector(ctx.pool)
     if selector:
         spec["nodeSelector"] = selector
-    tols = tolerations(ctx.pool)
+    tols = tolerations(ctx)
     if tols:
         spec["tolerations"] = tols
     if one_per_node:
@@ -163,7 +299,22 @@ def pod_spec(
                 ]
             }
         }
+    if spread:
+        # Soft (ScheduleAnyway): the plan counted the pool's capacity, not its zones, so a hard
+        # constraint could leave replicas Pending that the plan said fit.
+        spec["topologySpreadConstraints"] = [
+            {
+                "maxSkew": 1,
+                "topologyKey": key,
+                "whenUnsatisfiable": "ScheduleAnyway",
+                "labelSelector": {"matchLabels": dict(ctx.selector)},
+            }
+            for key in ("kubernetes.io/hostname", "topology.kubernetes.io/zone")
+        ]
     spec["containers"] = containers
+    vols = volumes(ctx)[0] + (extra_volumes or [])
+    if vols:
+        spec["volumes"] = vols
     return spec
 
 

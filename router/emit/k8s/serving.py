@@ -2,8 +2,10 @@
 
 Decisions:
 - Port: the workload's `port`; an inference workload without one is served on 8080 (the port
-  KServe and most model servers default to), so it still gets a Service and a readiness
-  probe. Any other service without a port gets neither: router cannot guess what it listens on.
+  KServe and most model servers default to), so it still gets a Service and probes (startup,
+  readiness, liveness: HTTP on `kubernetes.probe.path` when given, else TCP). Any other service
+  without a port gets neither: router cannot guess what it listens on.
+- More than one replica: soft topology spread over nodes and zones (k8s/pod.py).
 - With an HPA, the Deployment leaves `replicas` out. The HPA owns the count; a `replicas` in
   git would be re-applied on every GitOps sync and scale a busy service back down to `min`.
   The HPA starts at its `minReplicas`.
@@ -17,7 +19,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.emit.k8s import pod
+from router.emit.k8s import pod, security
 from router.emit.k8s.context import Ctx
 from router.emit.k8s.names import LABEL_MAX, dns1035_label
 
@@ -65,8 +67,10 @@ def deployment(ctx: Ctx, name: str) -> dict[str, Any]:
     if "hpa" not in ctx.options:
         spec["replicas"] = replica_bounds(ctx)[0]
     spec["selector"] = {"matchLabels": dict(ctx.selector)}
-    spec["template"] = pod.template(ctx, pod.pod_spec(ctx, [c]))
-    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": ctx.meta(name), "spec": spec}
+    spread = replica_bounds(ctx)[1] > 1  # more than one replica: not all on one node or zone
+    spec["template"] = pod.template(ctx, pod.pod_spec(ctx, [c], spread=spread))
+    meta = ctx.meta(name, annotations=security.skips(ctx, probed=port is not None))
+    return {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": meta, "spec": spec}
 
 
 def service(ctx: Ctx, name: str, port: int) -> dict[str, Any]:
@@ -124,7 +128,7 @@ def kserve_name_limit(namespace: str) -> int:
 def inference_service(ctx: Ctx, name: str) -> dict[str, Any]:
     low, high = replica_bounds(ctx)
     port = ctx.workload.port
-    spec = pod.pod_spec(ctx, [pod.container(ctx, KSERVE_CONTAINER, port=port)])
+    spec = pod.pod_spec(ctx, [pod.container(ctx, KSERVE_CONTAINER, port=port)], spread=high > 1)
     predictor: dict[str, Any] = {"minReplicas": low, "maxReplicas": high}
     # The predictor's `labels` go on its pods, so the PDB's selector finds them.
     predictor["labels"] = dict(ctx.pod_labels)
