@@ -186,6 +186,10 @@ def _minimal_core(
     whole = [k for k in keys if breadth(k)[0] == len(cands)]
     if whole:
         return [min(whole, key=lambda k: (-breadth(k)[1], k))]
+    # Each candidate blocked by one reason of its own (a full target each, as packing node
+    # by node leaves many): all of them are the one minimal core, again without a solver.
+    if len(keys) == len(cands) and all(len(over[v]) == 1 for v in cands):
+        return sorted(keys, key=lambda k: (-breadth(k)[0], k))
 
     from ortools.sat.python import cp_model  # only when something is unplaced
 
