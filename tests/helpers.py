@@ -8,6 +8,8 @@ from typing import Any
 
 import yaml
 
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "ml-platform"
+
 INVENTORY: dict[str, Any] = {
     "clusters": [
         {

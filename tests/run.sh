@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole test suite, set-up included: `bash tests/run.sh` on a fresh machine.
 # Installs router with its test extras, Debian's slurm-wlm and munge for the live Slurm tests
-# (when run as root; otherwise they must already be there), then runs pytest.
+# (when run as root; otherwise they must already be there), then checks lint, format and
+# types, then runs pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
@@ -11,5 +12,11 @@ if [ "$(id -u)" = 0 ]; then
     bash .ci/slurm-setup.sh
 fi
 bash .ci/k8s-setup.sh
+
+# Lint, format and types first: the tests (and examples/ml-platform/tests, which pytest
+# collects through testpaths) are held to the same standard as router itself.
+"$PYTHON" -m ruff check router tests examples
+"$PYTHON" -m ruff format --check router tests examples
+"$PYTHON" -m mypy router tests examples/ml-platform/tests
 
 exec "$PYTHON" -m pytest -q "$@"

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -25,8 +26,9 @@ def example_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _doc(out: Path) -> dict:
-    return json.loads((out / "plan.json").read_text())
+def _doc(out: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((out / "plan.json").read_text())
+    return doc
 
 
 def test_example_plan_routes_as_the_policy_says(example_out: Path) -> None:
@@ -71,7 +73,7 @@ def test_two_runs_give_identical_out_folders(example_out: Path, tmp_path: Path) 
     assert result.exit_code in (0, 3), result.output
     cmp = filecmp.dircmp(example_out, again)
 
-    def same(c: filecmp.dircmp) -> bool:
+    def same(c: filecmp.dircmp[str]) -> bool:
         if c.left_only or c.right_only or c.diff_files or c.funny_files:
             return False
         _, mismatch, errors = filecmp.cmpfiles(c.left, c.right, c.common_files, shallow=False)

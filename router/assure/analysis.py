@@ -319,7 +319,7 @@ class _Analysis:
         source = raw or self.policy
         used: set[str] = set()
         for e in _all_exprs(source):
-            for n in _walk(e):
+            for n in ast.walk(e):
                 if isinstance(n, ast.Name) and len(n.parts) == 1:
                     used.add(n.parts[0])
         for let in source.lets:
@@ -410,19 +410,6 @@ class _Analysis:
                     ),
                     s.spread.across.span,
                 )
-
-
-def _walk(e: Any) -> list[Any]:
-    if e is None:
-        return []
-    out = [e]
-    if isinstance(e, ast.ListExpr):
-        out += [x for i in e.items for x in _walk(i)]
-    elif isinstance(e, ast.Unary):
-        out += _walk(e.operand)
-    elif isinstance(e, ast.Binary):
-        out += _walk(e.left) + _walk(e.right)
-    return out
 
 
 def _all_exprs(p: ast.Policy) -> list[Any]:

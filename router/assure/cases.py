@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
+from pydantic import ValidationError
 
 from router.assure.prove import runnable
 from router.errors import LoadError, did_you_mean
@@ -203,7 +204,7 @@ class CaseRunner:
         doc = runnable({"name": case_label(case.name), **case.workload})
         try:
             w = Workload.model_validate(doc)
-        except Exception as e:  # pydantic's message names the field
+        except ValidationError as e:  # pydantic's message names the field
             return CaseResult(case, False, [], error=f"invalid workload: {_first_line(e)}")
         got = self.outcome(w)
         return CaseResult(case, *_compare(case.expect, got))

@@ -36,19 +36,21 @@ from router.evaluate.expr import _contains
 from router.language import ast
 from router.language.names import WORKLOAD_FIELDS
 from router.models import Inventory
+from router.models.workload import WORKLOAD_DEFAULTS
 
 # (low, high, default) per numeric field; defaults are the Workload model's.
+_D = WORKLOAD_DEFAULTS
 NUMBERS: dict[str, tuple[int, int, int]] = {
-    "gpus": (0, 4096, 0),
-    "nodes": (1, 1024, 1),
-    "gpus_per_node": (0, 4096, 0),
-    "cpus": (1, 65536, 1),
-    "memory": (1, 64 * 1024 * 1024, 4096),
-    "duration": (1, 366 * 86400, 14400),
-    "priority": (0, 1000, 2),
-    "min_replicas": (1, 1000, 1),
-    "max_replicas": (1, 1000, 1),
-    "preemptible": (0, 1, 0),
+    "gpus": (0, 4096, _D["gpus"]),
+    "nodes": (1, 1024, _D["nodes"]),
+    "gpus_per_node": (0, 4096, 0),  # unset: derived from the target
+    "cpus": (1, 65536, _D["cpus"]),
+    "memory": (1, 64 * 1024 * 1024, _D["memory"]),
+    "duration": (1, 366 * 86400, _D["duration"]),
+    "priority": (0, 1000, _D["priority"]),
+    "min_replicas": (1, 1000, _D["min_replicas"]),
+    "max_replicas": (1, 1000, _D["max_replicas"]),
+    "preemptible": (0, 1, int(_D["preemptible"])),
     "service": (0, 1, 0),
 }
 STRINGS = ("kind", "team", "gpu_type", "name", "image")
@@ -108,20 +110,6 @@ class Space:
         return b
 
 
-def _walk(e: ast.Expr | None) -> list[ast.Expr]:
-    if e is None:
-        return []
-    out: list[ast.Expr] = [e]
-    if isinstance(e, ast.ListExpr):
-        for i in e.items:
-            out += _walk(i)
-    elif isinstance(e, ast.Unary):
-        out += _walk(e.operand)
-    elif isinstance(e, ast.Binary):
-        out += _walk(e.left) + _walk(e.right)
-    return out
-
-
 def policy_exprs(policy: ast.Policy) -> list[ast.Expr | None]:
     """Every expression of the policy (workload and target conditions)."""
     exprs: list[ast.Expr | None] = [d.when for d in policy.denies]
@@ -154,9 +142,13 @@ def _strings_of(e: ast.Expr, constants: dict[str, Any]) -> list[Any]:
 
 
 def _domains(policy: ast.Policy, inventory: Inventory | None) -> dict[str, list[str | None]]:
-    found: dict[str, list[str | None]] = {"kind": [], "team": ["default"], "gpu_type": ["any"]}
+    found: dict[str, list[str | None]] = {
+        "kind": [],
+        "team": [_D["team"]],
+        "gpu_type": [_D["gpu_type"]],
+    }
     found |= {"name": [], "image": []}
-    for e in (x for top in policy_exprs(policy) for x in _walk(top)):
+    for e in (x for top in policy_exprs(policy) for x in ast.walk(top)):
         if (isinstance(e, ast.Binary) and e.op == "in" and isinstance(e.right, ast.Name)
                 and e.right.scope == "workload" and e.right.field == "labels"
                 and not e.right.key):  # fmt: skip
@@ -527,7 +519,7 @@ def witness_document(space: Space, w: dict[str, Any], name: str = "witness") -> 
 
     doc: dict[str, Any] = {"name": name if w["name"] == OTHER else w["name"]}
     doc["kind"] = text("kind", "other")
-    if w["team"] != "default":
+    if w["team"] != _D["team"]:
         doc["team"] = text("team", "other-team")
     labels = {k[7:]: text(k, "other") for k in sorted(w) if k.startswith("labels.") and w[k]}
     if labels:
@@ -536,7 +528,7 @@ def witness_document(space: Space, w: dict[str, Any], name: str = "witness") -> 
     if image is not None:
         doc["image"] = image
     doc["gpus"] = w["gpus"]
-    if w["gpu_type"] != "any":
+    if w["gpu_type"] != _D["gpu_type"]:
         doc["gpu_type"] = text("gpu_type", "other-gpu")
     if w["nodes_given"] and w["nodes"] != 1:
         doc["nodes"] = w["nodes"]

@@ -41,12 +41,16 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
+from router.debug import debugging
 from router.evaluate.evaluate import Evaluator
 from router.evaluate.expr import compile_expr
 from router.evaluate.views import workload_view
 from router.language import ast
 from router.language.names import OPTIONS
 from router.models import Inventory, Workload
+from router.models.workload import WORKLOAD_DEFAULTS
 
 Status = Literal["proven", "refuted", "enumerated", "error"]
 PLACEHOLDER_IMAGE = "registry.example/app:1"
@@ -168,7 +172,9 @@ def prove_check(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckR
     t0 = time.perf_counter()
     try:
         result = _prove(ev, check, inventory)
-    except Exception as e:  # a proof failure is reported, not a crash
+    except Exception as e:  # a bug in the prover: this check reports it, the others still run
+        if debugging():
+            raise
         result = CheckResult(check.name, _src(check), "error", "cp-sat",
                              note=f"{type(e).__name__}: {e}")  # fmt: skip
     result.seconds = time.perf_counter() - t0
@@ -176,9 +182,7 @@ def prove_check(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckR
 
 
 def _names(e: ast.Expr | None) -> set[str]:
-    from router.assure.encode import _walk
-
-    return {n.field or "" for n in _walk(e) if isinstance(n, ast.Name)}
+    return {n.field or "" for n in ast.find(e, ast.Name)}
 
 
 def _prove(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckResult:
@@ -252,9 +256,9 @@ def _prove(ev: Evaluator, check: ast.Check, inventory: Inventory) -> CheckResult
     doc = shapes.document(cex, check.name)
     try:
         w = Workload.model_validate(runnable(doc))
-        broken = violation(ev, check, w)
-    except Exception:  # an unreadable witness: let enumeration decide
-        broken = None
+    except ValidationError:  # a witness no workload can be (over-approximated): enumerate
+        return _enumerate(ev, check, space.strings, approx)
+    broken = violation(ev, check, w)
     if broken is not None:
         return CheckResult(check.name, _src(check), "refuted", "cp-sat", counterexample=doc,
                            decided_by=decided_by(ev, w), outcome=_shown(broken))  # fmt: skip
@@ -268,15 +272,7 @@ def _shown(view: dict[str, Any]) -> dict[str, Any]:
 # -- enumeration fallback ----------------------------------------------------------------------
 _NUMERIC = ("gpus", "nodes", "cpus", "memory", "duration", "priority")
 _DEFAULTS: dict[str, Any] = {
-    "gpus": 0,
-    "nodes": 1,
-    "cpus": 1,
-    "memory": 4096,
-    "duration": 14400,
-    "priority": 2,
-    "kind": "batch",
-    "team": "default",
-    "gpu_type": "any",
+    k: WORKLOAD_DEFAULTS[k] for k in (*_NUMERIC, "kind", "team", "gpu_type")
 }
 # A few values across each field's range, for conditions the encoder cannot read exactly.
 _SPREAD = {
@@ -288,16 +284,16 @@ _SPREAD = {
 
 def _numbers_near(policy: ast.Policy, ev: Evaluator, fld: str) -> list[int]:
     """Values of a numeric field on both sides of every constant it is compared with."""
-    from router.assure.encode import _walk, policy_exprs
+    from router.assure.encode import policy_exprs
 
     consts: set[float] = set()
     for top in policy_exprs(policy):
-        for e in _walk(top):
+        for e in ast.walk(top):
             if not isinstance(e, ast.Binary) or e.op in ("and", "or"):
                 continue
             for side, other in ((e.left, e.right), (e.right, e.left)):
                 if isinstance(side, ast.Name) and side.scope == "workload" and side.field == fld:
-                    for o in _walk(other):
+                    for o in ast.walk(other):
                         if isinstance(o, ast.Literal) and isinstance(o.value, (int, float)):
                             consts.add(float(o.value))
                         elif isinstance(o, ast.Name) and o.scope == "const":
@@ -354,7 +350,7 @@ def _enumerate(
     for doc in docs:
         try:
             w = Workload.model_validate(runnable(doc))
-        except Exception:  # a combination that is not a valid workload
+        except ValidationError:  # a combination that is not a valid workload
             continue
         n += 1
         broken = violation(ev, check, w)

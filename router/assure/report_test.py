@@ -16,10 +16,10 @@ from xml.etree import ElementTree as ET
 
 import yaml
 
-from router import __version__
 from router.assure.cases import CaseResult
 from router.assure.coverage import Coverage
 from router.assure.prove import SEMANTICS, CheckResult
+from router.version import __version__
 
 Rel = Callable[[str], str]
 

@@ -35,28 +35,6 @@ def _load_findings(error: Any) -> list[Any]:
     return out
 
 
-def _dependency_findings(inputs: Any) -> list[Any]:
-    """`after:` edges a plan could not keep (router.plan.dependencies), as errors."""
-    from router.assure.analysis import Finding
-    from router.evaluate.evaluate import Evaluator
-    from router.plan.dependencies import refusals
-
-    if not any(w.after for w in inputs.workloads):
-        return []
-    ev = Evaluator(inputs.policy, inputs.inventory)
-    out = []
-    for r in refusals([ev.decide(w) for w in inputs.workloads]):
-        span, source = r.span, r.workload.source
-        out.append(Finding(
-            "error", "unsupported-dependency", r.message,
-            span.path if span else (source[0] if source else ""),
-            span.line if span else (source[1] if source else 1),
-            span.column if span else 1, hint=r.hint,
-            end_line=span.end_line if span else None, end_column=span.end_column if span else None,
-        ))  # fmt: skip
-    return out
-
-
 @click.command()
 @project_options
 @click.option(
@@ -72,16 +50,13 @@ def _dependency_findings(inputs: Any) -> list[Any]:
 def check(directory: str, policy: str | None, inventory: str | None, workloads: str | None,
           fmt: str, strict: bool) -> None:  # fmt: skip
     """Parse, check and analyse the policy, inventory and workloads of DIRECTORY."""
-    from router.assure.analysis import analyze
+    import router
     from router.assure.report_check import render
-    from router.config import load_project
     from router.errors import RouterError
-    from router.language import parse_files, policy_files
-    from router.plan.build import load_inputs
 
-    project = load_project(directory, policy=policy, inventory=inventory, workloads=workloads)
+    platform = router.load(directory, policy=policy, inventory=inventory, workloads=workloads)
     try:
-        inputs = load_inputs(project)
+        inputs = platform.inputs()
     except RouterError as e:
         if fmt == "text":
             raise  # the full message with the source line and a caret
@@ -94,8 +69,7 @@ def check(directory: str, policy: str | None, inventory: str | None, workloads: 
         + f"{len(p.checks)} checks; {len(inputs.inventory.targets())} targets; "
         f"{len(inputs.workloads)} workloads"
     )
-    raw = parse_files(policy_files(project.policy))
-    findings = analyze(p, inputs.inventory, raw) + _dependency_findings(inputs)
+    findings = router.check(platform)
     click.echo(render(findings, fmt, ok=ok, strict=strict))
     failing = {"error", "warning"} if strict else {"error"}
     if any(f.severity in failing for f in findings):

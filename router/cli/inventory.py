@@ -1,10 +1,14 @@
-"""`router inventory import slurm|kubernetes`: an inventory YAML from a cluster or its JSON.
+"""`router inventory import slurm|kubernetes`: an inventory YAML from a cluster or its output.
 
-Slurm: live, runs `sinfo --json`, `scontrol show partition -o` and `scontrol show config`
-(ClusterName) with the environment's SLURM_CONF; or reads saved output (`--from-json`,
-`--partitions-from`). Kubernetes: `kubectl get nodes -o json` or `--from-json`, handed to
-`router.importers.kubernetes.import_nodes`. The YAML goes to stdout, or atomically to `-o FILE`;
-the importer's warnings go to stderr (and into the file as comments).
+Slurm: live, it asks what the installed Slurm supports (`sinfo --version`): `sinfo --json`
+from 21.08 on (else `scontrol show node -o`), `scontrol show partition -o` for the limits
+(every release prints it; the JSON has no Default flag) and `scontrol show config`
+(ClusterName), with the environment's SLURM_CONF. Or it reads saved output: `--from FILE` (any
+nodes layout: sinfo/scontrol/slurmrestd JSON or `scontrol show node -o` text) and
+`--partitions-from FILE` (`scontrol show partition -o` text or partitions JSON). Kubernetes:
+`kubectl get nodes -o json` or `--from FILE`. The YAML goes to stdout, or atomically to
+`-o FILE`; every node left out is a line on stderr (and a comment in the file), and so is
+every other warning.
 """
 
 from __future__ import annotations
@@ -46,16 +50,19 @@ def inventory() -> None:
 @inventory.command("import")
 @click.argument("backend", type=click.Choice(["slurm", "kubernetes"]))
 @click.option(
+    "--from",
     "--from-json",
-    "from_json",
+    "from_file",
     type=click.Path(exists=True, dir_okay=False),
-    help="Saved `sinfo --json` (slurm) or `kubectl get nodes -o json` (kubernetes) "
-    "instead of asking the live cluster.",
+    help="Saved output instead of asking the live cluster: `sinfo --json`, `scontrol "
+    "show nodes --json`, slurmrestd /nodes or `scontrol show node -o` (slurm); "
+    "`kubectl get nodes -o json` (kubernetes).",
 )
 @click.option(
     "--partitions-from",
     type=click.Path(exists=True, dir_okay=False),
-    help="Saved `scontrol show partition -o` (slurm): max times, the default partition.",
+    help="Saved `scontrol show partition -o`, `scontrol show partitions --json` or "
+    "slurmrestd /partitions (slurm): limits, states, the default partition.",
 )
 @click.option("--pool-label", help="Node label that names a node's pool (kubernetes).")
 @click.option(
@@ -70,29 +77,32 @@ def inventory() -> None:
 @reports_errors
 def import_command(
     backend: str,
-    from_json: str | None,
+    from_file: str | None,
     partitions_from: str | None,
     pool_label: str | None,
     cluster: str | None,
     output: str | None,
 ) -> None:
-    """Write an inventory YAML for BACKEND (slurm or kubernetes) from a cluster or its JSON."""
+    """Write an inventory YAML for BACKEND (slurm or kubernetes) from a cluster or its output."""
     from router.importers import ImportedCluster, render_inventory
 
-    if backend == "slurm":
-        if pool_label:
-            raise click.UsageError("--pool-label is for kubernetes")
-        imported: ImportedCluster | str = _import_slurm(from_json, partitions_from, cluster)
-    else:
-        if partitions_from:
-            raise click.UsageError("--partitions-from is for slurm")
-        imported = _import_kubernetes(from_json, pool_label, cluster)
-    if isinstance(imported, str):
-        text = imported
-    else:
-        text = render_inventory(imported)
-        _warn(imported)
+    if backend == "slurm" and pool_label:
+        raise click.UsageError("--pool-label is for kubernetes")
+    if backend == "kubernetes" and partitions_from:
+        raise click.UsageError("--partitions-from is for slurm")
+    try:
+        if backend == "slurm":
+            imported: ImportedCluster = _import_slurm(from_file, partitions_from, cluster)
+        else:
+            imported = _import_kubernetes(from_file, pool_label, cluster)
+    except LoadError as e:
+        if e.path or not from_file:
+            raise
+        # what the file held could not be imported: say which file
+        raise LoadError(e.message, hint=e.hint, path=from_file) from None
+    text = render_inventory(imported)
     count = _check(text)
+    _warn(imported)
     if output:
         write_file_atomic(Path(output), text)
         click.echo(f"Wrote {output}: {count}")
@@ -100,39 +110,57 @@ def import_command(
         click.echo(text, nl=False)
 
 
-def _import_slurm(from_json: str | None, partitions_from: str | None, cluster: str | None) -> Any:
-    from router.importers.slurm import cluster_name_of, import_sinfo
+def _import_slurm(from_file: str | None, partitions_from: str | None, cluster: str | None) -> Any:
+    from router.importers.slurm import import_slurm, read_nodes, read_partitions
 
-    if from_json:
-        sinfo = _read_json(from_json)
-        source = os.path.basename(from_json)
-        partitions = Path(partitions_from).read_text(encoding="utf-8") if partitions_from else None
-        if partitions_from:
-            source += f" and {os.path.basename(partitions_from)}"
-        name = cluster or cluster_name_of(sinfo) or "slurm"
+    partitions = None
+    partitions_source = None
+    if partitions_from:
+        partitions = read_partitions(_read(partitions_from), partitions_from)
+        partitions_source = os.path.basename(partitions_from)
+    if from_file:
+        nodes = read_nodes(_read(from_file), from_file)
+        source = os.path.basename(from_file)
+        name = cluster
     else:
-        sinfo = _parse_json(_run(["sinfo", "--json"]), "`sinfo --json`")
-        source = "`sinfo --json`"
-        if partitions_from:
-            partitions = Path(partitions_from).read_text(encoding="utf-8")
-            source += f" and {os.path.basename(partitions_from)}"
-        else:
-            partitions = _run(["scontrol", "show", "partition", "-o"])
-            source += " and `scontrol show partition -o`"
-        name = cluster or _live_cluster_name() or cluster_name_of(sinfo) or "slurm"
-    return import_sinfo(sinfo, partitions, cluster=name, source=source)
+        command = _live_nodes_command()
+        nodes = read_nodes(_run(command), f"`{' '.join(command)}`")
+        source = f"`{' '.join(command)}`"
+        if partitions is None:
+            text = _run(["scontrol", "show", "partition", "-o"])
+            partitions = read_partitions(text, "`scontrol show partition -o`")
+            partitions_source = "`scontrol show partition -o`"
+        name = cluster or _live_cluster_name()
+    return import_slurm(
+        nodes, partitions, cluster=name, source=source, partitions_source=partitions_source
+    )
 
 
-def _import_kubernetes(from_json: str | None, pool_label: str | None, cluster: str | None) -> Any:
+def _live_nodes_command() -> list[str]:
+    """`sinfo --json` where the installed Slurm has it (21.08 on), else the text layout."""
+    m = re.search(r"(\d+)\.(\d+)", _run(["sinfo", "--version"]))
+    if m and (int(m.group(1)), int(m.group(2))) >= (21, 8):
+        return ["sinfo", "--json"]
+    return ["scontrol", "show", "node", "-o"]
+
+
+def _read(path: str) -> str:
     try:
-        from router.importers.kubernetes import import_nodes
+        return Path(path).read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise LoadError("not text (UTF-8): expected saved command output", path=path) from None
+
+
+def _import_kubernetes(from_file: str | None, pool_label: str | None, cluster: str | None) -> Any:
+    try:
+        from router.importers.kubernetes import import_cluster
     except ImportError:
         raise LoadError(
             "the kubernetes importer is not available in this version of router",
             hint="import from Slurm, or write the node_pools by hand",
         ) from None
-    if from_json:
-        data = _read_json(from_json)
+    if from_file:
+        data = _read_json(from_file)
     else:
         data = _parse_json(
             _run(["kubectl", "get", "nodes", "-o", "json"]), "`kubectl get nodes -o json`"
@@ -140,7 +168,7 @@ def _import_kubernetes(from_json: str | None, pool_label: str | None, cluster: s
     kwargs: dict[str, Any] = {"cluster": cluster or "kubernetes"}
     if pool_label:
         kwargs["pool_label"] = pool_label
-    return import_nodes(data, **kwargs)
+    return import_cluster(data, **kwargs)
 
 
 def _live_cluster_name() -> str | None:
@@ -176,11 +204,13 @@ def _parse_json(text: str, what: str) -> Any:
 
 
 def _warn(imported: Any) -> None:
+    for line in imported.exclusions:
+        click.echo(line, err=True)
     for note in imported.notes:
         click.echo(f"warning: {note}", err=True)
-    for target in imported.targets:
-        for i, note in enumerate(target.notes):
-            prefix = f"warning: {target.fields['name']}: " if i == 0 else "  "
+    for item in [*imported.node_sets, *imported.targets]:
+        for i, note in enumerate(item.notes):
+            prefix = f"note: {item.fields['name']}: " if i == 0 else "  "
             click.echo(prefix + note, err=True)
 
 
@@ -198,4 +228,8 @@ def _check(text: str) -> str:
     refs = inv.targets()
     kinds = {r.backend for r in refs}
     what = "partitions" if kinds == {"slurm"} else "targets"
-    return f"{len(refs)} {what}, {sum(r.target.nodes for r in refs)} nodes"
+    sets = inv.node_sets()
+    usable = sum(s.spec.nodes for s in sets)
+    ceiling = sum(s.spec.capacity_nodes for s in sets)
+    more = f" (up to {ceiling} with powered-down nodes)" if ceiling != usable else ""
+    return f"{len(refs)} {what}, {usable} usable nodes{more}, each counted once"

@@ -9,7 +9,6 @@ ortools (its import alone costs about 0.75 s).
 from __future__ import annotations
 
 import functools
-import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -17,8 +16,9 @@ from typing import Any, TypeVar
 
 import click
 
-from router import __version__
+from router.debug import DEBUG_ENV, debugging
 from router.errors import RouterError
+from router.version import __version__
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -39,12 +39,12 @@ def reports_errors(fn: F) -> F:
             sys.exit(EXIT_INVALID)
         except (click.exceptions.Exit, click.ClickException, SystemExit, KeyboardInterrupt):
             raise
-        except Exception as e:
-            if os.environ.get("ROUTER_DEBUG"):
+        except Exception as e:  # a bug: one line, or the traceback with the debug switch
+            if debugging():
                 raise
             click.echo(
                 f"router: internal error: {type(e).__name__}: {e}\n"
-                "  (set ROUTER_DEBUG=1 for a traceback; please report it)",
+                f"  (set {DEBUG_ENV}=1 for a traceback; please report it)",
                 err=True,
             )
             sys.exit(EXIT_INVALID)

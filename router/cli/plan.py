@@ -117,68 +117,42 @@ def plan(
     summary and in plan.json's diff.summary.unplaced, which a pipeline can gate on).
     Denied workloads are a planned outcome, never a failure.
     """
-    from router.config import load_project
-    from router.emit import assign_artifacts, emit_all
-    from router.output import write_out
-    from router.plan.build import build_plan
-    from router.plan.diff import diff_documents
-    from router.plan.document import dumps, plan_document, with_diff
-    from router.plan.previous import load_previous
-    from router.plan.render import render_markdown, render_rich, render_text, summary_line
-    from router.solve.cpsat import SolveOptions
+    import router
+    from router.plan.render import render_rich
 
     if detailed_exitcode and not previous:
         raise PlanError(
             "--detailed-exitcode needs --previous (a plan.json or git:REF) to compare with"
         )
-    project = load_project(
+    platform = router.load(
         directory, policy=policy, inventory=inventory, workloads=workloads, out=out, running=running
     )
-    options = SolveOptions()
-    if workers:
-        options.workers = workers
     spinner = not quiet and sys.stderr.isatty()
-    before = None
-    if previous:
-        with _progress(f"Planning the previous plan ({previous})…", spinner):
-            before = load_previous(previous, project, options)
-        if before.note and not quiet:
-            click.echo(f"router: {before.note}", err=True)
-        # The solver's stability level keeps workloads where the previous plan put them.
-        options.previous = dict(before.assignment)
     with _progress("Planning…", spinner):
-        result = build_plan(project, options)
-    assign_artifacts(result.placements)
-    doc = plan_document(result)
-    diff = diff_documents(before.doc, doc, before.against) if before else None
-    doc = with_diff(doc, diff)
+        result = router.plan(platform, previous, workers=workers)
+    if result.previous and result.previous.note and not quiet:
+        click.echo(f"router: {result.previous.note}", err=True)
+    doc = result.document()
+    diff = doc.get("diff")
     files: dict[str, str] = {}
     if not no_write:
-        files = emit_all(result.placements, project.kubernetes)
-        files["plan.json"] = dumps(doc)
-        write_out(
-            project.out,
-            files,
-            protect=[project.root, project.policy, project.inventory, project.workloads],
-        )
+        files = result.write()
     if quiet:
-        click.echo(summary_line(doc))
-    elif fmt == "json":
-        click.echo(dumps(doc), nl=False)
-    elif fmt == "markdown":
-        click.echo(render_markdown(doc), nl=False)
+        click.echo(result.render("summary"))
+    elif fmt in ("json", "markdown"):
+        click.echo(result.render(fmt), nl=False)
     else:
         if sys.stdout.isatty():
             from rich.console import Console
 
             render_rich(doc, Console())
         else:
-            click.echo(render_text(doc), nl=False)
+            click.echo(result.render("text"), nl=False)
         if not no_write:
-            click.echo(f"Wrote {len(files)} files to {project.out}/")
+            click.echo(f"Wrote {len(files)} files to {platform.project.out}/")
     if not quiet:
         # Timing differs between runs, so it goes to stderr and stdout stays the same bytes.
-        run = result.solve
+        run = result.built.solve
         click.echo(
             f"Solved in {run.wall_seconds:.2f} s with {run.workers} workers "
             f"(deterministic time {run.deterministic_time:.3f}).",
@@ -186,5 +160,5 @@ def plan(
         )
     if detailed_exitcode:
         sys.exit(EXIT_CHANGED if diff and diff["changed"] else 0)
-    if result.unplaced or result.unrouted:
+    if not result.ok:
         sys.exit(EXIT_UNPLACED)

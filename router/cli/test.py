@@ -61,31 +61,23 @@ def test(directory: str, policy: str | None, inventory: str | None, cases_path: 
     """Prove the `check` blocks of DIRECTORY's policy and run its test cases."""
     import json
 
-    from router.assure.cases import default_cases_path, load_cases, run_cases
+    import router
     from router.assure.coverage import coverage
-    from router.assure.prove import prove_check
-    from router.assure.report_test import RENDERERS, TestReport
+    from router.assure.report_test import RENDERERS
     from router.config import load_project
-    from router.evaluate.evaluate import Evaluator
-    from router.evaluate.quota import compile_quotas
-    from router.language import load_policy
-    from router.models import load_inventory
 
-    # Workloads are not needed: give load_project a placeholder so router.yaml is optional.
+    # Workloads are not needed (router.test reads only the policy and the inventory): a
+    # placeholder keeps router.yaml optional.
     project = load_project(directory, policy=policy, inventory=inventory,
                            workloads=directory if policy and inventory else None)  # fmt: skip
-    pol = load_policy(project.policy)
-    inv = load_inventory(project.inventory)
-    ev = Evaluator(pol, inv)
-    cases = load_cases(Path(cases_path) if cases_path else default_cases_path(project.policy))
-    # Each case is planned alone, so a `per` workload key has one part: that workload's own,
-    # which limits it as the quota without that key does.
-    results = run_cases(ev, compile_quotas(pol, inv, workload_keys=False), cases)
-    checks = [] if no_checks else [prove_check(ev, c, inv) for c in pol.checks]
-    cov = coverage(pol, results) if cases else None
-    if coverage_threshold is not None and cov is None:
-        cov = coverage(pol, [])
-    report = TestReport(checks, results, cov, coverage_threshold)
+    platform = router.Platform(project)
+    report = router.test(
+        platform,
+        Path(cases_path) if cases_path else None,
+        checks=not no_checks,
+        coverage_threshold=coverage_threshold,
+    )
+    pol, checks, cases, cov = platform.policy, report.checks, report.cases, report.coverage
 
     def rel(source: str) -> str:
         path, _, line = source.rpartition(":")

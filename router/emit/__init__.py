@@ -8,7 +8,7 @@ from router.config import KubernetesSettings
 from router.emit.base import Emitter
 from router.emit.kubernetes import KubernetesEmitter
 from router.emit.slurm import SlurmEmitter
-from router.plan.model import Placement
+from router.models.placement import Placement
 
 EMITTERS: dict[str, Emitter] = {e.backend: e for e in (SlurmEmitter(), KubernetesEmitter())}
 

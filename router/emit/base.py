@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import ClassVar, Protocol
 
-from router.plan.model import Placement
+from router.models.placement import Placement
 
 
 class Emitter(Protocol):

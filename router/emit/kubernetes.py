@@ -27,7 +27,7 @@ from router.emit.k8s import jobs, notebook, security, serving
 from router.emit.k8s.context import MANAGED_BY, context
 from router.emit.k8s.notebook import NO_PRUNE
 from router.emit.k8s.yamlio import dump_documents
-from router.plan.model import Placement
+from router.models.placement import Placement
 
 KUSTOMIZATION = "kustomization.yaml"
 NAMESPACES = "namespaces.yaml"

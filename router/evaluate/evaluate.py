@@ -23,7 +23,7 @@ from router.evaluate.views import target_view, workload_view
 from router.language import ast
 from router.language.names import OPTIONS
 from router.models import Inventory, TargetRef, Workload
-from router.plan.model import Resources
+from router.models.placement import Resources
 
 
 @dataclass

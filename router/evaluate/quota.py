@@ -33,7 +33,7 @@ from router.evaluate.spread import order, show
 from router.evaluate.views import target_view, workload_view
 from router.language import ast
 from router.models import Inventory, TargetRef, Workload
-from router.plan.model import Resources
+from router.models.placement import Resources
 from router.quantity import format_memory
 
 

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.models import NodePool, TargetRef, Workload
+from router.models import NodePool, Partition, TargetRef, Workload
 from router.models.inventory import Taint, untolerated
-from router.plan.model import Resources
+from router.models.placement import Resources
 from router.quantity import format_duration, format_memory
 
 
@@ -60,6 +60,9 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         return f"a Kubernetes pod needs a registry image, not the file {w.image}"
     if ref.backend == "slurm" and not (w.command or w.image):
         return "a Slurm job needs a command or an image; the workload has neither"
+    refused = _partition_access(w, t, options)
+    if refused:
+        return refused
     if isinstance(t, NodePool) and t.taints:
         blocked = untolerated(t.taints, w.gpus > 0, options.get("tolerate") or ())
         if blocked:
@@ -134,6 +137,9 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         return f"{format_memory(t.memory_per_node)} per node < {format_memory(mpn)} asked per node"
     if nodes > capacity_nodes:
         return f"{capacity_nodes} nodes < {nodes} needed"
+    per_job = getattr(t, "max_nodes_per_job", None)
+    if per_job is not None and nodes > per_job:
+        return f"the partition allows {per_job} nodes per job (MaxNodes) < {nodes} needed"
     if (options.get("launcher") or w.launcher) == "mpi" and w.ranks_per_node:
         # ranks x threads CPUs per node: what `--ntasks-per-node` x `--cpus-per-task` asks.
         threads = w.threads_per_rank or max(1, cpn // w.ranks_per_node)
@@ -162,3 +168,21 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         mig=mig,
         array_parallel=parallel,
     )
+
+
+def _partition_access(w: Workload, t: object, options: dict[str, Any]) -> str | None:
+    """Why Slurm would refuse the job on this partition (AllowAccounts/AllowQos/AllowGroups),
+    or None. Unset lists allow all; a job that states no account or QOS where the partition
+    allows only some is refused too, since its default could be any of them."""
+    if not isinstance(t, Partition):
+        return None
+    asked = (
+        ("accounts", "account", t.allow_accounts, options.get("account") or w.account or t.account),
+        ("QOS", "QOS", t.allow_qos, options.get("qos") or t.qos),
+        ("groups", "team", t.allow_groups, w.team),
+    )
+    for what, one, allowed, value in asked:
+        if allowed is not None and value not in allowed:
+            got = f"the workload's {one} is {value}" if value else f"the workload states no {one}"
+            return f"the partition allows {what} {', '.join(allowed)}; {got}"
+    return None

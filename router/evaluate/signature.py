@@ -10,10 +10,8 @@ does not know turn the cache off rather than risk a wrong answer.
 
 from __future__ import annotations
 
-import dataclasses
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable
 from operator import attrgetter
-from typing import Any
 
 from router.language import ast
 from router.models import Workload
@@ -41,27 +39,14 @@ _PLAIN = {
 _DERIVED = {"min_replicas", "max_replicas", "service"}
 
 
-def _names(node: Any) -> Iterator[ast.Name]:
-    if isinstance(node, ast.Name):
-        yield node
-    elif isinstance(node, (list, tuple)):
-        for item in node:
-            yield from _names(item)
-    elif isinstance(node, dict):
-        for item in node.values():
-            yield from _names(item)
-    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
-        for f in dataclasses.fields(node):
-            if f.name != "span":
-                yield from _names(getattr(node, f.name))
-
-
 def signature_of(policy: ast.Policy) -> Signature | None:
     """The signature function for `policy`, or None when it reads a field not known here."""
     attrs = list(_SHAPE)
     label_keys: list[str] = []
     all_labels = image = False
-    for n in _names([policy.denies, policy.rules, policy.quotas, policy.checks, policy.spreads]):
+    for n in ast.find(
+        [policy.denies, policy.rules, policy.quotas, policy.checks, policy.spreads], ast.Name
+    ):
         if n.scope != "workload":
             continue
         if n.field == "labels":

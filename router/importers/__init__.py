@@ -1,14 +1,15 @@
 """Inventory importers: what a live cluster (or its saved JSON) says → an inventory YAML.
 
 Each backend's importer is pure (data in, `ImportedCluster` out; the command line runs
-`sinfo` or `kubectl`) and every importer shares one YAML writer, `render_inventory`, so all
-imported inventories look alike: a comment saying where the data came from, one cluster, its
-targets in name order, and the importer's notes as comments above the target they are about.
-No timestamps: importing the same data twice gives the same bytes, so the file diffs cleanly.
+`sinfo`, `scontrol` or `kubectl`) and every importer shares one YAML writer,
+`render_inventory`, so all imported inventories look alike: a comment saying where the data
+came from, one cluster, the nodes left out (one comment line each, the same lines the command
+prints on stderr), its node sets and then its targets in name order, and the importer's notes
+as comments above what they are about. No timestamps: importing the same data twice gives the
+same bytes, so the file diffs cleanly.
 
-Contract for another backend (e.g. `router.importers.kubernetes.import_nodes(data,
-pool_label=..., cluster=...)`): return an `ImportedCluster` whose targets' `fields` are the
-inventory fields in the order they should be written.
+Contract for another backend: return an `ImportedCluster` whose node sets' and targets'
+`fields` are the inventory fields in the order they should be written.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ class ImportedCluster:
     targets: list[ImportedTarget]
     source: list[str]  # header lines: what was read, and how
     notes: list[str] = field(default_factory=list)  # about the cluster, e.g. skipped targets
+    node_sets: list[ImportedTarget] = field(default_factory=list)
+    # One line per node left out: "h100-04: drained (reason: bad GPU), left out"
+    exclusions: list[str] = field(default_factory=list)
 
     @property
     def targets_key(self) -> str:
@@ -73,12 +77,24 @@ def render_inventory(cluster: ImportedCluster) -> str:
     out = _comments(cluster.source, "")
     out += ["clusters:", f"  - name: {_scalar(cluster.name)}", f"    backend: {cluster.backend}"]
     out += _comments(cluster.notes, "    ")
+    if cluster.exclusions:  # one line each, unwrapped: the same lines as on stderr
+        out.append(f"    # Left out ({len(cluster.exclusions)}):")
+        out += [f"    #   {one_line(line)}" for line in cluster.exclusions]
+    if cluster.node_sets:
+        out.append("    node_sets:")
+        out += _items(cluster.node_sets)
     out.append(f"    {cluster.targets_key}:")
-    for target in sorted(cluster.targets, key=lambda t: str(t.fields["name"])):
-        out += _comments(target.notes, "      ")
-        body = [line for key, value in target.fields.items() for line in _field(key, value)]
-        out += [("      - " if i == 0 else "        ") + line for i, line in enumerate(body)]
+    out += _items(cluster.targets)
     return "\n".join(out) + "\n"
+
+
+def _items(items: list[ImportedTarget]) -> list[str]:
+    out: list[str] = []
+    for item in sorted(items, key=lambda t: str(t.fields["name"])):
+        out += _comments(item.notes, "      ")
+        body = [line for key, value in item.fields.items() for line in _field(key, value)]
+        out += [("      - " if i == 0 else "        ") + line for i, line in enumerate(body)]
+    return out
 
 
 def _field(key: str, value: Any) -> list[str]:

@@ -10,9 +10,16 @@ from pathlib import Path
 from router.errors import PolicyError
 from router.language.ast import Policy
 from router.language.checker import check_policy
-from router.language.parser import parse_files, parse_text
+from router.language.parser import parse_files, parse_sources, parse_text
 
-__all__ = ["check_policy", "load_policy", "parse_files", "parse_text", "policy_files"]
+__all__ = [
+    "check_policy",
+    "load_policy",
+    "parse_files",
+    "parse_sources",
+    "parse_text",
+    "policy_files",
+]
 
 
 def policy_files(path: str | Path | list[str] | list[Path] | list[str | Path]) -> list[Path]:

@@ -7,7 +7,10 @@ memory and `80%` is known to be a share.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 from typing import Literal as Lit
 
 from router.errors import Span
@@ -205,3 +208,40 @@ class Policy:
     checks: list[Check] = field(default_factory=list)
     spreads: list[Spread] = field(default_factory=list)
     constants: dict[str, int | float | str | bool | list[object]] = field(default_factory=dict)
+
+
+# -- walking the tree -------------------------------------------------------------------------
+N = TypeVar("N")
+
+
+def _children(node: Any) -> list[str]:
+    # A Policy holds its statements twice (per file, and merged): walk the merged lists.
+    skip = "files" if isinstance(node, Policy) else ""
+    return [
+        f.name
+        for f in dataclasses.fields(node)
+        if not f.name.endswith(("span", "spans")) and f.name != skip
+    ]
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """Every tree node at or under `node`, each before its children, children in field
+    order (`a and b`: the Binary, then a's nodes, then b's). `node` may be any node, a list
+    or dict of them, or None (nothing). Spans, names and values are not nodes."""
+    if node is None or isinstance(node, (str, int, float, Span)):
+        return
+    if isinstance(node, (list, tuple)):
+        for item in node:
+            yield from walk(item)
+    elif isinstance(node, dict):
+        for item in node.values():
+            yield from walk(item)
+    elif dataclasses.is_dataclass(node) and not isinstance(node, type):
+        yield node
+        for name in _children(node):
+            yield from walk(getattr(node, name))
+
+
+def find(node: Any, kind: type[N]) -> Iterator[N]:
+    """The nodes of type `kind` at or under `node`, in walk order: `find(rule, Name)`."""
+    return (n for n in walk(node) if isinstance(n, kind))

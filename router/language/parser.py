@@ -471,17 +471,27 @@ def policy_span(pf: ast.PolicyFile) -> Span:
 
 def parse_files(paths: list[str | Path] | list[str] | list[Path]) -> ast.Policy:
     """Parse several policy files, in file-name order, into one Policy (not yet checked)."""
-    files: list[ast.PolicyFile] = []
+    texts: list[tuple[str, str]] = []
     errors: list[RouterError] = []
     for path in sorted(paths, key=str):
         try:
-            text = Path(path).read_text(encoding="utf-8-sig")
+            texts.append((str(path), Path(path).read_text(encoding="utf-8-sig")))
         except (OSError, UnicodeDecodeError) as e:
             reason = "it is not UTF-8 text" if isinstance(e, UnicodeDecodeError) else e.strerror
             errors.append(PolicyError(f"cannot read {path}: {reason}", path=str(path)))
-            continue
+    return parse_sources(texts, errors)
+
+
+def parse_sources(
+    texts: list[tuple[str, str]], errors: list[RouterError] | None = None
+) -> ast.Policy:
+    """Parse (path, text) pairs, in the order given, into one Policy (not yet checked);
+    `path` is how errors and rule sources name each text."""
+    errors = list(errors or [])
+    files: list[ast.PolicyFile] = []
+    for path, text in texts:
         try:
-            files.append(parse_text(text, str(path)))
+            files.append(parse_text(text, path))
         except RouterError as e:
             errors.append(e)
     policy = ast.Policy(None, files)

@@ -14,6 +14,7 @@ from router.models.inventory import (
     TargetRef,
 )
 from router.models.loader import load_inventory, load_running, load_workloads
+from router.models.placement import Placement, Resources
 from router.models.running import Running, RunningItem
 from router.models.workload import Replicas, Workload
 
@@ -28,7 +29,9 @@ __all__ = [
     "NodeShape",
     "NodeSpec",
     "Partition",
+    "Placement",
     "Replicas",
+    "Resources",
     "Running",
     "RunningItem",
     "Taint",

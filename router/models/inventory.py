@@ -18,6 +18,7 @@ from pydantic_core import PydanticCustomError
 
 from router.errors import did_you_mean
 from router.models.fields import (
+    MAX_COUNT,
     Count,
     DnsLabel,
     Duration,
@@ -267,8 +268,63 @@ class Target(NodeSpec):
     cost_per_node_hour: Money = 0.0
 
 
+UNLIMITED_TIME = MAX_COUNT  # MaxTime=UNLIMITED: longer than any duration router accepts
+
+
+def _partition_time(value: Any) -> Any:
+    # Slurm's MaxTime=UNLIMITED: `where max_time >= 3d` must hold, and every job fits.
+    if isinstance(value, str) and value.strip().lower() in ("unlimited", "infinite"):
+        return f"{UNLIMITED_TIME}s"
+    return value
+
+
+SlurmAccess = list[SlurmName] | None  # None: every account / group / QOS (Slurm's ALL)
+
+
 class Partition(Target):
-    """A Slurm partition (or, for a partition of mixed nodes, the part of one node type)."""
+    """A Slurm partition (or, for a partition of mixed nodes, the part of one node type).
+
+    Its limits, as `scontrol show partition` states them, are attributes rules can read and
+    the shape check respects: `max_time` (`unlimited` for MaxTime=UNLIMITED), `default_time`,
+    `max_nodes_per_job` (MaxNodes), `oversubscribe`, `allow_accounts` / `allow_groups` /
+    `allow_qos` (unset: all), `preempt_mode`.
+    """
+
+    max_time: Annotated[Duration | None, BeforeValidator(_partition_time)] = Field(
+        None, description='seconds; input "72h", or unlimited (Slurm MaxTime=UNLIMITED)'
+    )
+    default_time: Duration | None = Field(None, description="Slurm DefaultTime, seconds")
+    max_nodes_per_job: PositiveCount | None = Field(
+        None, description="Slurm MaxNodes: the most nodes one job may have here"
+    )
+    oversubscribe: (
+        Annotated[
+            str,
+            BeforeValidator(
+                pattern(
+                    re.compile(r"(no|yes|force|exclusive)(:[0-9]+)?"),
+                    "no, yes, force or exclusive, optionally :N (Slurm OverSubscribe)",
+                )
+            ),
+        ]
+        | None
+    ) = Field(None, description="Slurm OverSubscribe: whether jobs may share its nodes")
+    allow_accounts: SlurmAccess = Field(
+        None, description="Slurm AllowAccounts: only these accounts may run here (unset: all)"
+    )
+    allow_groups: SlurmAccess = Field(
+        None, description="Slurm AllowGroups, checked against the workload's team"
+    )
+    allow_qos: SlurmAccess = Field(None, description="Slurm AllowQos (unset: all)")
+    preempt_mode: (
+        Annotated[
+            str,
+            BeforeValidator(
+                pattern(re.compile(r"[a-z]+(,[a-z]+)*"), "a Slurm PreemptMode such as requeue")
+            ),
+        ]
+        | None
+    ) = Field(None, description="Slurm PreemptMode: what happens to its preempted jobs")
 
     partition: SlurmName | None = Field(
         None, description="the real Slurm partition name, scripted as --partition; default: name"
@@ -398,7 +454,11 @@ class Cluster(Frozen):
     partitions: list[Partition] = Field(default_factory=list)
     node_pools: list[NodePool] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
-    slurm: SlurmSettings | None = None
+    slurm: SlurmSettings | None = Field(
+        None,
+        description="Slurm only: log folder, setup lines, mounts and the priority → QOS"
+        " / nice tables the scripts use",
+    )
     kubernetes: KubernetesCluster = Field(
         default_factory=KubernetesCluster, description="Kubernetes only: priority classes"
     )

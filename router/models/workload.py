@@ -33,6 +33,7 @@ from router.models.fields import (
     Memory,
     PositiveCount,
     Slug,
+    SlurmName,
     Team,
     fail,
     has_control,
@@ -191,6 +192,11 @@ class Workload(Frozen):
         "batch", description="training, inference, batch, notebook or another word"
     )
     team: Team = "default"
+    account: SlurmName | None = Field(
+        None,
+        description="the Slurm account to charge (--account); partitions' AllowAccounts"
+        " are checked against it",
+    )
     labels: Labels = Field(default_factory=dict)
     image: Annotated[
         str | None,
@@ -256,7 +262,11 @@ class Workload(Frozen):
     )
 
     # ---- Kubernetes only: volumes, secrets, service account, probes (router.models.k8s) ----
-    kubernetes: KubernetesSpec = Field(default_factory=KubernetesSpec)
+    kubernetes: KubernetesSpec = Field(
+        default_factory=KubernetesSpec,
+        description="Kubernetes only: volumes, env from secrets, service account, pull"
+        " secrets, probes, shared memory, notebook storage",
+    )
 
     _source: tuple[str, int] | None = PrivateAttr(default=None)
     _after_spans: tuple[Span, ...] = PrivateAttr(default=())  # of each `after` entry
@@ -336,3 +346,28 @@ class Workload(Frozen):
     @property
     def priority_weight(self) -> int:
         return max(self.priority, 1)
+
+
+def _defaults() -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, f in Workload.model_fields.items():
+        if f.default_factory is not None:
+            out[name] = f.default_factory()  # type: ignore[call-arg]
+        elif not f.is_required():
+            out[name] = f.default
+    out["nodes"] = 1  # unset: derived from the target; a workload by itself is one node
+    out["min_replicas"] = out["max_replicas"] = 1
+    return out
+
+
+# What a field is when a workload does not say: the one place the checker's prover and
+# encoder (router.assure) read it from, so they agree with the model.
+WORKLOAD_DEFAULTS: dict[str, Any] = _defaults()
+
+
+def keeps_its_place(priority_weight: int, preemptible: bool, newcomer_weight: int) -> bool:
+    """The preemption rule, in one place (the solver's protection, plan.json's `preempted`
+    and `router explain` all read it): planned work keeps its place against a newcomer unless
+    it is preemptible or the newcomer's priority is strictly higher, as with Kubernetes
+    PriorityClasses and Slurm QOS preemption."""
+    return not preemptible and priority_weight >= newcomer_weight

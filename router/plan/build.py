@@ -6,13 +6,14 @@ import hashlib
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from router.config import Project
+from router.emit import assign_artifacts
 from router.errors import PlanError
 from router.evaluate.evaluate import Decision, Evaluator
 from router.evaluate.quota import QuotaLimit, compile_quotas
 from router.evaluate.spread import SpreadLimit, compile_spreads
+from router.explain.blocking import PlanState
 from router.language import ast, load_policy
 from router.models import (
     Inventory,
@@ -23,7 +24,7 @@ from router.models import (
     load_running,
     load_workloads,
 )
-from router.plan.model import Placement
+from router.models.placement import Placement
 from router.plan.preempted import Preempted, not_preempted, preempted
 from router.plan.verify import verify_nodes
 from router.solve.cpsat import SolveOptions, SolveResult
@@ -38,6 +39,8 @@ class Inputs:
     workloads: list[Workload]
     files: list[Path]  # every input file, for the plan's hashes
     running: Running | None = None  # what already runs on the nodes (models/running.py)
+    # Inputs given as objects, not files (router.Platform.from_objects): name -> bytes hashed
+    contents: dict[str, bytes] = field(default_factory=dict)
 
 
 @dataclass
@@ -95,15 +98,26 @@ def load_inputs(project: Project) -> Inputs:
     return Inputs(policy, inventory, workloads, files, running)
 
 
-def input_hashes(project: Project, files: list[Path]) -> dict[str, str]:
-    return {project.relative(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(files)}
+def input_hashes(
+    project: Project, files: list[Path], contents: dict[str, bytes] | None = None
+) -> dict[str, str]:
+    hashes = {
+        project.relative(f): hashlib.sha256(f.read_bytes()).hexdigest() for f in sorted(files)
+    }
+    hashes.update(
+        (name, hashlib.sha256(data).hexdigest()) for name, data in (contents or {}).items()
+    )
+    return dict(sorted(hashes.items()))
 
 
 def build_plan(
     project: Project,
     options: SolveOptions | None = None,
     inputs: Inputs | None = None,
+    evaluator: Evaluator | None = None,
 ) -> Plan:
+    """Evaluate, model and solve; placements carry their artifact paths. `evaluator` may be
+    one already made for these inputs (its decisions are cached by signature)."""
     from router.solve.cpsat import solve_aggregate
     from router.solve.greedy import best_hint, previous_hint
     from router.solve.lp import lp_solve
@@ -112,7 +126,7 @@ def build_plan(
     t0 = time.perf_counter()
     inputs = inputs or load_inputs(project)
     t1 = time.perf_counter()
-    evaluator = Evaluator(inputs.policy, inputs.inventory)
+    evaluator = evaluator or Evaluator(inputs.policy, inputs.inventory)
     decisions = [evaluator.decide(w) for w in inputs.workloads]
     quotas = compile_quotas(inputs.policy, inputs.inventory, workloads=inputs.workloads)
     spreads = compile_spreads(inputs.policy, inputs.inventory)
@@ -158,15 +172,20 @@ def build_plan(
         raise PlanError(
             "the plan does not fit its nodes (a bug in router): " + "; ".join(wrong[:5])
         )
+    assign_artifacts(placements)  # plan.json lists them before they are written
+    left_out = [
+        d for d in decisions if d.status == "routed" and d.workload.name not in result.assignment
+    ]
+    previous = (options or SolveOptions()).previous
+    # The plan's row usage, made once and shared by every reason below (when any needs it).
+    needed = previous or any(d.candidates for d in left_out)
+    state = PlanState(problem, result.assignment, result.nodes) if needed else None
     unplaced = [
-        Unplaced(d, *unplaced_reasons(d, problem, result, project))
-        for d in decisions
-        if d.status == "routed" and d.workload.name not in result.assignment
+        Unplaced(d, *unplaced_reasons(d, problem, result, project, state)) for d in left_out
     ]
     lost = None
-    previous = (options or SolveOptions()).previous
     if previous:
-        state = _plan_state(problem, result)
+        assert state is not None
         lost = preempted(decisions, result.assignment, previous, state)
         said = {p.workload: p.reason for p in lost}
         named = {d.workload.name: d.workload for d in decisions}
@@ -193,7 +212,11 @@ def build_plan(
 
 
 def unplaced_reasons(
-    d: Decision, problem: Problem, result: SolveResult, project: Project
+    d: Decision,
+    problem: Problem,
+    result: SolveResult,
+    project: Project,
+    state: PlanState | None = None,
 ) -> tuple[list[str], str | None]:
     """Why a routed workload has no target: the minimal set of reasons `router explain`
     prints (router/explain/reasons.py), so plan.json and explain always agree. With no
@@ -201,18 +224,7 @@ def unplaced_reasons(
     minimal quotas and target capacities that keep it out next to the placed work."""
     from router.explain.reasons import summarise
 
-    state = _plan_state(problem, result) if d.candidates else None
-    summary = summarise(d, state, project.relative, result.status)
+    if d.candidates and state is None:
+        state = PlanState(problem, result.assignment, result.nodes)
+    summary = summarise(d, state if d.candidates else None, project.relative, result.status)
     return summary.reasons, summary.fix
-
-
-# The plan's row usage, computed once per plan and shared by every unplaced workload.
-_STATE: list[Any] = []
-
-
-def _plan_state(problem: Problem, result: SolveResult) -> Any:
-    from router.explain.blocking import PlanState
-
-    if not (_STATE and _STATE[0] is problem and _STATE[1] is result):
-        _STATE[:] = [problem, result, PlanState(problem, result.assignment, result.nodes)]
-    return _STATE[2]

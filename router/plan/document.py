@@ -12,10 +12,10 @@ import json
 from collections import Counter
 from typing import Any
 
-from router import __version__
 from router.evaluate.quota import capacity, usage
+from router.models.placement import Placement
 from router.plan.build import Plan, input_hashes
-from router.plan.model import Placement
+from router.version import __version__
 
 FORMAT_VERSION = "1"
 
@@ -130,7 +130,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "denied": denied,
         "format_version": FORMAT_VERSION,
-        "inputs": input_hashes(project, plan.inputs.files),
+        "inputs": input_hashes(project, plan.inputs.files, plan.inputs.contents),
         "placements": placements,
         "policy": plan.inputs.policy.name,
         "router_version": __version__,

@@ -16,6 +16,7 @@ from router.evaluate.evaluate import Candidate, Decision
 from router.explain.blocking import Key, Overflow, PlanState, overflows_at
 from router.explain.reasons import priority_name
 from router.models import Workload
+from router.models.workload import keeps_its_place
 
 
 @dataclass
@@ -39,7 +40,7 @@ class Preempted:
 def holds_its_place(planned: Workload, newcomer: Workload) -> bool:
     """Whether planned work keeps its place against `newcomer`: only higher priority preempts,
     and a preemptible workload yields to anyone."""
-    return not planned.preemptible and planned.priority_weight >= newcomer.priority_weight
+    return keeps_its_place(planned.priority_weight, planned.preemptible, newcomer.priority_weight)
 
 
 def _in_the_way(state: PlanState, name: str, was: str) -> set[str] | None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import subprocess
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, NoReturn
@@ -41,9 +42,16 @@ class Previous:
             }
 
 
-def load_previous(spec: str, project: Project, options: SolveOptions | None = None) -> Previous:
+# Plans a project (the one at a git revision) into its plan document. router.api passes its
+# own, so that the stages are put together in one place.
+Planner = Callable[[Project, SolveOptions], dict[str, Any]]
+
+
+def load_previous(
+    spec: str, project: Project, options: SolveOptions | None = None, *, planner: Planner
+) -> Previous:
     if spec.startswith(GIT_PREFIX):
-        return previous_from_git(spec[len(GIT_PREFIX) :], project, options)
+        return previous_from_git(spec[len(GIT_PREFIX) :], project, options, planner=planner)
     return previous_from_file(Path(spec))
 
 
@@ -179,12 +187,11 @@ def _in_repo(path: Path, top: Path, what: str) -> str:
     return rel.as_posix() if rel.parts else "."
 
 
-def previous_from_git(ref: str, project: Project, options: SolveOptions | None = None) -> Previous:
-    """Plan the project as it was at `ref`; the caller's project gives the paths."""
-    from router.emit import assign_artifacts
-    from router.plan.build import build_plan
-    from router.plan.document import plan_document
-
+def previous_from_git(
+    ref: str, project: Project, options: SolveOptions | None = None, *, planner: Planner
+) -> Previous:
+    """Plan the project as it was at `ref` with `planner`; the caller's project gives the
+    paths."""
     against = f"{GIT_PREFIX}{ref}"
     root = project.root
     try:
@@ -242,12 +249,11 @@ def previous_from_git(ref: str, project: Project, options: SolveOptions | None =
             deterministic_limit=options.deterministic_limit if options else None,
         )
         try:
-            plan = build_plan(at_ref, solve_options)
+            doc = planner(at_ref, solve_options)
         except RouterError as e:
             text = e.format().replace(f"{base}/", f"{ref}:")
             raise PlanError(f"cannot plan the previous revision {against}:\n{text}") from None
-        assign_artifacts(plan.placements)
-        return Previous(against, plan_document(plan))
+        return Previous(against, doc)
 
 
 def _inside(path: Path, top: Path) -> bool:

@@ -19,7 +19,7 @@ from router.evaluate.spread import compile_spreads, order, show
 from router.evaluate.views import workload_view
 from router.language import ast
 from router.models import Inventory, Running, Workload, node_classes
-from router.plan.model import Placement
+from router.models.placement import Placement
 
 
 def verify_plan(

@@ -194,17 +194,10 @@ def build_aggregate(
     _quota_rows(agg, quotas)
     _spread_rows(agg, spreads)
     _levels(agg)
-    _protect(agg)
-    return agg
-
-
-def _protect(agg: Aggregate) -> None:
-    from router.solve.preempt import planned_start  # it builds on this module
-
+    # No floors yet: preempt.protect (problem.build_problem calls it) sets those of planned
+    # work, and the hint that puts it back, from this model.
     agg.floors = [0] * len(agg.groups)
-    found = planned_start(agg)
-    if found is not None:
-        agg.start, agg.floors = found
+    return agg
 
 
 def _members(

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from router.models import Inventory, Running, TargetRef, node_classes
-from router.plan.model import Resources
+from router.models.placement import Resources
 
 BASE_AXES = ("gpus", "cpus", "memory")
 

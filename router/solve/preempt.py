@@ -23,6 +23,7 @@ solver's hint, so the search begins from the plan it should disturb least.
 
 from __future__ import annotations
 
+from router.models.workload import keeps_its_place
 from router.solve.aggregate import Aggregate
 from router.solve.greedy import Filler, first_fit_decreasing
 
@@ -39,13 +40,22 @@ def protected(agg: Aggregate) -> list[bool]:
             waiting[t] = max(waiting.get(t, 0), group.priority_weight)
     return [
         group.previous is not None
-        and not group.preemptible
-        and all(
-            waiting.get(agg.candidate(v).target.id, 0) <= group.priority_weight
-            for v in agg.choices[g]
+        and keeps_its_place(
+            group.priority_weight,
+            group.preemptible,
+            max(waiting.get(agg.candidate(v).target.id, 0) for v in agg.choices[g]),
         )
         for g, group in enumerate(agg.groups)
     ]
+
+
+def protect(agg: Aggregate) -> Aggregate:
+    """The model with planned work's floors and the start that puts it back (nothing changes
+    when no class was planned)."""
+    found = planned_start(agg)
+    if found is not None:
+        agg.start, agg.floors = found
+    return agg
 
 
 def planned_start(agg: Aggregate) -> tuple[list[int], list[int]] | None:

@@ -25,6 +25,7 @@ from router.solve.aggregate import (
     work,
 )
 from router.solve.nodes import Capacity
+from router.solve.preempt import protect
 
 __all__ = ["RESOURCES", "Level", "Problem", "Row", "build_problem", "node_capacity", "work"]
 
@@ -48,7 +49,11 @@ def build_problem(
     capacity: list[Capacity] | None = None,
 ) -> Problem:
     return expand(
-        build_aggregate(decisions, targets, quotas, previous, spreads=spreads, capacity=capacity)
+        protect(
+            build_aggregate(
+                decisions, targets, quotas, previous, spreads=spreads, capacity=capacity
+            )
+        )
     )
 
 

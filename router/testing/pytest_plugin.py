@@ -1,66 +1,53 @@
-"""pytest plugin (entry point `pytest11: router`): route workloads in a platform repo's tests.
+"""pytest plugin (entry point `pytest11: router`): test a platform's policy in its own repo.
+
+    from hypothesis import given, strategies as st
+    from router.testing import workloads
 
     def test_big_training_goes_to_slurm(route):
-        d = route({"name": "t", "kind": "training", "gpus": 16, "image": "x:1"})
-        assert d.status == "routed" and d.rule.name == "large_training"
-        assert {c.target.backend for c in d.candidates} == {"slurm"}
+        r = route({"kind": "training", "gpus": 16})
+        assert r.status == "routed" and r.rule == "large_training"
+        assert r.backends == {"slurm"}
 
-    def test_other_platform(router_platform):
-        staging = router_platform("platforms/staging")
-        assert staging.route({"name": "n", "kind": "notebook", "gpus": 4}).status == "denied"
+    @given(w=workloads(kind="training", gpus=st.integers(8, 64)))
+    def test_training_is_never_unrouted(route, w):
+        assert route(w).status != "unrouted"
 
-`route` uses the platform at `--router-platform` (or the `router_platform` ini value, or the
-rootdir): a folder with router.yaml.
+Fixtures (all session-scoped: the platform does not change during a run, and Hypothesis
+accepts session fixtures in @given tests without a health-check suppression):
+
+  route                  route(workload) -> Routing, on the default platform
+  router_default_platform  the default platform (a router.Platform)
+  router_plan            router.plan(default platform): the whole fleet placed
+  router_platform        a factory: router_platform(path) -> router.Platform (cached)
+
+The default platform is `--router-platform`, else the `router_platform` ini value, else the
+rootdir: a folder with router.yaml.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from router.evaluate.evaluate import Decision, Evaluator
-from router.language import ast
-from router.models import Inventory, Workload
+import router
+from router.models import Workload
+from router.testing.outcome import Routing, routing
 
 
-@dataclass
-class Platform:
-    """A loaded platform: its policy and inventory, and routing of any workload."""
+class Route:
+    """`route(workload) -> Routing` on one platform (its repr is short on purpose)."""
 
-    root: Path
-    policy: ast.Policy
-    inventory: Inventory
-    workloads: list[Workload]
-    _evaluator: Evaluator | None = field(default=None, repr=False)
+    def __init__(self, platform: router.Platform) -> None:
+        self.platform = platform
 
-    @classmethod
-    def load(cls, path: str | Path) -> Platform:
-        from router.config import load_project
-        from router.plan.build import load_inputs
+    def __call__(self, workload: Mapping[str, Any] | Workload) -> Routing:
+        return routing(self.platform, workload)
 
-        inputs = load_inputs(load_project(path))
-        return cls(Path(path), inputs.policy, inputs.inventory, inputs.workloads)
-
-    def route(self, workload: dict[str, Any] | Workload) -> Decision:
-        """The rule-level decision for `workload` (a dict as in workloads/*.yaml, or a model).
-        A dict without a name or image gets placeholder ones."""
-        if isinstance(workload, dict):
-            workload = Workload.model_validate(
-                {"name": "test", "image": "registry.example/test:1", **workload}
-            )
-        if self._evaluator is None:
-            self._evaluator = Evaluator(self.policy, self.inventory)
-        return self._evaluator.decide(workload)
-
-    def analyze(self) -> list[Any]:
-        """The `router check` findings of this platform's policy."""
-        from router.assure.analysis import analyze
-
-        return analyze(self.policy, self.inventory)
+    def __repr__(self) -> str:
+        return f"<route on {self.platform!r}>"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -74,14 +61,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 @pytest.fixture(scope="session")
-def router_platform() -> Callable[[str | Path], Platform]:
+def router_platform() -> Callable[[str | Path], router.Platform]:
     """A factory: `router_platform(path)` loads the platform at `path` (cached per session)."""
-    cache: dict[Path, Platform] = {}
+    cache: dict[Path, router.Platform] = {}
 
-    def load(path: str | Path) -> Platform:
+    def load(path: str | Path) -> router.Platform:
         key = Path(path).resolve()
         if key not in cache:
-            cache[key] = Platform.load(path)
+            cache[key] = router.load(path)
         return cache[key]
 
     return load
@@ -89,14 +76,22 @@ def router_platform() -> Callable[[str | Path], Platform]:
 
 @pytest.fixture(scope="session")
 def router_default_platform(
-    request: pytest.FixtureRequest, router_platform: Callable[[str | Path], Platform]
-) -> Platform:
+    request: pytest.FixtureRequest, router_platform: Callable[[str | Path], router.Platform]
+) -> router.Platform:
     config = request.config
-    path = config.getoption("--router-platform") or config.getini("router_platform")
+    path = config.getoption("--router-platform")
+    if not path and (ini := config.getini("router_platform")):
+        path = str(config.rootpath / ini)  # an ini value is relative to the rootdir
     return router_platform(path or config.rootpath)
 
 
-@pytest.fixture
-def route(router_default_platform: Platform) -> Callable[[dict[str, Any] | Workload], Decision]:
-    """`route(workload_dict) -> Decision` on the default platform."""
-    return router_default_platform.route
+@pytest.fixture(scope="session")
+def route(router_default_platform: router.Platform) -> Route:
+    """`route(workload) -> Routing` on the default platform."""
+    return Route(router_default_platform)
+
+
+@pytest.fixture(scope="session")
+def router_plan(router_default_platform: router.Platform) -> router.Plan:
+    """The default platform planned: every workload placed at once."""
+    return router.plan(router_default_platform)

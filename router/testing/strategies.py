@@ -21,9 +21,16 @@ CLUSTERS = ("hpc", "k8s")
 
 
 # -- workloads -------------------------------------------------------------------------------
+FieldValue = Any  # a value, or a strategy drawing values (st.integers(8, 64))
+
+
 @st.composite
-def workload_dicts(draw: st.DrawFn, name: str | None = None, max_gpus: int = 16) -> dict[str, Any]:
-    """A workload as written in workloads/*.yaml (a dict)."""
+def workload_dicts(
+    draw: st.DrawFn, /, name: str | None = None, max_gpus: int = 16, **fields: FieldValue
+) -> dict[str, Any]:
+    """A workload as written in workloads/*.yaml (a dict). Keyword arguments fix a field:
+    a plain value, or a strategy to draw it from (`gpus=st.integers(8, 64)`); None leaves
+    the field out."""
     doc: dict[str, Any] = {
         "name": name or draw(st.from_regex(r"w[a-z0-9]{0,6}", fullmatch=True)),
         "kind": draw(st.sampled_from(KINDS)),
@@ -41,12 +48,23 @@ def workload_dicts(draw: st.DrawFn, name: str | None = None, max_gpus: int = 16)
     doc["priority"] = draw(st.sampled_from(("low", "normal", "high")))
     if draw(st.booleans()):
         doc["labels"] = {"tier": draw(st.sampled_from(("prod", "dev")))}
+    for key, value in sorted(fields.items()):
+        if isinstance(value, st.SearchStrategy):
+            value = draw(value)
+        if value is None:
+            doc.pop(key, None)
+        else:
+            doc[key] = value
+    if not doc.get("gpus") and "gpu_type" not in fields:
+        doc.pop("gpu_type", None)  # a GPU type without GPUs is not a workload anyone writes
     return doc
 
 
-def workloads(max_gpus: int = 16) -> st.SearchStrategy[Workload]:
-    """Valid `Workload` models."""
-    return workload_dicts(max_gpus=max_gpus).map(Workload.model_validate)
+def workloads(max_gpus: int = 16, **fields: FieldValue) -> st.SearchStrategy[Workload]:
+    """Valid `Workload` models; keyword arguments fix or constrain fields, as in
+    `workloads(kind="training", gpus=st.integers(8, 64))` (see workload_dicts). Its repr in
+    a falsifying example is the workload's fields, not a whole platform."""
+    return workload_dicts(max_gpus=max_gpus, **fields).map(Workload.model_validate)
 
 
 # -- inventories -----------------------------------------------------------------------------
@@ -182,7 +200,41 @@ def policies(draw: st.DrawFn, max_rules: int = 4, catch_all: bool | None = None)
     if draw(st.booleans()):
         lines += ["quota q0:", f"  for {draw(conditions(1))}",
                   f"  limit gpus <= {draw(st.integers(0, 32))}", ""]  # fmt: skip
+    if draw(st.booleans()):
+        lines += draw(_per_quota())
+    if draw(st.booleans()):
+        lines += draw(_spread())
     return "\n".join(lines)
+
+
+@st.composite
+def _per_quota(draw: st.DrawFn) -> list[str]:
+    """A quota with a limit per value of a key: `per team`, `per cluster`, or both."""
+    per = draw(st.sampled_from(("team", "cluster", "team, cluster", "workload.kind")))
+    limit = draw(
+        st.one_of(
+            st.integers(0, 32).map(str), st.sampled_from((50, 80, 100)).map(lambda p: f"{p}%")
+        )
+    )
+    on = draw(st.one_of(st.none(), st.sampled_from(CLUSTERS).map(lambda c: f'cluster == "{c}"')))
+    return ["quota per_q:", *([f"  on {on}"] if on else []), f"  per {per}",
+            f"  limit gpus <= {limit}", ""]  # fmt: skip
+
+
+@st.composite
+def _spread(draw: st.DrawFn) -> list[str]:
+    """A spread of a group of workloads across a target attribute (`max N` or even)."""
+    lines = ["spread s0:"]
+    if draw(st.booleans()):
+        lines.append(f"  for {draw(conditions(1))}")
+    lines.append(f"  by {draw(st.sampled_from(('team', 'kind', 'labels.tier')))}")
+    lines.append(f"  across {draw(st.sampled_from(SPREAD_ACROSS))}")
+    if draw(st.booleans()):
+        lines.append(f"  max {draw(st.integers(1, 3))}")
+    return [*lines, ""]
+
+
+SPREAD_ACROSS = ("cluster", "backend", "name", "gpu_type", "target")
 
 
 @st.composite
@@ -192,6 +244,22 @@ def platforms(draw: st.DrawFn, max_workloads: int = 6, max_targets: int = 3) -> 
     ws = [draw(workload_dicts(name=f"w{i}", max_gpus=12)) for i in range(n)]
     return {"policy": draw(policies(catch_all=True)),
             "inventory": draw(inventory_dicts(max_targets)), "workloads": ws}  # fmt: skip
+
+
+@st.composite
+def previous_plans(draw: st.DrawFn, platform: dict[str, Any]) -> dict[str, Any]:
+    """A previous plan of `platform` (from platforms()) as router.plan accepts it: some of
+    its workloads on some of its targets (fit or not: the inventory may have changed)."""
+    ids: list[str] = [
+        f"{c['name']}/{t['name']}"
+        for c in platform["inventory"]["clusters"]
+        for t in c.get("partitions", c.get("node_pools", []))
+    ]
+    placements: list[dict[str, str]] = []
+    for w in platform["workloads"] if ids else []:
+        if draw(st.booleans()):
+            placements.append({"workload": w["name"], "target_id": draw(st.sampled_from(ids))})
+    return {"placements": placements}
 
 
 def grammar_texts() -> st.SearchStrategy[str]:

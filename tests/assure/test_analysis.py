@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,7 @@ from tests.helpers import INVENTORY
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ml-platform"
 
 
-def run(tmp_path: Path, policy: str, inventory: dict | None = None) -> list[Finding]:
+def run(tmp_path: Path, policy: str, inventory: dict[str, Any] | None = None) -> list[Finding]:
     path = tmp_path / "p.route"
     path.write_text(textwrap.dedent(policy).lstrip())
     raw = parse_files([path])

@@ -20,7 +20,7 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ml-platform"
 
 
 def setup(root: Path, policy: str | None = None):  # type: ignore[no-untyped-def]
-    make_project(root, [], **({"policy": policy} if policy else {}))
+    make_project(root, [], policy=policy) if policy else make_project(root, [])
     pol = load_policy(root / "policies")
     inv = load_inventory(root / "inventory.yaml")
     return pol, Evaluator(pol, inv), compile_quotas(pol, inv)

@@ -21,9 +21,10 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ml-platform"
 
 
 def policy_of(text: str) -> ast.Policy:
-    folder = Path(tempfile.mkdtemp(prefix="prove-"))
-    (folder / "p.route").write_text(textwrap.dedent(text).lstrip())
-    return load_policy(folder / "p.route")
+    with tempfile.TemporaryDirectory(prefix="prove-") as folder:
+        path = Path(folder) / "p.route"
+        path.write_text(textwrap.dedent(text).lstrip())
+        return load_policy(path)
 
 
 def inventory() -> Inventory:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from router.models import TargetRef
-from router.plan.model import Resources
+from router.models.placement import Resources
 from router.solve.problem import Problem
 
 Node = list[int]  # free: [whole gpus, cpus, memory, slices of each profile...]

@@ -91,7 +91,7 @@ def policy_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_plan_equals_brute_force(policy_path: Path) -> None:
     policy = load_policy(policy_path)
     rng = random.Random(20240611)
-    checked = 0
+    binding = 0  # platforms where not every routed workload fits: the comparison that matters
     for _ in range(300):
         inv_doc, wl_docs = _platform(rng)
         inventory = Inventory.model_validate(inv_doc)
@@ -102,7 +102,7 @@ def test_plan_equals_brute_force(policy_path: Path) -> None:
         result = solve(problem, SolveOptions(workers=1, deterministic_limit=5.0))
         assert result.objective == exact.best(problem, inventory), (inv_doc, wl_docs)
         assert result.status in ("OPTIMAL", "EMPTY")
-        from router.plan.model import Placement
+        from router.models.placement import Placement
 
         placements = [
             Placement(
@@ -122,5 +122,9 @@ def test_plan_equals_brute_force(policy_path: Path) -> None:
         assert exact.packs(
             inventory.targets(), [(p.target, p.resources) for p in placements], inventory
         )
-        checked += 1
-    assert checked == 300
+        binding += any(vs for vs in problem.choices) and len(result.assignment) < sum(
+            1 for vs in problem.choices if vs
+        )
+    # The generator must keep producing platforms where capacity or the quota binds, or the
+    # optimum is trivially "place everything" and the brute force proves little.
+    assert binding >= 60, binding

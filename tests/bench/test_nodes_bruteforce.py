@@ -15,7 +15,7 @@ from router.evaluate.evaluate import Evaluator
 from router.evaluate.quota import compile_quotas
 from router.language import load_policy
 from router.models import Inventory, Workload
-from router.plan.model import Placement
+from router.models.placement import Placement
 from router.plan.verify import verify_plan
 from router.solve.cpsat import SolveOptions, solve
 from router.solve.nodes import capacities

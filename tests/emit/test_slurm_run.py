@@ -20,7 +20,7 @@ from router.emit.slurm import SlurmEmitter
 from router.evaluate.shape import shape
 from router.models import Partition, TargetRef, Workload
 from router.models.inventory import SlurmSettings
-from router.plan.model import Placement, Resources
+from router.models.placement import Placement, Resources
 from tests.emit.test_slurm_emit import CPU, H100, body, directives, place, srun_line
 
 SETTINGS = SlurmSettings(

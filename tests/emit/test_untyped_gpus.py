@@ -21,7 +21,7 @@ from router.emit.slurm import SlurmEmitter
 from router.evaluate.shape import shape
 from router.evaluate.views import target_view
 from router.models import NodePool, Partition, TargetRef, Workload
-from router.plan.model import Placement, Resources
+from router.models.placement import Placement, Resources
 from tests.k8s.validate import validate_manifest
 
 UNTYPED = Partition(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -58,7 +59,7 @@ def change_platform(project: Path) -> None:
     """A change with every kind of diff: one workload removed, one added, batch jobs moved
     (hpc-east's CPU partition shrinks), and a notebook newly denied (asks for 2 GPUs)."""
 
-    def vision(ws: list[dict]) -> list[dict]:
+    def vision(ws: list[dict[str, Any]]) -> list[dict[str, Any]]:
         ws = [w for w in ws if w["name"] != "vit-pretrain"]
         ws.append(
             {
@@ -72,7 +73,7 @@ def change_platform(project: Path) -> None:
         )
         return ws
 
-    def research(ws: list[dict]) -> list[dict]:
+    def research(ws: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for w in ws:
             if w["name"] == "notebook-alice":
                 w["gpus"] = 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,11 +30,11 @@ def _placement(name: str, target: str, rule: str = "r", **extra: Any) -> dict[st
 
 
 def _doc(
-    placements: list[dict[str, Any]] = (),
-    denied: list[str] = (),  # type: ignore[assignment]
-    unplaced: list[str] = (),
-    unrouted: list[str] = (),
-) -> dict[str, Any]:  # type: ignore[assignment]
+    placements: Sequence[dict[str, Any]] = (),
+    denied: Sequence[str] = (),
+    unplaced: Sequence[str] = (),
+    unrouted: Sequence[str] = (),
+) -> dict[str, Any]:
     return {
         "placements": list(placements),
         "denied": [

@@ -1,11 +1,12 @@
 """`router inventory import kubernetes`: `kubectl get nodes -o json` → inventory YAML → a plan.
 
-The fixture, data/gke-nodes.json, is a GKE cluster as `kubectl get nodes -o json` prints it:
-an L4 pool of 3 nodes across three zones with the nvidia.com/gpu taint (one node cordoned), an
-A100 pool with MIG slices (GPU operator, mixed strategy), a CPU pool, an H100 pool whose two
-nodes differ (8 GPUs and 4), and a node joined by hand without a pool label. The imported YAML
-is loaded as `router plan` loads it, compared value by value, and planned against: every
-manifest validates and selects exactly the imported pool.
+The fixture, data/gke-nodes.json, is HAND-MADE in the layout `kubectl get nodes -o json` prints
+(real clusters' outputs are in tests/importers/data): an L4 pool of 3 nodes across three zones
+with the nvidia.com/gpu taint (one node cordoned: left out), an A100 pool with MIG slices (GPU
+operator, mixed strategy), a CPU pool, an H100 pool whose two nodes differ (8 GPUs and 4: two
+pools, by instance type), and a node joined by hand without a pool label (left out). The
+imported YAML is loaded as `router plan` loads it, compared value by value, and planned
+against: every manifest validates and selects exactly the imported pool.
 """
 
 from __future__ import annotations
@@ -62,10 +63,16 @@ def test_gke_cluster_imports_exact_values(tmp_path: Path) -> None:
     (cluster,) = inv.clusters
     assert (cluster.name, cluster.backend) == ("gke-prod", "kubernetes")
     got = pools(inv)
-    assert sorted(got) == ["a100-mig", "cpu-pool", "h100-train", "l4-pool"]
+    assert sorted(got) == [
+        "a100-mig",
+        "cpu-pool",
+        "h100-train-a3-highgpu-4g",
+        "h100-train-a3-highgpu-8g",
+        "l4-pool",
+    ]
 
     l4 = got["l4-pool"]
-    assert (l4.nodes, l4.gpus_per_node, l4.gpu_type) == (3, 4, "l4")
+    assert (l4.nodes, l4.gpus_per_node, l4.gpu_type) == (2, 4, "l4")  # one is cordoned
     assert l4.cpus_per_node == 47  # allocatable "47810m", rounded down
     assert l4.memory_per_node == 183309532 // 1024  # allocatable Ki → MiB
     assert l4.mig == []
@@ -106,19 +113,36 @@ def test_gke_cluster_imports_exact_values(tmp_path: Path) -> None:
     }
     assert cpu.taints == [] and cpu.mig == []
 
-    # Heterogeneous: 8 GPUs / 207 CPUs / 1839328 MiB and 4 GPUs / "95500m" / 928957 MiB.
-    h100 = got["h100-train"]
-    assert (h100.nodes, h100.gpus_per_node, h100.gpu_type) == (2, 4, "h100")
-    assert (h100.cpus_per_node, h100.memory_per_node) == (95, 951252052 // 1024)
-    assert h100.labels == {
-        **BASE,
-        POOL: "h100-train",
-        "team": "research",
-        "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
-        "cloud.google.com/gke-accelerator": "nvidia-h100-80gb",
-        "topology.kubernetes.io/zone": "us-central1-c",
-    }
-    assert [t.model_dump() for t in h100.taints] == [TAINT]  # "dedicated" is on one node only
+    # Two kinds of node: 8 GPUs / 207 CPUs / 1839328 MiB and 4 GPUs / "95500m" / 928957 MiB,
+    # each a pool of its own, told apart by the instance type (nothing shrunk to the smaller).
+    h8, h4 = got["h100-train-a3-highgpu-8g"], got["h100-train-a3-highgpu-4g"]
+    assert (h8.nodes, h8.gpus_per_node, h8.cpus_per_node, h8.memory_per_node) == (
+        1,
+        8,
+        207,
+        1839328,
+    )
+    assert (h4.nodes, h4.gpus_per_node, h4.cpus_per_node, h4.memory_per_node) == (
+        1,
+        4,
+        95,
+        951252052 // 1024,
+    )
+    for pool, kind in ((h8, "a3-highgpu-8g"), (h4, "a3-highgpu-4g")):
+        assert pool.labels == {
+            **BASE,
+            POOL: "h100-train",
+            "team": "research",
+            "node.kubernetes.io/instance-type": kind,
+            "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3",
+            "cloud.google.com/gke-accelerator": "nvidia-h100-80gb",
+            "topology.kubernetes.io/zone": "us-central1-c",
+        }
+    assert [t.model_dump() for t in h4.taints] == [TAINT]
+    assert [t.model_dump() for t in h8.taints] == [
+        {"key": "dedicated", "value": "research", "effect": "NoExecute"},
+        TAINT,
+    ]
 
     for pool in got.values():  # nothing imported can go stale under a running node
         assert not any(
@@ -132,14 +156,17 @@ def test_gke_cluster_imports_exact_values(tmp_path: Path) -> None:
 
 def test_comments_say_what_was_left_out_and_why() -> None:
     text = import_nodes(nodes(), cluster="gke-prod")
-    comments = "\n".join(line for line in text.splitlines() if line.lstrip().startswith("#"))
-    assert "grouped into pools by the label" in comments and POOL in comments
-    assert "build-runner-1" in comments  # no pool label: left out, not a "default" pool
-    assert "Heterogeneous pool h100-train: 2 node shapes" in comments
-    assert "1 × 8 h100 GPUs, 207 CPUs, 1839328MiB" in comments
-    assert "1 × 4 h100 GPUs, 95 CPUs, 928957MiB" in comments
-    assert "taint dedicated=research:NoExecute is on 1 of 2 nodes only" in comments
-    assert "cordoned, but counted: gke-prod-l4-pool-3f2a9c1e-7xqv" in comments
+    comments = " ".join(
+        line.strip().lstrip("#").strip()
+        for line in text.splitlines()
+        if line.lstrip().startswith("#")
+    )
+    assert "grouped into pools by the provider's pool label" in comments and POOL in comments
+    assert "build-runner-1: no pool label" in comments  # left out, not a "default" pool
+    assert "h100-train has 2 kinds of node: one pool per kind" in comments
+    assert "1 × 8 × h100, 207 CPUs, 1839328MiB" in comments
+    assert "1 × 4 × h100, 95 CPUs, 928957MiB" in comments
+    assert "gke-prod-l4-pool-3f2a9c1e-7xqv: cordoned (unschedulable), left out" in comments
     assert "build-runner-1" not in yaml.safe_dump(yaml.safe_load(text))
 
 
@@ -166,10 +193,11 @@ def test_pool_label_option_and_names_that_are_not_dns_labels(tmp_path: Path) -> 
     for item in data["items"]:
         item["metadata"]["labels"]["node.kubernetes.io/instance-type"] = "g5.12xlarge"
     text = import_nodes(data, pool_label="node.kubernetes.io/instance-type")
-    (pool,) = pools(Inventory.model_validate(yaml.safe_load(text))).values()
-    assert pool.name == "g5-12xlarge"
-    assert pool.labels["node.kubernetes.io/instance-type"] == "g5.12xlarge"  # the real value
-    assert 'named "g5-12xlarge"' in text
+    got = pools(Inventory.model_validate(yaml.safe_load(text)))
+    assert got and all(name.startswith("g5-12xlarge-") for name in got)  # split by kind
+    for pool in got.values():
+        assert pool.labels["node.kubernetes.io/instance-type"] == "g5.12xlarge"  # the real value
+    assert 'named "g5-12xlarge' in text
 
 
 def test_default_pool_label_order() -> None:
@@ -179,7 +207,13 @@ def test_default_pool_label_order() -> None:
         if POOL in labels:
             labels["router.dev/pool"] = "p-" + labels[POOL]
     got = pools(Inventory.model_validate(yaml.safe_load(import_nodes(data))))
-    assert sorted(got) == ["p-a100-mig", "p-cpu-pool", "p-h100-train", "p-l4-pool"]
+    assert sorted(got) == [
+        "p-a100-mig",
+        "p-cpu-pool",
+        "p-h100-train-a3-highgpu-4g",
+        "p-h100-train-a3-highgpu-8g",
+        "p-l4-pool",
+    ]
     assert got["p-l4-pool"].labels[POOL] == "l4-pool"  # still common, still kept
 
 
@@ -194,7 +228,11 @@ def node(
         "kind": "Node",
         "metadata": {"name": name, "labels": labels},
         "spec": {"taints": taints or []},
-        "status": {"capacity": capacity, "allocatable": allocatable or capacity},
+        "status": {
+            "capacity": capacity,
+            "allocatable": allocatable or capacity,
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
     }
 
 
@@ -218,24 +256,22 @@ def test_every_gpu_in_mig_mode_and_the_single_strategy() -> None:
     assert fields["migall"].fields["gpus_per_node"] == 8
     assert fields["migall"].fields["mig"] == [{"gpus": 8, "slices": {"1g.10gb": 7}}]
     assert any("every GPU is in MIG mode" in n for n in fields["migall"].notes)
-    assert fields["single"].fields["gpus_per_node"] == 56
-    assert fields["single"].fields["gpu_type"] == "a100" and "mig" not in fields["single"].fields
+    # single strategy: each nvidia.com/gpu is a slice; 56 × 1g.5gb is 8 GPUs of 7
+    assert fields["single"].fields["gpus_per_node"] == 8
+    assert fields["single"].fields["gpu_type"] == "a100"
+    assert fields["single"].fields["mig"] == [{"gpus": 8, "slices": {"1g.5gb": 7}}]
+    assert fields["single"].fields["mig_strategy"] == "single"
     assert any("single strategy" in n for n in fields["single"].notes)
     assert cluster.targets and Inventory.model_validate(
         yaml.safe_load(import_nodes({"items": [mixed_all, single]}))
     )
 
 
-def test_lifecycle_taints_are_skipped_and_quantities_parsed() -> None:
-    lifecycle = [
-        {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"},
-        {
-            "key": "node.cloudprovider.kubernetes.io/uninitialized",
-            "value": "true",
-            "effect": "NoSchedule",
-        },
+def test_lifecycle_taints_leave_nodes_out_and_quantities_parsed() -> None:
+    kept = [{"key": "dedicated", "effect": "NoSchedule"}]
+    going = [
+        *kept,
         {"key": "ToBeDeletedByClusterAutoscaler", "value": "1717", "effect": "NoSchedule"},
-        {"key": "dedicated", "effect": "NoSchedule"},
     ]
     items = [
         node(
@@ -247,20 +283,28 @@ def test_lifecycle_taints_are_skipped_and_quantities_parsed() -> None:
             },
             {"cpu": "16", "memory": "64Gi"},
             {"cpu": cpu, "memory": mem},
-            lifecycle,
+            kept if i < 3 else going,
         )
         for i, (cpu, mem) in enumerate(
-            [("15890m", "62Gi"), ("16", "64000Mi"), ("15.5", "66000000000")]
+            [("15890m", "62Gi"), ("16", "64000Mi"), ("15.5", "66000000000"), ("16", "64Gi")]
         )
     ]
-    (target,) = import_cluster({"apiVersion": "v1", "kind": "NodeList", "items": items}).targets
-    assert target.fields["cpus_per_node"] == 15
-    assert target.fields["memory_per_node"] == f"{66000000000 // (1 << 20)}MiB"
-    assert target.fields["taints"] == [{"key": "dedicated", "effect": "NoSchedule"}]
-    assert target.fields["labels"] == {
-        "eks.amazonaws.com/nodegroup": "ng",
-        "karpenter.sh/capacity-type": "spot",
+    cluster = import_cluster({"apiVersion": "v1", "kind": "NodeList", "items": items})
+    assert cluster.exclusions == [
+        "n3: tainted ToBeDeletedByClusterAutoscaler=1717:NoSchedule, left out"
+    ]
+    fields = [t.fields for t in cluster.targets]  # three kinds of node: three pools
+    assert {(f["cpus_per_node"], f["memory_per_node"]) for f in fields} == {
+        (15, "62GiB"),
+        (15, f"{66000000000 // (1 << 20)}MiB"),
+        (16, "64000MiB"),
     }
+    assert all(f["taints"] == [{"key": "dedicated", "effect": "NoSchedule"}] for f in fields)
+    assert all(
+        f["labels"]["eks.amazonaws.com/nodegroup"] == "ng"
+        and "eks.amazonaws.com/nodegroup-image" not in f["labels"]
+        for f in fields
+    )
 
 
 @pytest.mark.parametrize(
@@ -341,7 +385,7 @@ def test_cli_writes_the_file(tmp_path: Path) -> None:
         ],
     )
     assert result.exit_code == 0, result.output
-    assert "4 targets, 9 nodes" in result.output
+    assert "5 targets, 8 usable nodes, each counted once" in result.output
     assert out.read_text() == import_nodes(nodes(), cluster="gke-prod")
     result = CliRunner().invoke(
         cli,
@@ -370,7 +414,8 @@ rule serving:
   route kubernetes with hpa(min = 2, max = 9), pdb where gpu_type == "l4"
 rule training:
   when kind == "training"
-  route kubernetes with operator = "jobset", queue = "research" where gpu_type == "h100"
+  route kubernetes with operator = "jobset", queue = "research", tolerate = ["dedicated"]
+    where gpu_type == "h100"
 rule batch:
   route kubernetes where gpus_per_node == 0
 """
@@ -416,11 +461,11 @@ def test_plan_against_the_imported_inventory(tmp_path: Path) -> None:
     assert where == {
         "chat": "gke-prod/l4-pool",
         "embed": "gke-prod/a100-mig",
-        "sft": "gke-prod/h100-train",
+        "sft": "gke-prod/h100-train-a3-highgpu-8g",
         "etl": "gke-prod/cpu-pool",
     }
     sft = next(p for p in plan.placements if p.workload.name == "sft").resources
-    assert (sft.nodes, sft.gpus_per_node) == (2, 4)  # the pool's minimum: 4 GPUs per node
+    assert (sft.nodes, sft.gpus_per_node) == (1, 8)  # the 8-GPU node, not shrunk to 4
     check_plan(plan, tmp_path / "out")  # validates, builds, and compares with the pools
 
 

@@ -20,8 +20,8 @@ import yaml
 from router.config import load_project
 from router.emit import assign_artifacts, emit_all
 from router.models import NodePool
+from router.models.placement import Placement
 from router.plan.build import Plan, build_plan
-from router.plan.model import Placement
 from router.plan.verify import verify_plan
 from tests.helpers import job, make_project
 from tests.k8s.validate import kustomize_build, validate_file, validate_manifest

@@ -8,7 +8,14 @@ from typing import Any
 import pytest
 
 from router.errors import RouterError
-from router.models import Inventory, Running, load_inventory, load_running, node_classes
+from router.models import (
+    Inventory,
+    Partition,
+    Running,
+    load_inventory,
+    load_running,
+    node_classes,
+)
 from router.models.capacity import NodeShape
 
 H100 = {
@@ -53,6 +60,7 @@ def test_targets_draw_on_one_node_set() -> None:
     # The target knows its nodes; its features are the set's plus its own.
     assert (pre.target.nodes, pre.target.capacity_nodes, pre.target.cpus_per_node) == (4, 6, 96)
     assert pre.target.features == ["ib", "nvlink", "spot"]
+    assert isinstance(pre.target, Partition) and isinstance(gpu.target, Partition)
     assert pre.target.slurm_name == "Preempt_Low" and gpu.target.slurm_name == "gpu"
     sets = {s.id: s for s in inv.node_sets()}
     assert sorted(sets) == ["hpc/cpu", "hpc/h100"]

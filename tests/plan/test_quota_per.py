@@ -12,8 +12,8 @@ from router.cli.main import cli
 from router.config import load_project
 from router.evaluate.evaluate import Evaluator
 from router.evaluate.quota import compile_quotas
+from router.models.placement import Placement
 from router.plan.build import Plan, build_plan, load_inputs
-from router.plan.model import Placement
 from router.plan.verify import verify_plan
 from router.solve.aggregate import build_aggregate
 from tests.helpers import job, make_project, plan_json_twice

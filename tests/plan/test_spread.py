@@ -13,8 +13,8 @@ from router.config import load_project
 from router.evaluate.evaluate import Evaluator
 from router.evaluate.quota import compile_quotas
 from router.evaluate.spread import compile_spreads
+from router.models.placement import Placement
 from router.plan.build import Plan, build_plan
-from router.plan.model import Placement
 from router.plan.verify import verify_plan
 from router.solve.problem import build_problem
 from tests.helpers import make_project, plan_json_twice

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import tempfile
 from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -16,8 +15,8 @@ from hypothesis import strategies as st
 from router.errors import RouterError, Span
 from router.language import check_policy
 from router.language.fmt import format_policy_file
-from router.language.parser import parse_text
-from router.testing import grammar_texts, platforms, policies, workload_dicts
+from router.language.parser import parse_sources, parse_text
+from router.testing import grammar_texts, platforms, policies, previous_plans, workload_dicts
 
 pytestmark = pytest.mark.slow
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -48,24 +47,9 @@ def test_parser_never_crashes(text: str) -> None:
         check_policy_text(text)
 
 
-def check_policy_text(text: str) -> None:
-    from router.language.ast import Policy
-
-    pf = parse_text(text, "gen.route")
-    check_policy(Policy(pf.name, [pf], **_statements(pf)))
-
-
-def _statements(pf: Any) -> dict[str, list[Any]]:
-    from router.language import ast
-
-    kinds = {
-        "lets": ast.Let,
-        "denies": ast.Deny,
-        "rules": ast.Rule,
-        "quotas": ast.Quota,
-        "checks": ast.Check,
-    }
-    return {k: [s for s in pf.statements if isinstance(s, t)] for k, t in kinds.items()}
+def check_policy_text(text: str) -> Any:
+    """Parsed and checked as `router plan` does it: every statement kept (spreads too)."""
+    return check_policy(parse_sources([("gen.route", text)]))
 
 
 @FAST
@@ -80,19 +64,14 @@ def test_generated_policies_are_valid_and_fmt_round_trips(text: str) -> None:
     )
 
 
-def _plan(platform: dict[str, Any]) -> Any:
-    from router.config import load_project
-    from router.plan.build import build_plan
-    from tests.helpers import make_project
+def _plan(platform: dict[str, Any], previous: dict[str, Any] | None = None) -> Any:
+    """The platform planned in memory through the API (as a platform's own tests would)."""
+    import router
 
-    with tempfile.TemporaryDirectory() as tmp:
-        root = make_project(
-            Path(tmp),
-            platform["workloads"],
-            policy=platform["policy"],
-            inventory=platform["inventory"],
-        )
-        return build_plan(load_project(root))
+    p = router.Platform.from_objects(
+        policy=platform["policy"], inventory=platform["inventory"], workloads=platform["workloads"]
+    )
+    return router.plan(p, previous).built
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
@@ -103,6 +82,24 @@ def test_every_plan_passes_the_independent_checker(platform: dict[str, Any]) -> 
     plan = _plan(platform)
     i = plan.inputs
     assert verify_plan(i.policy, i.inventory, i.workloads, plan.placements) == []
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.data())
+def test_replanning_against_a_previous_plan_passes_the_checker(data: st.DataObject) -> None:
+    """With a previous plan (some workloads on some targets, fitting or not), the plan still
+    passes the independent checker, and it says which planned work it preempted."""
+    from router.plan.verify import verify_plan
+
+    platform = data.draw(platforms(max_workloads=6, max_targets=3))
+    previous = data.draw(previous_plans(platform))
+    plan = _plan(platform, previous)
+    i = plan.inputs
+    assert verify_plan(i.policy, i.inventory, i.workloads, plan.placements) == []
+    planned = {p["workload"] for p in previous["placements"]}
+    if planned:  # an empty previous plan is planning afresh
+        assert plan.preempted is not None
+        assert {p.workload for p in plan.preempted} <= planned
 
 
 def _brute_force(problem: Any) -> int:
@@ -132,12 +129,10 @@ def test_analysis_agrees_with_sampling(text: str, samples: list[dict[str, Any]])
     such rule's witness matches its `when` yet is decided elsewhere."""
     from router.assure.analysis import analyze
     from router.evaluate.evaluate import Evaluator
-    from router.language.ast import Policy
     from router.models import Inventory, Workload
     from tests.helpers import INVENTORY
 
-    pf = parse_text(text, "gen.route")
-    policy = check_policy(Policy(pf.name, [pf], **_statements(pf)))
+    policy = check_policy_text(text)
     inventory = Inventory.model_validate(INVENTORY)
     findings = [f for f in analyze(policy, inventory) if f.code == "unreachable-rule"]
     dead = {f.line for f in findings}
@@ -149,43 +144,3 @@ def test_analysis_agrees_with_sampling(text: str, samples: list[dict[str, Any]])
         if f.witness is not None:
             d = ev.decide(Workload.model_validate(f.witness))
             assert d.rule is None or d.rule.span.line not in dead
-
-
-def test_plugin_fixtures(tmp_path: Path) -> None:
-    """The pytest11 plugin's `route` fixture in a platform repo's own tests."""
-    import subprocess
-    import sys
-
-    (tmp_path / "test_routing.py").write_text(
-        "def test_big(route):\n"
-        "    d = route({'kind': 'training', 'gpus': 16})\n"
-        "    assert d.rule.name == 'large_training'\n"
-        "def test_factory(router_platform):\n"
-        f"    p = router_platform({str(EXAMPLE)!r})\n"
-        "    assert p.route({'kind': 'notebook', 'gpus': 4}).status == 'denied'\n"
-    )
-    from importlib.metadata import entry_points
-
-    args = (
-        []
-        if any(e.name == "router" for e in entry_points(group="pytest11"))
-        else ["-p", "router.testing.pytest_plugin"]
-    )
-    out = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "-q",
-            "-p",
-            "no:cacheprovider",
-            *args,
-            f"--router-platform={EXAMPLE}",
-            str(tmp_path),
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        timeout=120,
-    )
-    assert out.returncode == 0, out.stdout + out.stderr

@@ -18,7 +18,7 @@ import pytest
 from router.emit.slurm import SlurmEmitter
 from router.evaluate.shape import shape
 from router.models import Partition, TargetRef, Workload
-from router.plan.model import Placement, Resources
+from router.models.placement import Placement, Resources
 from router.quantity import slurm_time
 
 from .harness import ROUTERTEST_PARTITIONS, SlurmCluster, SlurmError

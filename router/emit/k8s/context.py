@@ -29,7 +29,7 @@ from typing import Any
 from router.emit.k8s.names import DNS_LABEL, LABEL_VALUE, dns_label, label_value
 from router.errors import PlanError
 from router.models import NodePool, Workload
-from router.plan.model import Placement, Resources
+from router.models.placement import Placement, Resources
 
 NAME = "app.kubernetes.io/name"
 MANAGED_BY = "app.kubernetes.io/managed-by"

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from router.errors import PlanError
-from router.plan.model import Placement
+from router.models.placement import Placement
 
 from .shell import Raw, quote
 

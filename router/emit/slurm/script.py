@@ -18,7 +18,7 @@ Decisions (the defaults a reader would otherwise have to guess):
 * `--qos` comes from the `qos` option, else the cluster's `slurm.qos_by_priority` for the
   workload's priority, else the partition's qos; `--nice` from `slurm.nice_by_priority`.
   A priority number maps to the highest name (low 1, normal 2, high 4, critical 8) at or below
-  it. `--account` is the option's, else the partition's.
+  it. `--account` is the option's, else the workload's, else the partition's.
 * Preemptible workloads get `--requeue` (being restarted is what preemptible promises they
   survive); the others get `--no-requeue`, so a job that never said it is restart-safe is not
   run twice behind its owner's back, whatever the site's JobRequeue default is.
@@ -57,7 +57,7 @@ from typing import ClassVar
 from router.errors import PlanError
 from router.language.names import PRIORITIES
 from router.models import Partition
-from router.plan.model import Placement
+from router.models.placement import Placement
 from router.quantity import slurm_time
 
 from .launch import launch, nodes_of, task_shape
@@ -195,6 +195,8 @@ def _directives(p: Placement, part: Partition) -> list[str]:
     out.append(opt("ntasks-per-node", per_node))
     if r.gpus_per_node:
         gpu_type = r.gpu_type if r.gpu_type not in (None, "", "any") else part.gpu_type
+        if part.gres_type and gpu_type == part.gpu_type:  # the exact GRES type Slurm knows
+            gpu_type = part.gres_type
         if part.untyped_gpus:  # a typed request matches none of an untyped partition's GPUs
             gpu_type = None
         gpus = f"{gpu_type}:{r.gpus_per_node}" if gpu_type else r.gpus_per_node
@@ -214,7 +216,7 @@ def _directives(p: Placement, part: Partition) -> list[str]:
     by_priority = qos_table.get(level) if level else None
     for key, default in (
         ("qos", by_priority or part.qos),
-        ("account", part.account),
+        ("account", w.account or part.account),
         ("reservation", None),
     ):
         value = o.get(key) or default

@@ -1,0 +1,106 @@
+"""What a plan is made of: placements (the solver's answer) and the outcomes that are not one.
+
+Emitters read `Placement`; plan.json is written from the plan. Everything here is plain data.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from router.models.inventory import TargetRef
+from router.models.workload import Workload
+
+
+@dataclass(frozen=True)
+class Resources:
+    """What one placement asks of its target, already shaped to the target's nodes.
+
+    For a job: `nodes` nodes, each running one task with `gpus_per_node` GPUs,
+    `cpus_per_node` CPUs and `memory_per_node` MiB. For a service: `replicas_min` ..
+    `replicas_max` replicas, each with `gpus_per_node` / `cpus_per_node` / `memory_per_node`
+    (one replica is one pod; `nodes` is 0 because replicas share nodes).
+    `whole_nodes` is how many nodes the placement takes to itself (exclusive or multi-node).
+    A job array (`array_parallel` > 0) counts `array_parallel` tasks of that shape in flight:
+    `units`, and so gpus / cpus / memory and `whole_nodes`, are those of all of them.
+    """
+
+    nodes: int
+    gpus_per_node: int
+    cpus_per_node: int
+    memory_per_node: int  # MiB
+    time: int  # seconds
+    exclusive: bool
+    whole_nodes: int
+    replicas_min: int = 0
+    replicas_max: int = 0
+    gpu_type: str | None = None
+    mig: str | None = None
+    array_parallel: int = 0
+
+    @property
+    def units(self) -> int:
+        """Tasks (job nodes, times the array tasks in flight) or the minimum replicas that
+        count against capacity."""
+        if self.replicas_max:
+            return self.replicas_min
+        return self.nodes * max(1, self.array_parallel)
+
+    @property
+    def gpus(self) -> int:
+        return self.gpus_per_node * self.units
+
+    @property
+    def cpus(self) -> int:
+        return self.cpus_per_node * self.units
+
+    @property
+    def memory(self) -> int:
+        return self.memory_per_node * self.units
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "cpus": self.cpus,
+            "cpus_per_node": self.cpus_per_node,
+            "exclusive": self.exclusive,
+            "gpus": self.gpus,
+            "gpus_per_node": self.gpus_per_node,
+            "memory_mib": self.memory,
+            "memory_per_node_mib": self.memory_per_node,
+            "nodes": self.nodes,
+            "time_seconds": self.time,
+            "whole_nodes": self.whole_nodes,
+        }
+        if self.gpu_type:
+            out["gpu_type"] = self.gpu_type
+        if self.replicas_max:
+            out["replicas"] = {"min": self.replicas_min, "max": self.replicas_max}
+        if self.mig:
+            out["mig"] = self.mig
+        if self.array_parallel:
+            out["array_parallel"] = self.array_parallel
+        return out
+
+
+@dataclass
+class Placement:
+    """One workload on one target, with the rule that put it there."""
+
+    workload: Workload
+    target: TargetRef
+    rule: str
+    rule_source: str  # file:line of the rule
+    rank: int
+    options: dict[str, Any]
+    resources: Resources
+    artifacts: list[str] = field(default_factory=list)
+    # (node set id, node index) of each pod (service replica, job task) or whole node
+    nodes: list[tuple[str, int]] = field(default_factory=list)
+
+    @property
+    def backend(self) -> str:
+        return self.target.backend
+
+    @property
+    def cluster(self) -> str:
+        return self.target.cluster

@@ -1,0 +1,155 @@
+"""plan.json (format_version "1") as pydantic models: a typed reader of the document
+router.plan.document writes, and its JSON Schema.
+
+Not yet wired in: plan/document.py still builds the dict, plan/previous.py checks
+`--previous` by hand and plan/schema.py publishes a hand-written schema, while other work
+is extending plan.json. Every model allows extra keys so that those extensions read; the
+tests check that each document router writes validates and dumps back to the same JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+
+class ReplicaBounds(_Part):
+    min: int
+    max: int
+
+
+class PlacedResources(_Part):
+    """What a placement takes (Resources.to_json): totals and per node."""
+
+    nodes: int
+    gpus: int
+    gpus_per_node: int
+    cpus: int
+    cpus_per_node: int
+    memory_mib: int
+    memory_per_node_mib: int
+    time_seconds: int
+    exclusive: bool
+    whole_nodes: int
+    gpu_type: str | None = None
+    mig: str | None = None
+    replicas: ReplicaBounds | None = None
+
+
+class PlacementEntry(_Part):
+    workload: str
+    kind: str
+    team: str
+    backend: Literal["slurm", "kubernetes"]
+    cluster: str
+    target: str
+    target_id: str
+    rule: str
+    rule_source: str = Field(pattern=r"^.+:\d+$")
+    rank: int
+    options: dict[str, Any]
+    resources: PlacedResources
+    artifacts: list[str]
+
+
+class DeniedEntry(_Part):
+    workload: str
+    message: str
+    rule: str | None = None
+    rule_source: str | None = None
+
+
+class ReasonsEntry(_Part):
+    """An unrouted or unplaced workload and why."""
+
+    workload: str
+    reasons: list[str]
+    rule: str | None = None
+    fix: str | None = None
+
+
+class Usage(_Part):
+    capacity: int
+    used: int
+
+
+class TargetUsage(_Part):
+    id: str
+    backend: str
+    cluster: str
+    placements: int
+    gpus: Usage
+    cpus: Usage
+    memory_mib: Usage
+    nodes: Usage
+
+
+class Summary(_Part):
+    workloads: int
+    placed: int
+    denied: int
+    unrouted: int
+    unplaced: int
+    by_backend: dict[str, int] = Field(default_factory=dict)
+
+
+class LevelEntry(_Part):
+    name: str
+    status: str
+    value: int
+    bound: int
+
+
+class SolverReport(_Part):
+    status: Literal["OPTIMAL", "FEASIBLE", "INFEASIBLE", "UNKNOWN", "MODEL_INVALID", "EMPTY"]
+    objective: int
+    bound: int
+    lp_bound: float | None
+    gap: float | None
+    seed: int
+    workers: Literal["any"]
+    levels: list[LevelEntry]
+
+
+class PreemptedEntry(_Part):
+    workload: str
+    priority: int
+    target_id: str
+    by: list[str]
+    reason: str
+
+
+class PlanDocument(_Part):
+    """The whole of plan.json."""
+
+    format_version: Literal["1"]
+    router_version: str
+    policy: str | None
+    inputs: dict[str, str]  # input file -> sha256
+    summary: Summary
+    placements: list[PlacementEntry]
+    denied: list[DeniedEntry]
+    unrouted: list[ReasonsEntry]
+    unplaced: list[ReasonsEntry]
+    targets: list[TargetUsage]
+    solver: SolverReport
+    preempted: list[PreemptedEntry] | None = None  # planned against a previous plan
+    diff: dict[str, Any] | None = None  # router.plan.diff's object
+
+    def to_json(self) -> dict[str, Any]:
+        """The document as plan.json holds it (keys that were absent stay absent)."""
+        out: dict[str, Any] = self.model_dump(mode="json", exclude_unset=True)
+        return out
+
+
+def plan_json_schema() -> dict[str, Any]:
+    """The JSON Schema of plan.json, from the models."""
+    schema: dict[str, Any] = PlanDocument.model_json_schema(mode="validation")
+    schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+    schema["title"] = "router plan.json"
+    return schema
