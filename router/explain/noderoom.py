@@ -10,14 +10,23 @@ free on any node is 18 CPUs".
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
+from router.evaluate.evaluate import Candidate
 from router.quantity import format_memory
 from router.solve.nodes import Capacity, Item, item_of
 from router.solve.pack import Block, Packing
+from router.solve.problem import Problem
 
-if TYPE_CHECKING:
-    from router.explain.blocking import PlanState
+
+class PlanState(Protocol):
+    """What NodeRoom reads of blocking.PlanState (which builds it: imports flow one way)."""
+
+    problem: Problem
+    assignment: dict[str, Candidate]
+    nodes: dict[str, list[tuple[str, int]]] | None
+
+    def workload_of(self, v: int) -> Any: ...
 
 
 def _amount(axis: str, n: int) -> str:

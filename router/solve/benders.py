@@ -20,12 +20,13 @@ plan greedily on the real nodes, and the plan is reported FEASIBLE, never OPTIMA
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 from router.solve.pack import Answer, Entry, Packing, pack
 
-if TYPE_CHECKING:
-    from router.solve.aggregate import Aggregate
+# The aggregate (router.solve.aggregate.Aggregate), which builds its Nodes: typed as Any here
+# so that imports flow one way (aggregate -> benders).
+Aggregate = Any
 
 DELETION_TRIALS = 8  # packings tried per cut while shrinking it
 
@@ -75,7 +76,7 @@ class Nodes:
         scale = [f or 1 for f in full]
 
         def size(v: int) -> float:
-            u = agg.items[v].usage(full)
+            u: tuple[int, ...] = agg.items[v].usage(full)
             return max(x / s for x, s in zip(u, scale, strict=True))
 
         kept = sorted(self.key(ci, counts)[1], key=lambda vn: (size(vn[0]), vn[0]))
