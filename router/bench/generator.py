@@ -9,6 +9,12 @@ notebooks, at low, normal, high and critical priority. Workloads run in their ow
 (data locality), and each team has a GPU quota per region. Node counts are then set so
 demand is about 95% of capacity overall, each family of nodes a little under- or overloaded.
 
+So that the figures measure the whole model, the platforms also have: inference services
+whose replicas the rule's hpa(max = 16) clamps, spread over a region's clusters by app
+(`spread`); small services on MIG slices (an `a100-mig` pool: 4 of 8 A100s per node cut into
+7 x 1g.10gb, the rest whole, routed with `mig = "1g.10gb"`); and a `per cluster` CPU quota
+next to the per-team GPU quotas. The same size and seed give the same platform.
+
 The `adversarial` mix is built to trap first-fit-decreasing: big jobs that may use either GPU
 type prefer the cheaper H100 nodes and fill them, leaving no room for the jobs pinned to H100.
 """
@@ -53,7 +59,11 @@ K8S_POOLS: list[PartSpec] = [
     ("a10g", 4, "a10g", 48, 192, None, [], 0.9),
     ("a100-serving", 8, "a100", 96, 1024, None, [], 1.8),
     ("cpu-general", 0, None, 32, 128, None, [], 0.0),
+    ("a100-mig", 8, "a100", 96, 1024, None, [], 1.5),
 ]
+# How MIG pools cut their GPUs (per node), and the slices that gives.
+MIG_LAYOUT = {"a100-mig": [{"gpus": 4, "slices": {"1g.10gb": 7}}]}
+MIG_SLICES = {"a100-mig": 28}
 TEAMS = ["llm", "vision", "speech", "research", "data"]
 PRIORITIES = [("low", 0.2), ("normal", 0.5), ("high", 0.25), ("critical", 0.05)]
 
@@ -81,9 +91,15 @@ rule small_training:
     prefer lower cost
   else route kubernetes where labels.region == workload.labels.region and gpus_per_node > 0
 
+rule small_inference:
+  when kind == "inference" and labels.size == "mig"
+  route kubernetes with mig = "1g.10gb", hpa(max = 16)
+    where labels.region == workload.labels.region and "1g.10gb" in mig
+
 rule inference:
   when kind == "inference"
-  route kubernetes where labels.region == workload.labels.region and gpus_per_node > 0
+  route kubernetes with hpa(max = 16)
+    where labels.region == workload.labels.region and gpus_per_node > 0
     prefer gpu_type == workload.gpu_type, lower cost
 
 rule notebooks:
@@ -93,6 +109,15 @@ rule notebooks:
 rule batch:
   route any where labels.region == workload.labels.region and gpus_per_node == 0
     prefer lower cost
+
+spread app_replicas:
+  for kind == "inference"
+  by labels.app
+  across cluster
+
+quota cluster_cpus:
+  per cluster
+  limit cpus <= 98%
 """
 
 
@@ -158,14 +183,24 @@ def _template(rng: random.Random, team: str, adversarial: bool) -> dict[str, Any
             }
         if kind == "inference":
             low = rng.choice([1, 2, 3])
-            return base | {
+            app = f"{team}-{rng.choice(['chat', 'embed', 'rank', 'vision'])}"
+            out = base | {
                 "kind": "inference",
                 "gpus": 1,
                 "gpu_type": rng.choice(["l4", "a10g", "a100", "any"]),
                 "cpus": rng.choice([4, 8]),
                 "memory": rng.choice([16, 32]) * 1024,
-                "replicas": {"min": low, "max": low * 4},
+                "replicas": {"min": low, "max": low * rng.choice([4, 8])},
+                "labels": {"app": app},
             }
+            if rng.random() < 0.3:  # a small model on one MIG slice per replica
+                out |= {
+                    "gpu_type": "a100",
+                    "cpus": 2,
+                    "memory": 8 * 1024,
+                    "labels": {"app": app, "size": "mig"},
+                }
+            return out
         if kind == "notebook":
             return base | {
                 "kind": "notebook",
@@ -191,6 +226,8 @@ def _family(w: dict[str, Any]) -> str:
     if w["kind"] == "training":
         return {"l40s": "l40s"}.get(gpu, "a100-small")
     if w["kind"] == "inference":
+        if w.get("labels", {}).get("size") == "mig":
+            return "a100-mig"
         return {"l4": "l4", "a10g": "a10g", "a100": "a100-serving"}.get(gpu, "l4")
     if w["kind"] == "notebook":
         return "a10g" if w["gpus"] else "cpu-general"
@@ -224,7 +261,7 @@ def generate(size: str, seed: int = 0) -> Platform:
                 t
                 | {
                     "name": f"w{len(workloads) + len(mine):06d}-{t['kind']}",
-                    "labels": {"region": region},
+                    "labels": t.get("labels", {}) | {"region": region},
                     "priority": prio,
                 }
             )
@@ -267,7 +304,7 @@ def _region_clusters(
     out: dict[int, dict[str, Any]] = {}
     for (cn, part, backend), wt in zip(targets, weight, strict=True):
         name, gpn, gtype, cpn, mem, max_h, features, cost = part
-        per_node = gpn or cpn
+        per_node = MIG_SLICES.get(name) or gpn or cpn
         need = demand.get(name, 0.0) * wt / share[name] / load.get(name, 0.95)
         nodes = max(1, round(need / per_node))
         if adversarial and gtype:
@@ -282,6 +319,8 @@ def _region_clusters(
         }
         if gpn:
             target |= {"gpus_per_node": gpn, "gpu_type": gtype, "cost_per_gpu_hour": cost}
+        if name in MIG_LAYOUT:
+            target["mig"] = MIG_LAYOUT[name]
         if max_h:
             target["max_time"] = f"{max_h}h"
         cluster = out.setdefault(

@@ -142,6 +142,7 @@ _SUBCOMMANDS: list[tuple[str, str]] = [
     ("router.cli.test", "test"),
     ("router.cli.explain", "explain"),
     ("router.cli.inventory", "inventory"),
+    ("router.cli.running", "inventory"),  # adds `inventory running` to the same group
     ("router.cli.bench", "bench"),
     ("router.cli.apply", "apply"),
 ]

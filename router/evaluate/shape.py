@@ -16,6 +16,9 @@ is entitled to every one (the GPU taint when it uses GPUs; any other key only wh
 says `tolerate = ["key"]`), since the emitter writes tolerations for exactly those taints and
 a pod without one would stay Pending. A pool tainted `research-only` takes only the work of
 rules that tolerate it.
+
+A service's replicas are decided here, once, by `replica_range`; the table, plan.json, quotas,
+capacity and the manifests all read the numbers from the placement's `Resources`.
 """
 
 from __future__ import annotations
@@ -49,6 +52,38 @@ def _taint_reason(blocked: list[Taint]) -> str:
         return f"tainted {', '.join(others)}; the rule does not tolerate it (tolerate = [{listed}])"
     keys = ", ".join(sorted({t.key for t in blocked}))
     return f"tainted {keys} for GPU work; the workload uses no GPUs"
+
+
+def replica_range(w: Workload, options: dict[str, Any]) -> tuple[int, int] | str:
+    """(min, max) replicas of service `w` under a route's options, or why none is possible.
+
+    The rule: the workload's `replicas` bound the HPA; the rule's `hpa(min, max)` gives
+    defaults and platform limits, and clamps, never widens:
+      min = max(workload min, hpa min),  max = min(workload max, hpa max).
+    A workload without `replicas` takes hpa's (min default 1, max default min). With an HPA
+    the min is at least 1 (minReplicas 0 is an alpha feature gate). Without `hpa`, the
+    workload's replicas as written. min > max: no count satisfies both, a reason in words.
+    """
+    low, high = w.min_replicas, w.max_replicas
+    if "hpa" not in options:
+        return low, high
+    hpa = options["hpa"] if isinstance(options["hpa"], dict) else {}
+    if w.replicas is None:
+        low = int(hpa.get("min", 1))
+        return low, max(int(hpa.get("max", low)), low)
+    if "min" in hpa:
+        low = max(low, int(hpa["min"]))
+    if "max" in hpa:
+        high = min(high, int(hpa["max"]))
+    low = max(low, 1)
+    if low > high:
+        bounds = ", ".join(f"{k} = {hpa[k]}" for k in ("min", "max") if k in hpa)
+        return (
+            f"replicas {w.min_replicas}-{w.max_replicas} and the rule's hpa({bounds}) "
+            f"leave no replica count: min {low} > max {high} (hpa clamps the workload's "
+            f"replicas, never widens them)"
+        )
+    return low, high
 
 
 def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | str:
@@ -95,6 +130,9 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         return f"max time {format_duration(t.max_time)} < {format_duration(time)}"
 
     if w.is_service:
+        replicas = replica_range(w, options)
+        if isinstance(replicas, str):
+            return replicas
         gpn, cpn, mpn = w.gpus, w.cpus, w.memory
         if gpn > per_node_gpus:
             return f"{per_node_gpus} GPUs per node < {gpn} per replica"
@@ -110,8 +148,8 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
             time=time,
             exclusive=False,
             whole_nodes=0,
-            replicas_min=w.min_replicas,
-            replicas_max=w.max_replicas,
+            replicas_min=replicas[0],
+            replicas_max=replicas[1],
             gpu_type=gpu_type,
             mig=mig,
         )

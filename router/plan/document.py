@@ -15,6 +15,7 @@ from typing import Any
 from router.evaluate.quota import capacity, usage
 from router.models.placement import Placement
 from router.plan.build import Plan, input_hashes
+from router.plan.packcheck import scale_out
 from router.version import __version__
 
 FORMAT_VERSION = "1"
@@ -140,6 +141,9 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "unplaced": unplaced,
         "unrouted": unrouted,
     }
+    scaling = scale_out(plan.inputs.inventory, plan.inputs.running, plan.placements)
+    if scaling:  # services that can scale: what their max replicas would need (packcheck.py)
+        doc["scale_out"] = scaling
     if plan.preempted is not None:  # planned against a previous plan
         doc["preempted"] = [p.to_json() for p in plan.preempted]
     return doc

@@ -83,6 +83,21 @@ def solver_line(doc: dict[str, Any]) -> str:
     )
 
 
+def scale_out_lines(doc: dict[str, Any]) -> list[str]:
+    """One line per target whose services at max replicas would need more nodes than it has;
+    the plan counts min replicas, so this informs and never blocks."""
+    out = []
+    for row in doc.get("scale_out", []):
+        if row["more_nodes"]:
+            n, s = row["more_nodes"], row["services"]
+            out.append(
+                f"scale-out to max: {row['target_id']} needs {n} more node"
+                f"{'s' if n != 1 else ''} ({s} service{'s' if s != 1 else ''} at "
+                f"{row['replicas_max']} replicas, planned at {row['replicas_min']})"
+            )
+    return out
+
+
 def render_text(doc: dict[str, Any]) -> str:
     out: list[str] = []
     for (backend, cluster), items in _groups(doc):
@@ -94,6 +109,8 @@ def render_text(doc: dict[str, Any]) -> str:
         ]
         out.append("")
     out += _problems(doc)
+    scaling = scale_out_lines(doc)
+    out += [*scaling, ""] if scaling else []
     diff = doc.get("diff")
     if diff is None:
         out.append(summary_line(doc))
@@ -147,6 +164,8 @@ def render_rich(doc: dict[str, Any], console: Console) -> None:
         console.print(table)
     for line in _problems(doc):
         console.print(Text(line, style="red" if line and not line[0].isspace() else ""))
+    for line in scale_out_lines(doc):
+        console.print(Text(line, style="yellow"))
     if diff is None:
         console.print(Text(summary_line(doc), style="bold"))
         console.print(Text(solver_line(doc), style="dim"))
@@ -223,6 +242,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
     )
     if problems:
         out += ["<details><summary>Not placed</summary>", "", *problems, "", "</details>", ""]
+    scaling = scale_out_lines(doc)
+    out += [*(f"- {_cell(line)}" for line in scaling), ""] if scaling else []
     out.append(f"<sub>{solver_line(doc)}</sub>")
     return "\n".join(out) + "\n"
 

@@ -134,6 +134,17 @@ def plan_schema() -> dict[str, Any]:
             },
             {
                 "diff": {"type": "object"},
+                "scale_out": _list(
+                    _obj(
+                        {
+                            "target_id": _STR,
+                            "services": _INT,
+                            "replicas_min": _INT,
+                            "replicas_max": _INT,
+                            "more_nodes": _INT,
+                        }
+                    )
+                ),
                 "preempted": _list(
                     _obj(
                         {

@@ -21,6 +21,7 @@ import router
 from router.emit.k8s.names import dns1035_label, dns_label, label_value, short_hash
 from router.emit.kubernetes import KubernetesEmitter
 from router.errors import PlanError
+from router.evaluate.shape import replica_range
 from router.models import MigGroup, NodePool, Taint, TargetRef, Workload
 from router.models.placement import Placement, Resources
 from tests.k8s.validate import kustomize_build, validate_file, validate_manifest
@@ -69,6 +70,10 @@ def place(
     if replicas[1]:
         fields.setdefault("replicas", {"min": replicas[0], "max": replicas[1]})
     workload = Workload(**fields)
+    if replicas[1]:  # as the plan has them: the workload's replicas clamped by hpa(...)
+        bounds = replica_range(workload, options or {})
+        assert not isinstance(bounds, str), bounds
+        replicas = bounds
     resources = Resources(
         nodes=0 if replicas[1] else nodes,
         gpus_per_node=gpus,
@@ -234,8 +239,8 @@ def test_service_is_deployment_service_hpa_pdb() -> None:
     }
     assert hpa["spec"] == {
         "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": "llm"},
-        "minReplicas": 3,
-        "maxReplicas": 20,
+        "minReplicas": 3,  # hpa(min = 3) raises the workload's 2; its max 5 bounds hpa's 20
+        "maxReplicas": 5,
         "metrics": [
             {
                 "type": "Resource",
@@ -307,7 +312,7 @@ def test_kserve_inference_service() -> None:
     isvc = objs[0]
     assert isvc["apiVersion"] == "serving.kserve.io/v1beta1"
     predictor = isvc["spec"]["predictor"]
-    assert (predictor["minReplicas"], predictor["maxReplicas"]) == (2, 9)
+    assert (predictor["minReplicas"], predictor["maxReplicas"]) == (2, 5)  # 5 bounds hpa's 9
     assert predictor["autoScaling"]["metrics"][0]["resource"] == {
         "name": "cpu",
         "target": {"type": "Utilization", "averageUtilization": 60},

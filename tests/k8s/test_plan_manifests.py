@@ -159,11 +159,9 @@ def check_placement(p: Placement, docs: list[dict[str, Any]]) -> int:
 
 
 def replica_bounds(p: Placement, docs: list[dict[str, Any]]) -> tuple[int, int]:
-    """(min, max) replicas the manifests allow, unless the rule's hpa(...) set its own."""
-    hpa = p.options.get("hpa")
-    args = hpa if isinstance(hpa, dict) else {}
+    """(min, max) replicas the manifests allow: the plan's, which hpa(...) only clamps."""
     low, high = p.resources.replicas_min, p.resources.replicas_max
-    want = (int(args.get("min", low)), int(args.get("max", high)))
+    want = (low, high)
     for d in docs:
         if d["kind"] == "HorizontalPodAutoscaler":
             assert (d["spec"]["minReplicas"], d["spec"]["maxReplicas"]) == (

@@ -10,7 +10,8 @@ Decisions:
   git would be re-applied on every GitOps sync and scale a busy service back down to `min`.
   The HPA starts at its `minReplicas`.
 - HPA metrics: `cpu` and `memory` utilization as written in hpa(...); CPU at 80% when neither is
-  given (a bare `with hpa`). Bounds: hpa(min, max) where given, else the workload's replicas.
+  given (a bare `with hpa`). Bounds: the plan's replicas (router.evaluate.shape.replica_range:
+  the workload's replicas clamped by hpa(min, max)), so the manifest deploys what was counted.
 - PDB: pdb(min_available) or pdb(max_unavailable); a bare `with pdb` is minAvailable 1. If both
   were given, min_available wins (a PDB may hold only one).
 """
@@ -36,14 +37,11 @@ def serving_port(ctx: Ctx) -> int | None:
 
 
 def replica_bounds(ctx: Ctx) -> tuple[int, int]:
-    """(min, max) replicas: the plan's, else the workload's; hpa(min, max) override them."""
+    """(min, max) replicas: the plan's, the numbers its capacity and quotas counted."""
     r, w = ctx.resources, ctx.workload
     low, high = (
         (r.replicas_min, r.replicas_max) if r.replicas_max else (w.min_replicas, w.max_replicas)
     )
-    hpa = ctx.call_args("hpa")
-    low = int(hpa.get("min", low))
-    high = int(hpa.get("max", high))
     return low, max(high, low, 1)
 
 

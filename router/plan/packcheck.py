@@ -1,0 +1,307 @@
+"""The independent packing checker: does every target's planned work fit its real nodes?
+
+It reads only the inventory, what already runs (router.models.capacity.node_classes: each
+node's free GPUs, MIG slices, CPUs and memory) and the plan's placements, and decides with its
+own exact model (router/plan/packing.py), sharing nothing with router/solve. A capacity
+component is a set of node sets joined by the targets that draw on them: partitions that share
+nodes are checked together, as one capacity.
+
+Each placement becomes work on its target's nodes:
+  * a service: `replicas` separate pods (the min; `at_max=True` for the max), each with the
+    per-replica GPUs (or MIG slices of its profile), CPUs and memory; pods may share a node;
+  * a job of k nodes: k tasks on k distinct nodes; an exclusive or multi-node job (whole_nodes)
+    takes each of its nodes alone, and only a node where nothing runs.
+
+`unpackable(...)` lists the targets of every component that cannot be packed (or could not be
+decided within the limit: the checker never says "fits" without an assignment in hand).
+`scale_out(...)` says per target how many more nodes its services would need at max replicas.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from router.models import Inventory, Running
+from router.models.capacity import node_classes
+from router.models.placement import Placement
+from router.plan.packing import DEFAULT_LIMIT, Node, Problem, Verdict, Work, check
+
+SCALE_OUT_LIMIT = 1.0  # deterministic seconds per exact check while searching scale-out
+SCALE_OUT_CAP = 1 << 14  # more nodes than any platform has: "more than 16384"
+
+
+@dataclass(frozen=True)
+class NodeId:
+    node_set: str
+    index: int
+
+    def __str__(self) -> str:
+        return f"{self.node_set}[{self.index}]"
+
+
+@dataclass
+class Component:
+    """One capacity: its node sets, the targets drawing on them, and the packing problem."""
+
+    targets: tuple[str, ...]
+    node_sets: tuple[str, ...]
+    problem: Problem
+    nodes: list[NodeId]
+
+
+def work_of(p: Placement, at_max: bool = False) -> Work:
+    """What one placement asks of its target's nodes (see the module docstring)."""
+    r = p.resources
+    slices = ((r.mig, r.gpus_per_node),) if r.mig and r.gpus_per_node else ()
+    gpus = 0 if r.mig else r.gpus_per_node
+    if r.replicas_max:
+        units = r.replicas_max if at_max else r.replicas_min
+        return Work(
+            p.workload.name, p.target.id, units, 1, gpus, r.cpus_per_node, r.memory_per_node, slices
+        )
+    return Work(
+        p.workload.name,
+        p.target.id,
+        1,
+        r.nodes,
+        gpus,
+        r.cpus_per_node,
+        r.memory_per_node,
+        slices,
+        whole=r.whole_nodes > 0 or r.exclusive,
+    )
+
+
+def components(
+    inventory: Inventory, running: Running | None, placements: list[Placement], at_max: bool = False
+) -> list[Component]:
+    """The capacity components of the inventory, each with its work, sorted by node set."""
+    classes = node_classes(inventory, running)
+    parent: dict[str, str] = {s.id: s.id for s in inventory.node_sets()}
+
+    def root(x: str) -> str:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for ref in inventory.targets():
+        for other in ref.node_sets[1:]:
+            parent[root(other)] = root(ref.node_sets[0])
+    groups: dict[str, list[str]] = {}
+    for sid in sorted(parent):
+        groups.setdefault(root(sid), []).append(sid)
+    by_target: dict[str, list[Placement]] = {}
+    for p in placements:
+        by_target.setdefault(p.target.id, []).append(p)
+    out = []
+    for sets in sorted(groups.values()):
+        nodes: list[Node] = []
+        ids: list[NodeId] = []
+        where: dict[str, list[int]] = {}
+        for sid in sets:
+            where[sid] = []
+            # Nodes in index order, so an assignment reads as the nodes people know.
+            per_index = sorted((i, c) for c in classes[sid] for i in c.indices)
+            for index, c in per_index:
+                where[sid].append(len(nodes))
+                nodes.append(Node(c.free.gpus, c.free.cpus, c.free.memory, c.free.slices, c.idle))
+                ids.append(NodeId(sid, index))
+        targets = sorted({t for sid in sets for t in inventory.node_set(sid).targets})
+        reach = {
+            t: tuple(sorted(i for sid in inventory.target(t).node_sets for i in where[sid]))
+            for t in targets
+        }
+        work = [work_of(p, at_max) for t in targets for p in by_target.get(t, [])]
+        pid = targets[0] if len(targets) == 1 else " + ".join(sets)
+        problem = Problem(pid, [str(i) for i in ids], nodes, reach, work)
+        out.append(Component(tuple(targets), tuple(sets), problem, ids))
+    return out
+
+
+@dataclass
+class Checked:
+    """One component's verdict, with the assignment (node ids per unit) when it packs."""
+
+    component: Component
+    verdict: Verdict
+
+    @property
+    def assignment(self) -> dict[str, list[list[NodeId]]]:
+        ids = self.component.nodes
+        return {
+            name: [[ids[i] for i in unit] for unit in units]
+            for name, units in sorted(self.verdict.assignment.items())
+        }
+
+
+def check_plan(
+    inventory: Inventory,
+    running: Running | None,
+    placements: list[Placement],
+    limit: float = DEFAULT_LIMIT,
+    at_max: bool = False,
+) -> list[Checked]:
+    """Every component with work, checked."""
+    return [
+        Checked(c, check(c.problem, limit))
+        for c in components(inventory, running, placements, at_max)
+        if c.problem.work
+    ]
+
+
+def unpackable(
+    inventory: Inventory,
+    running: Running | None,
+    placements: list[Placement],
+    limit: float = DEFAULT_LIMIT,
+) -> list[str]:
+    """Target ids whose component cannot be packed (or was not decided), sorted."""
+    bad = {
+        t
+        for c in check_plan(inventory, running, placements, limit)
+        if c.verdict.packs is not True
+        for t in c.component.targets
+    }
+    return sorted(bad)
+
+
+def check_assignment(
+    inventory: Inventory,
+    running: Running | None,
+    placements: list[Placement],
+    assignment: dict[str, list[list[tuple[str, int]]]],
+) -> list[str]:
+    """What is wrong with a given assignment: workload -> per pod or job, the (node set id,
+    index) of each of its nodes. [] when it is a valid packing of every placement."""
+    from router.plan.packing import check_assignment as check_positions
+
+    errors: list[str] = []
+    for c in components(inventory, running, placements):
+        if not c.problem.work:
+            continue
+        position = {(n.node_set, n.index): i for i, n in enumerate(c.nodes)}
+        mine: dict[str, list[list[int]]] = {}
+        for w in c.problem.work:
+            if w.name not in assignment:
+                continue
+            units = []
+            for unit in assignment[w.name]:
+                try:
+                    units.append([position[(s, i)] for s, i in unit])
+                except KeyError:
+                    errors.append(f"{w.name}: {unit} names a node outside {w.target}'s nodes")
+                    units.append([])
+            mine[w.name] = units
+        errors += check_positions(c.problem, mine)
+    return errors
+
+
+def scale_out(
+    inventory: Inventory,
+    running: Running | None,
+    placements: list[Placement],
+) -> list[dict[str, Any]]:
+    """Per target with services that can scale (max > min): the nodes it would need beyond
+    its capacity for every service there at max replicas, all else as planned.
+
+    The least number of nodes of the target's (first) node set added to its component that
+    packs (binary search over exact checks, SCALE_OUT_LIMIT each; an undecided check counts
+    as not packing, so the figure errs high, never low)."""
+    out = []
+    comps = components(inventory, running, placements)
+    for comp in comps:
+        for t in comp.targets:
+            mine = [
+                p
+                for p in placements
+                if p.target.id == t and p.resources.replicas_max > p.resources.replicas_min
+            ]
+            if not mine:
+                continue
+            scaled = {p.workload.name for p in mine}
+            work = [
+                work_of(p, at_max=p.workload.name in scaled)
+                for p in placements
+                if p.target.id in comp.targets
+            ]
+            need = _more_nodes(inventory, comp, t, work)
+            out.append(
+                {
+                    "more_nodes": need,
+                    "replicas_max": sum(p.resources.replicas_max for p in mine),
+                    "replicas_min": sum(p.resources.replicas_min for p in mine),
+                    "services": len(mine),
+                    "target_id": t,
+                }
+            )
+    return sorted(out, key=lambda r: str(r["target_id"]))
+
+
+def _more_nodes(inventory: Inventory, comp: Component, target: str, work: list[Work]) -> int:
+    base = comp.problem
+    sid = inventory.target(target).node_sets[0]
+    spec = inventory.node_set(sid).spec
+    fresh = Node(
+        spec.whole_gpus_per_node,
+        spec.cpus_per_node,
+        spec.memory_per_node,
+        tuple(spec.slices_per_node.items()),
+    )
+    sharing = [t for t in comp.targets if sid in inventory.target(t).node_sets]
+
+    def packs(extra: int) -> bool:
+        added = range(len(base.nodes), len(base.nodes) + extra)
+        reach = {t: base.reach[t] + (tuple(added) if t in sharing else ()) for t in base.reach}
+        problem = Problem(
+            base.id,
+            base.node_ids + [f"{sid}[+{k}]" for k in range(extra)],
+            base.nodes + [fresh] * extra,
+            reach,
+            work,
+        )
+        return check(problem, SCALE_OUT_LIMIT).packs is True
+
+    # No fewer than the totals need (each resource: what the work asks beyond the nodes' free
+    # amount, in fresh nodes); from there up in growing steps, then halving back.
+    fail = _total_bound(base.nodes, work, fresh) - 1  # every count up to `fail` fails
+    if fail >= SCALE_OUT_CAP:
+        return SCALE_OUT_CAP
+    step = 1
+    high = fail + 1
+    while not packs(high):
+        fail, step = high, step * 2
+        high = fail + step
+        if high >= SCALE_OUT_CAP:
+            return SCALE_OUT_CAP
+    while high - fail > 1:
+        mid = (fail + high) // 2
+        if packs(mid):
+            high = mid
+        else:
+            fail = mid
+    return high
+
+
+def _total_bound(nodes: list[Node], work: list[Work], fresh: Node) -> int:
+    """The fewest fresh nodes by totals alone (a lower bound on any packing's need)."""
+
+    def vec(n: Node) -> tuple[int, ...]:
+        return (n.gpus, n.cpus, n.memory, *(k for _, k in n.slices))
+
+    profiles = [p for p, _ in fresh.slices]
+    need = [0] * (3 + len(profiles))
+    for w in work:
+        sl = dict(w.slices)
+        for d, v in enumerate((w.gpus, w.cpus, w.memory, *(sl.get(p, 0) for p in profiles))):
+            need[d] += v * w.units * w.tasks
+    have = [sum(vec(n)[d] for n in nodes) for d in range(len(need))]
+    most = 0
+    for d, cap in enumerate(vec(fresh)):
+        short = need[d] - have[d]
+        if short > 0:
+            if not cap:
+                return SCALE_OUT_CAP
+            most = max(most, -(-short // cap))
+    return most

@@ -1,0 +1,396 @@
+"""Exact bin packing of pods and job tasks onto real nodes: the core of the packing checker.
+
+Plain data in, a verdict out; nothing here knows the inventory, the plan or the solver
+(router/plan/packcheck.py builds the input from those). The checker must not share the
+solver's rows or code, so this module has its own model, written for checking, not planning.
+
+Input: one capacity component, its nodes (free capacity of each) and its work. A `Work` is
+`units` identical units of one placement, each unit `tasks` tasks on distinct nodes: a
+service is `replicas` units of one task (separate pods that may share a node), a job of k
+nodes is one unit of k tasks. `whole` tasks take their node alone, and only an idle node
+(nothing running on it). Each work reaches only the nodes of its own target.
+
+How it decides, cheapest first:
+  1. bounds: totals per resource, and per work the nodes that can hold one of its tasks;
+     a violated bound proves that nothing packs (with the reason in words);
+  2. first fit decreasing, in a few orders: a packing found is a proof that it packs;
+  3. on identical nodes, CP-SAT over node patterns (router/plan/patterns.py); else
+     CP-SAT with per-node variables: y[c, n] = tasks of class c (identical works merged) on
+     node n, 0 <= y[c, n] <= units of c (so that a unit's tasks can be dealt to distinct
+     nodes, see `deal`), Σ_n y[c, n] = units_c × tasks_c, every node within its GPUs, each
+     MIG profile's slices, CPUs and memory; a node holding a whole task holds nothing else.
+     Identical nodes (same free capacity, same works reaching them) are ordered by a load
+     key, which removes their permutations from the search.
+A search that stops at its (deterministic) limit says "unknown", never "packs".
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from router.plan.packdata import Node, Problem, Verdict, Work, deal, fits
+from router.quantity import format_memory
+
+__all__ = [
+    "DEFAULT_LIMIT",
+    "Node",
+    "Problem",
+    "Verdict",
+    "Work",
+    "check",
+    "check_assignment",
+    "deal",
+    "first_fit",
+    "fits",
+]
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+
+DEFAULT_LIMIT = 5.0  # deterministic seconds of CP-SAT per component
+
+
+def check(problem: Problem, limit: float = DEFAULT_LIMIT) -> Verdict:
+    """Decide whether the problem's work packs onto its nodes (see the module docstring)."""
+    work = [w for w in problem.work if w.units and w.tasks]
+    if not work:
+        return Verdict(problem.id, True, "empty")
+    reason = _bounds(problem, work)
+    if reason:
+        return Verdict(problem.id, False, "bound", reason)
+    for order in _ORDERS:
+        found = first_fit(problem, work, order)
+        if found is not None:
+            return Verdict(problem.id, True, "first fit", assignment=found)
+    return _exact(problem, work, limit)
+
+
+# --- 1. bounds -------------------------------------------------------------------------------
+
+
+def _bounds(problem: Problem, work: list[Work]) -> str:
+    """A reason nothing can pack, from necessary conditions; "" when none is violated."""
+    for w in work:
+        able = [i for i in problem.reach.get(w.target, ()) if fits(w, problem.nodes[i])]
+        if len(able) < w.tasks:
+            return (
+                f"{w.name} needs {w.tasks} distinct nodes of {_task_text(w)}; "
+                f"{len(able)} of the {len(problem.reach.get(w.target, ()))} nodes of "
+                f"{w.target} can hold one{_most_free(problem, w)}"
+            )
+    by_target: dict[str, list[Work]] = defaultdict(list)
+    for w in work:
+        by_target[w.target].append(w)
+    # Per target (and per component): totals against the free totals of the nodes it reaches.
+    groups = [(t, problem.reach.get(t, ()), ws) for t, ws in sorted(by_target.items())]
+    if len(groups) > 1:
+        everywhere = tuple(sorted({i for _, r, _ in groups for i in r}))
+        groups.append((problem.id, everywhere, work))
+    for name, reach, ws in groups:
+        nodes = [problem.nodes[i] for i in reach]
+        for what, need, have in _totals(ws, nodes):
+            if need > have:
+                return (
+                    f"{name}: the work needs {_amount(what, need)}, its nodes have "
+                    f"{_amount(what, have)} free"
+                )
+        wholes = sum(w.units * w.tasks for w in ws if w.whole)
+        idle = sum(1 for n in nodes if n.idle)
+        if wholes > idle:
+            return f"{name}: {wholes} whole nodes needed, {idle} of {len(nodes)} are idle"
+    return ""
+
+
+def _totals(ws: list[Work], nodes: list[Node]) -> list[tuple[str, int, int]]:
+    """(resource, needed, free) for GPUs, CPUs, memory and each MIG profile.
+
+    A whole task takes its whole node, so it needs that node's capacity; counted as the
+    least the smallest idle node could take, which keeps the bound valid."""
+    idle = [n for n in nodes if n.idle]
+    least = Node(
+        min((n.gpus for n in idle), default=0),
+        min((n.cpus for n in idle), default=0),
+        min((n.memory for n in idle), default=0),
+    )
+    need: dict[str, int] = defaultdict(int)
+    for w in ws:
+        count = w.units * w.tasks
+        need["gpus"] += count * (max(w.gpus, least.gpus) if w.whole else w.gpus)
+        need["cpus"] += count * (max(w.cpus, least.cpus) if w.whole else w.cpus)
+        need["memory"] += count * (max(w.memory, least.memory) if w.whole else w.memory)
+        for p, n in w.slices:
+            need["mig " + p] += count * n
+    have = {
+        "gpus": sum(n.gpus for n in nodes),
+        "cpus": sum(n.cpus for n in nodes),
+        "memory": sum(n.memory for n in nodes),
+    }
+    for node in nodes:
+        for p, k in node.slices:
+            have["mig " + p] = have.get("mig " + p, 0) + k
+    return [(k, need[k], have.get(k, 0)) for k in sorted(need)]
+
+
+def _amount(what: str, n: int) -> str:
+    if what == "memory":
+        return f"{format_memory(n)} of memory"
+    if what.startswith("mig "):
+        return f"{n} {what.removeprefix('mig ')} MIG slices"
+    return f"{n} {'CPUs' if what == 'cpus' else 'GPUs'}"
+
+
+def _task_text(w: Work) -> str:
+    parts = [f"{w.gpus} GPUs"] if w.gpus else []
+    parts += [f"{n} {p}" for p, n in w.slices]
+    parts += [f"{w.cpus} CPUs", f"{w.memory} MiB"]
+    return ("a whole idle node with " if w.whole else "") + ", ".join(parts)
+
+
+def _most_free(problem: Problem, w: Work) -> str:
+    nodes = [problem.nodes[i] for i in problem.reach.get(w.target, ())]
+    if not nodes:
+        return ""
+    for what, ask, have in (
+        ("CPUs", w.cpus, max(n.cpus for n in nodes)),
+        ("MiB", w.memory, max(n.memory for n in nodes)),
+        ("GPUs", w.gpus, max(n.gpus for n in nodes)),
+    ):
+        if ask > have:
+            return f"; the most free on any node is {have} {what}"
+    return ""
+
+
+# --- 2. first fit decreasing -----------------------------------------------------------------
+
+
+def _size(w: Work) -> tuple[float, ...]:
+    return (w.gpus + sum(n for _, n in w.slices), w.cpus, w.memory)
+
+
+_Key = Callable[[Work, "Problem"], tuple[float, ...]]
+_ORDERS: list[_Key] = [
+    # whole first, then the work with the fewest nodes to go to, then GPUs, CPUs, memory
+    lambda w, p: (-w.whole, len(p.reach.get(w.target, ())), -w.tasks, *(-x for x in _size(w))),
+    lambda w, p: (-w.whole, -w.tasks, -w.cpus, -w.memory, -w.gpus),
+    lambda w, p: (-w.whole, -w.tasks, -w.memory, -w.cpus, -w.gpus),
+]
+
+
+def first_fit(
+    problem: Problem, work: Sequence[Work], order: _Key
+) -> dict[str, list[list[int]]] | None:
+    """Units in decreasing order, each on the first nodes (distinct) that hold a task."""
+    gpus = [n.gpus for n in problem.nodes]
+    cpus = [n.cpus for n in problem.nodes]
+    memory = [n.memory for n in problem.nodes]
+    slices = [dict(n.slices) for n in problem.nodes]
+    taken = [False] * len(problem.nodes)  # by a whole task
+    used = [False] * len(problem.nodes)
+    out: dict[str, list[list[int]]] = {}
+    for w in sorted(work, key=lambda w: (order(w, problem), w.name)):
+        reach = problem.reach.get(w.target, ())
+        units: list[list[int]] = []
+        start = 0  # units of one work: nodes before the last unit's first one stay too full
+        for _ in range(w.units):
+            chosen: list[int] = []
+            for k in range(start, len(reach)):
+                i = reach[k]
+                if taken[i] or (w.whole and (used[i] or not problem.nodes[i].idle)):
+                    continue
+                if gpus[i] < w.gpus or cpus[i] < w.cpus or memory[i] < w.memory:
+                    continue
+                if any(slices[i].get(p, 0) < n for p, n in w.slices):
+                    continue
+                if not chosen:
+                    start = k
+                chosen.append(i)
+                if len(chosen) == w.tasks:
+                    break
+            if len(chosen) < w.tasks:
+                return None
+            for i in chosen:
+                gpus[i] -= w.gpus
+                cpus[i] -= w.cpus
+                memory[i] -= w.memory
+                for p, n in w.slices:
+                    slices[i][p] -= n
+                used[i] = True
+                taken[i] = taken[i] or w.whole
+            units.append(chosen)
+        out.setdefault(w.name, []).extend(units)
+    return out
+
+
+# --- 3. exact --------------------------------------------------------------------------------
+
+
+def _exact(problem: Problem, work: list[Work], limit: float) -> Verdict:
+    from router.plan.patterns import pattern_check
+
+    # Identical nodes: the LP of node patterns may prove it impossible at once; the per-node
+    # search is better at finding packings, and node patterns at what it leaves undecided.
+    proof = pattern_check(problem, work, limit, search=False)
+    if proof is not None:
+        proof.reason = _exact_reason(problem, work)
+        return proof
+    verdict = _per_node(problem, work, limit)
+    if verdict.packs is None:
+        by_pattern = pattern_check(problem, work, limit)
+        if by_pattern is not None and by_pattern.packs is not None:
+            by_pattern.reason = "" if by_pattern.packs else _exact_reason(problem, work)
+            return by_pattern
+    return verdict
+
+
+def _per_node(problem: Problem, work: list[Work], limit: float) -> Verdict:
+    from ortools.sat.python import cp_model  # here: its import alone costs ~0.75 s
+
+    classes: dict[tuple[object, ...], list[Work]] = {}
+    for w in work:
+        classes.setdefault(w.shape, []).append(w)
+    shapes = sorted(classes, key=repr)
+    m = cp_model.CpModel()
+    y: dict[tuple[int, int], cp_model.IntVar] = {}
+    for c, s in enumerate(shapes):
+        rep = classes[s][0]
+        units = sum(w.units for w in classes[s])
+        for i in problem.reach.get(rep.target, ()):
+            node = problem.nodes[i]
+            if fits(rep, node):
+                y[c, i] = m.new_int_var(
+                    0, 1 if rep.whole else min(units, _most(rep, node)), f"y{c}_{i}"
+                )
+        m.add(sum(v for (k, _), v in y.items() if k == c) == units * rep.tasks)
+    on_node: dict[int, list[int]] = defaultdict(list)
+    for c, i in y:
+        on_node[i].append(c)
+    for i, cs in on_node.items():
+        node = problem.nodes[i]
+        reps = [classes[shapes[c]][0] for c in cs]
+        m.add(sum(y[c, i] * r.gpus for c, r in zip(cs, reps, strict=True)) <= node.gpus)
+        m.add(sum(y[c, i] * r.cpus for c, r in zip(cs, reps, strict=True)) <= node.cpus)
+        m.add(sum(y[c, i] * r.memory for c, r in zip(cs, reps, strict=True)) <= node.memory)
+        for p, have in node.slices:
+            m.add(
+                sum(y[c, i] * dict(r.slices).get(p, 0) for c, r in zip(cs, reps, strict=True))
+                <= have
+            )
+        whole = [c for c, r in zip(cs, reps, strict=True) if r.whole]
+        if whole:
+            alone = m.new_bool_var(f"whole{i}")
+            m.add(sum(y[c, i] for c in whole) == alone)
+            for c, r in zip(cs, reps, strict=True):
+                if not r.whole:
+                    m.add(y[c, i] == 0).only_enforce_if(alone)
+    _order_identical(m, problem, y, on_node)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.max_deterministic_time = limit
+    status = solver.solve(m)
+    if status == cp_model.INFEASIBLE:
+        return Verdict(problem.id, False, "exact", _exact_reason(problem, work))
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return Verdict(
+            problem.id, None, "limit", f"no packing found and none ruled out within {limit:g} s"
+        )
+    counts = {k: int(solver.value(v)) for k, v in y.items()}
+    assignment: dict[str, list[list[int]]] = {}
+    for c, s in enumerate(shapes):
+        for w, dealt in zip(classes[s], deal(counts, c, classes[s]), strict=True):
+            assignment.setdefault(w.name, []).extend(dealt)
+    return Verdict(problem.id, True, "exact", assignment=assignment)
+
+
+def _most(w: Work, node: Node) -> int:
+    """The most tasks of `w` one node can hold."""
+    most = [
+        node.cpus // w.cpus if w.cpus else 1 << 20,
+        node.memory // w.memory if w.memory else 1 << 20,
+        node.gpus // w.gpus if w.gpus else 1 << 20,
+    ]
+    most += [node.slice_count(p) // n for p, n in w.slices if n]
+    return min(most)
+
+
+def _order_identical(
+    m: cp_model.CpModel,
+    problem: Problem,
+    y: dict[tuple[int, int], cp_model.IntVar],
+    on_node: dict[int, list[int]],
+) -> None:
+    """Identical nodes (same free capacity, same classes can go there) carry non-increasing
+    load keys: any packing can be permuted among them into that order."""
+    from ortools.sat.python import cp_model
+
+    groups: dict[tuple[Node, tuple[int, ...]], list[int]] = defaultdict(list)
+    for i in sorted(on_node):
+        groups[(problem.nodes[i], tuple(on_node[i]))].append(i)
+    for (_, cs), nodes in groups.items():
+        weights = [1 + 7 * k for k in range(len(cs))]  # distinct, so fewer ties
+        keys = [cp_model.LinearExpr.weighted_sum([y[c, i] for c in cs], weights) for i in nodes]
+        for a, b in itertools.pairwise(keys):
+            m.add(a >= b)
+
+
+def _exact_reason(problem: Problem, work: list[Work]) -> str:
+    targets = sorted({w.target for w in work})
+    where = targets[0] if len(targets) == 1 else f"{problem.id} (targets {', '.join(targets)})"
+    tasks = sum(w.units * w.tasks for w in work)
+    return (
+        f"{where}: the {tasks} pods and job nodes planned there fit the totals but no "
+        f"assignment onto its {len(problem.nodes)} nodes exists"
+    )
+
+
+# --- a given assignment ----------------------------------------------------------------------
+
+
+def check_assignment(problem: Problem, assignment: dict[str, list[list[int]]]) -> list[str]:
+    """What is wrong with a given assignment (work name -> node positions per unit); []."""
+    errors: list[str] = []
+    gpus = [n.gpus for n in problem.nodes]
+    cpus = [n.cpus for n in problem.nodes]
+    memory = [n.memory for n in problem.nodes]
+    slices = [dict(n.slices) for n in problem.nodes]
+    holders: dict[int, list[tuple[str, bool]]] = defaultdict(list)
+    for w in problem.work:
+        units = assignment.get(w.name)
+        if units is None:
+            if w.units and w.tasks:
+                errors.append(f"{w.name}: not assigned")
+            continue
+        if len(units) != w.units:
+            errors.append(f"{w.name}: {len(units)} units assigned, {w.units} planned")
+        reach = set(problem.reach.get(w.target, ()))
+        for u, unit in enumerate(units):
+            if len(unit) != w.tasks or len(set(unit)) != len(unit):
+                errors.append(f"{w.name}[{u}]: needs {w.tasks} distinct nodes, got {unit}")
+            for i in unit:
+                if i not in reach:
+                    errors.append(f"{w.name}[{u}]: node {i} is not a node of {w.target}")
+                    continue
+                if w.whole and not problem.nodes[i].idle:
+                    errors.append(f"{w.name}[{u}]: {problem.node_ids[i]} is not idle")
+                holders[i].append((w.name, w.whole))
+                gpus[i] -= w.gpus
+                cpus[i] -= w.cpus
+                memory[i] -= w.memory
+                for p, n in w.slices:
+                    slices[i][p] = slices[i].get(p, 0) - n
+    for i, node_id in enumerate(problem.node_ids):
+        over = [
+            name
+            for name, v in (("GPUs", gpus[i]), ("CPUs", cpus[i]), ("memory", memory[i]))
+            if v < 0
+        ]
+        over += [f"{p} slices" for p, v in sorted(slices[i].items()) if v < 0]
+        if over:
+            errors.append(f"{node_id}: over in {', '.join(over)}")
+        if any(whole for _, whole in holders[i]) and len(holders[i]) > 1:
+            names = sorted(n for n, _ in holders[i])
+            errors.append(f"{node_id}: a whole-node task shares it with {names}")
+    return errors

@@ -1,0 +1,186 @@
+"""Exact packing onto identical nodes by node patterns (configurations), for the checker.
+
+When every node of a component is alike (same free capacity, reached by every work), a packing
+is a choice of node patterns: a pattern says how many tasks of each type one node holds. With
+z_p nodes of pattern p (integers), it packs iff
+
+    Σ_p z_p ≤ N        and        Σ_p a_pt z_p ≥ d_t   for every task type t
+
+(d_t tasks of type t; surplus is dropped from any node, which keeps it within capacity). Only
+maximal patterns (no further task fits) are needed. A type's count per node is at most its
+units, so the tasks of a job land on distinct nodes (router/plan/packing.py `_deal`); a
+whole-node type is a pattern of its own. The LP of this model is much stronger than that of
+per-node variables on tight mixes (a CPU partition of many small jobs, memory full to the MiB),
+where the symmetry of identical nodes stalls the per-node search. Used when there are at most
+PATTERN_CAP maximal patterns; otherwise the caller falls back to per-node variables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from router.plan.packdata import Problem, Verdict, Work, deal
+
+PATTERN_CAP = 50_000
+
+
+@dataclass(frozen=True)
+class _Type:
+    need: tuple[int, ...]  # per dimension, one task
+    most: int  # per node: at most the units (distinct nodes), and what fits
+    demand: int  # tasks in all
+    whole: bool
+
+
+def _dims(problem: Problem, work: list[Work]) -> list[str]:
+    profiles = sorted(
+        {p for w in work for p, _ in w.slices} | {p for p, _ in problem.nodes[0].slices}
+    )
+    return ["gpus", "cpus", "memory", *profiles]
+
+
+def _vector(w: Work, dims: list[str]) -> tuple[int, ...]:
+    sl = dict(w.slices)
+    return (w.gpus, w.cpus, w.memory, *(sl.get(p, 0) for p in dims[3:]))
+
+
+def applies(problem: Problem, work: list[Work]) -> bool:
+    """One node class: all nodes alike, and every work reaches all of them."""
+    first = problem.nodes[0] if problem.nodes else None
+    everyone = tuple(range(len(problem.nodes)))
+    return (
+        first is not None
+        and all(n == first for n in problem.nodes)
+        and all(problem.reach.get(w.target, ()) == everyone for w in work)
+    )
+
+
+def maximal_patterns(
+    cap: tuple[int, ...], types: list[_Type], limit: int = PATTERN_CAP
+) -> list[tuple[int, ...]] | None:
+    """Every maximal pattern of non-whole types (None: more than `limit`)."""
+    out: list[tuple[int, ...]] = []
+    n = len(types)
+    cur: list[int] = []
+
+    def fits_more(rem: tuple[int, ...]) -> bool:
+        return any(
+            cur[k] < t.most and all(a <= r for a, r in zip(t.need, rem, strict=True))
+            for k, t in enumerate(types)
+        )
+
+    def dfs(i: int, rem: tuple[int, ...]) -> bool:
+        if i == n:
+            if not fits_more(rem):
+                out.append(tuple(cur))
+            return len(out) <= limit
+        t = types[i]
+        most = min([t.most, *(r // a for a, r in zip(t.need, rem, strict=True) if a)])
+        for c in range(most, -1, -1):
+            cur.append(c)
+            ok = dfs(i + 1, tuple(r - a * c for a, r in zip(t.need, rem, strict=True)))
+            cur.pop()
+            if not ok:
+                return False
+        return True
+
+    return out if dfs(0, cap) else None
+
+
+def _lp_needs_more(patterns: list[dict[int, int]], types: list[_Type], count: int) -> bool:
+    """The LP relaxation proves it: even fractional patterns need more than `count` nodes
+    (GLOP; a margin of 1e-6 nodes against rounding). Often decides tight infeasible mixes that
+    CP-SAT's search does not settle within its limit."""
+    from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
+
+    lp = pywraplp.Solver.CreateSolver("GLOP")
+    z = [lp.NumVar(0, count, "") for _ in patterns]
+    for k, t in enumerate(types):
+        row = lp.Constraint(t.demand, lp.infinity())
+        for var, p in zip(z, patterns, strict=True):
+            if k in p:
+                row.SetCoefficient(var, p[k])
+    objective = lp.Objective()
+    for var in z:
+        objective.SetCoefficient(var, 1)
+    objective.SetMinimization()
+    status = lp.Solve()
+    if status == pywraplp.Solver.INFEASIBLE:
+        return True  # not even fractionally, with at most `count` of each pattern
+    return bool(status == pywraplp.Solver.OPTIMAL and objective.Value() > count + 1e-6)
+
+
+def pattern_check(
+    problem: Problem, work: list[Work], limit: float, search: bool = True
+) -> Verdict | None:
+    """The verdict by node patterns, or None when they do not apply or are too many (or,
+    with search=False, when the LP relaxation alone does not rule a packing out)."""
+    from ortools.sat.python import cp_model  # here: its import alone costs ~0.75 s
+
+    if not applies(problem, work):
+        return None
+    node, count = problem.nodes[0], len(problem.nodes)
+    dims = _dims(problem, work)
+    cap = (node.gpus, node.cpus, node.memory, *(node.slice_count(p) for p in dims[3:]))
+    groups: dict[tuple[object, ...], list[Work]] = {}
+    for w in work:
+        groups.setdefault((_vector(w, dims), w.tasks, w.whole), []).append(w)
+    keys = sorted(groups, key=repr)
+    types = []
+    for key in keys:
+        ws = groups[key]
+        vec, tasks, whole = key
+        assert isinstance(vec, tuple) and isinstance(tasks, int)
+        units = sum(w.units for w in ws)
+        types.append(_Type(vec, units, units * tasks, bool(whole)))
+    shared = [k for k, t in enumerate(types) if not t.whole]
+    found = maximal_patterns(cap, [types[k] for k in shared])
+    if found is None:
+        return None
+    patterns: list[dict[int, int]] = [{shared[j]: c for j, c in enumerate(p) if c} for p in found]
+    if node.idle:  # a whole-node task is a node of its own, on an idle node only
+        patterns += [
+            {k: 1}
+            for k, t in enumerate(types)
+            if t.whole and all(a <= c for a, c in zip(t.need, cap, strict=True))
+        ]
+    if _lp_needs_more(patterns, types, count):
+        return Verdict(problem.id, False, "exact", "")
+    if not search:
+        return None
+    m = cp_model.CpModel()
+    z = [m.new_int_var(0, count, f"z{i}") for i in range(len(patterns))]
+    m.add(sum(z) <= count)
+    for k, t in enumerate(types):
+        terms = [(z[i], p[k]) for i, p in enumerate(patterns) if k in p]
+        m.add(
+            cp_model.LinearExpr.weighted_sum([v for v, _ in terms], [a for _, a in terms])
+            >= t.demand
+        )
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.max_deterministic_time = limit
+    status = solver.solve(m)
+    if status == cp_model.INFEASIBLE:
+        return Verdict(problem.id, False, "exact", "")
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return Verdict(
+            problem.id, None, "limit", f"no packing found and none ruled out within {limit:g} s"
+        )
+    left = [t.demand for t in types]
+    counts: dict[tuple[int, int], int] = {}
+    i = 0
+    for p, var in zip(patterns, z, strict=True):
+        for _ in range(int(solver.value(var))):
+            for k, a in sorted(p.items()):
+                take = min(a, left[k])
+                if take:
+                    counts[k, i] = take
+                    left[k] -= take
+            i += 1
+    assignment: dict[str, list[list[int]]] = {}
+    for k, key in enumerate(keys):
+        for w, dealt in zip(groups[key], deal(counts, k, groups[key]), strict=True):
+            assignment.setdefault(w.name, []).extend(dealt)
+    return Verdict(problem.id, True, "exact", assignment=assignment)
