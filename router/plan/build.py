@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from router.config import Project
 from router.emit import assign_artifacts
@@ -158,7 +161,7 @@ def build_plan(
                 workload=d.workload,
                 target=cand.target,
                 rule=d.rule.name,
-                rule_source=f"{project.relative(d.rule.span.path)}:{d.rule.span.line}",
+                rule_source=f"{_relative(project)(d.rule.span.path)}:{d.rule.span.line}",
                 rank=cand.rank,
                 options=cand.options,
                 resources=cand.resources,
@@ -211,6 +214,18 @@ def build_plan(
     )
 
 
+def _relative(project: Project) -> Callable[[str], str]:
+    """project.relative, remembered per path for the latest project: a path is resolved on
+    disk each time, and a large plan names the same few policy files thousands of times."""
+    if not (_RELATIVE and _RELATIVE[0] is project):
+        _RELATIVE[:] = [project, functools.lru_cache(maxsize=None)(project.relative)]
+    rel: Callable[[str], str] = _RELATIVE[1]
+    return rel
+
+
+_RELATIVE: list[Any] = []
+
+
 def unplaced_reasons(
     d: Decision,
     problem: Problem,
@@ -226,5 +241,5 @@ def unplaced_reasons(
 
     if d.candidates and state is None:
         state = PlanState(problem, result.assignment, result.nodes)
-    summary = summarise(d, state if d.candidates else None, project.relative, result.status)
+    summary = summarise(d, state if d.candidates else None, _relative(project), result.status)
     return summary.reasons, summary.fix

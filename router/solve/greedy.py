@@ -14,7 +14,7 @@ from __future__ import annotations
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.pack import Entry, Packing, first_fit
 
-REPACK_TRIES = 30  # fresh packings tried per capacity component in the last fill
+REPACK_TRIES = 10  # fresh packings tried per capacity component in the last fill
 FILL_PASSES = 4
 
 
