@@ -545,7 +545,7 @@ def explain(
 
     # A routed workload's place depends on everyone else's: plan them all.
     made = plan(platform, previous)
-    state = PlanState(made.built.problem, made.built.solve.assignment)
+    state = PlanState(made.built.problem, made.built.solve.assignment, made.built.solve.nodes)
     doc = explain_one(
         workload,
         decision,

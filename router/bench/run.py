@@ -36,7 +36,15 @@ from router.bench.baselines import first_match, greedy
 from router.bench.generator import Platform, generate
 from router.evaluate.evaluate import Evaluator
 from router.models import Workload
+from router.models.placement import Placement
+from router.plan.packcheck import check_assignment, unpackable
 from router.solve.lp import lp_level_bound
+
+
+def _units(p: Placement) -> list[list[tuple[str, int]]]:
+    """A placement's recorded nodes as the checker's units: a pod each, or a job's nodes."""
+    per = p.resources.nodes if p.resources.whole_nodes else 1
+    return [p.nodes[k : k + per] for k in range(0, len(p.nodes), max(1, per))]
 
 
 def _peak_rss_mb() -> float:
@@ -83,6 +91,19 @@ def run(
     t4 = time.perf_counter()
     base = greedy(agg)
     fm = first_match(agg)
+    # The independent exact checker (router/plan/packcheck.py, sharing nothing with
+    # router/solve): targets whose planned work does not pack, and what is wrong with the
+    # plan's own node assignment. Not part of the plan's time: it is the referee.
+    t5 = time.perf_counter()
+    i = built.inputs
+    unpackable_targets = unpackable(i.inventory, i.running, built.placements)
+    assignment_errors = check_assignment(
+        i.inventory,
+        i.running,
+        built.placements,
+        {q.workload.name: _units(q) for q in built.placements},
+    )
+    check_seconds = time.perf_counter() - t5
     # router.plan's own stages; "reasons" is the rest of it (why each unplaced workload is).
     stages = {
         "parse": t1 - t0,
@@ -127,6 +148,9 @@ def run(
         "ratio_to_greedy": ratio(result.objective, base.objective),
         "decision_us_median": round(statistics.median(ns) / 1000.0, 3) if ns else 0.0,
         "decision_us_mean": round(sum(ns) / max(1, len(ns)) / 1000.0, 3),
+        "unpackable_targets": len(unpackable_targets),
+        "assignment_errors": len(assignment_errors),
+        "check_seconds": round(check_seconds, 3),
     }
     if churn:
         out |= _churn(platform, planned, workers, seed)

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from router.evaluate.evaluate import Candidate
+from router.explain.noderoom import NodeRoom
 from router.solve.problem import Problem, Row
 
 Key = tuple[str, ...]
@@ -43,10 +44,19 @@ def reason_key(row: Row) -> Key:
 
 
 class PlanState:
-    """The plan's usage of every row, computed once and shared by all explanations."""
+    """The plan's usage of every row, computed once and shared by all explanations, and what
+    its nodes have left (`nodes`: the plan's node assignment, SolveResult.nodes)."""
 
-    def __init__(self, problem: Problem, assignment: dict[str, Candidate]) -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        assignment: dict[str, Candidate],
+        nodes: dict[str, list[tuple[str, int]]] | None = None,
+    ) -> None:
         self.problem = problem
+        self.assignment = assignment
+        self.nodes = nodes
+        self.room = NodeRoom(self)
         self.index = {d.workload.name: i for i, d in enumerate(problem.decisions)}
         # Matched by (workload, target id), not object identity, so a re-built problem works.
         self.chosen: dict[int, int] = {}
@@ -78,6 +88,11 @@ class PlanState:
         return self.problem.decisions[self.problem.variables[v][0]].workload
 
 
+def is_cut(row: Row) -> bool:
+    """A per-node cut row (aggregate.cut_rows): the nodes decide it, not its numbers."""
+    return row.kind == "nodes" and row.resource != "nodes"
+
+
 @dataclass
 class Overflow:
     """One row a candidate would break: `used` by others, `need` by the workload."""
@@ -86,6 +101,10 @@ class Overflow:
     used: int
     need: int
     rhs: int
+    # Capacity decided node by node (noderoom.py): what the nodes have left, in words, and
+    # how many more empty nodes would let it in. `row` is then one of the target's rows.
+    text: str = ""
+    more_nodes: int = 0
 
 
 @dataclass
@@ -106,11 +125,31 @@ def overflows_at(state: PlanState, v: int, minus: int | None = None) -> dict[Key
     the workload's own placement when asking about a placed workload's other targets)."""
     out: dict[Key, list[Overflow]] = {}
     minus_rows = dict(state.rows_of.get(minus, [])) if minus is not None else {}
+    carrier: int | None = None
     for r, need in state.rows_of.get(v, []):
         row = state.problem.rows[r]
+        if row.kind in CAPACITY_KINDS:
+            if carrier is None and row.kind == "capacity":
+                carrier = r
+            continue  # decided on the nodes, below
         used = state.used[r] - minus_rows.get(r, 0)
         if used + need > row.rhs:
             out.setdefault(reason_key(row), []).append(Overflow(r, used, need, row.rhs))
+    blocked = state.room.blocked(v, minus)
+    if blocked is not None:
+        text, more = blocked
+        found = []
+        for r, need in state.rows_of.get(v, []):
+            row = state.problem.rows[r]
+            used = state.used[r] - minus_rows.get(r, 0)
+            if row.kind in CAPACITY_KINDS and not is_cut(row) and used + need > row.rhs:
+                found.append(Overflow(r, used, need, row.rhs, "", more))
+        if not found and carrier is not None:
+            used = state.used[carrier] - minus_rows.get(carrier, 0)
+            need = dict(state.rows_of[v])[carrier]
+            found.append(Overflow(carrier, used, need, state.problem.rows[carrier].rhs, text, more))
+        if found:
+            out[("capacity", state.problem.variables[v][1].target.id)] = found
     return out
 
 
@@ -147,6 +186,10 @@ def _minimal_core(
     whole = [k for k in keys if breadth(k)[0] == len(cands)]
     if whole:
         return [min(whole, key=lambda k: (-breadth(k)[1], k))]
+    # Each candidate blocked by one reason of its own (a full target each, as packing node
+    # by node leaves many): all of them are the one minimal core, again without a solver.
+    if len(keys) == len(cands) and all(len(over[v]) == 1 for v in cands):
+        return sorted(keys, key=lambda k: (-breadth(k)[0], k))
 
     from ortools.sat.python import cp_model  # only when something is unplaced
 
@@ -154,10 +197,14 @@ def _minimal_core(
     x = {v: model.new_bool_var(f"x{v}") for v in cands}
     model.add_exactly_one(x.values())
     lit = {k: model.new_bool_var("/".join(k)) for k in keys}
+    for v in cands:  # capacity is decided on the nodes, candidate by candidate
+        for k, _ in over[v].items():
+            if k[0] == "capacity":
+                model.add(x[v] == 0).only_enforce_if(lit[k])
     for r in sorted({r for v in cands for r, _ in state.rows_of.get(v, [])}):
         row = state.problem.rows[r]
         k = reason_key(row)
-        if k not in lit:
+        if k not in lit or row.kind in CAPACITY_KINDS:
             continue  # a row no candidate would break never matters
         terms = [(coef, v) for v in cands for rr, coef in state.rows_of.get(v, []) if rr == r]
         model.add(sum(coef * x[v] for coef, v in terms) <= row.rhs - state.used[r]).only_enforce_if(
@@ -218,8 +265,12 @@ def best_displacement(state: PlanState, b: Blocking) -> tuple[int, list[int], in
     best: tuple[int, list[int], int] | None = None
     for v in b.candidates:
         d = displacement(state, v, b.overflows[v])
-        if d is not None and (best is None or d[1] < best[2]):
-            best = (v, d[0], d[1])
+        if d is None or (best is not None and d[1] >= best[2]):
+            continue
+        gone = frozenset(state.workload_of(m).name for m in d[0])
+        if state.room.blocked(v, without=gone) is not None:
+            continue  # room in the sums, but still no node for it: no displacement helps
+        best = (v, d[0], d[1])
     return best
 
 

@@ -75,6 +75,9 @@ def reason_text(
     vs = [only] if only is not None else b.blocked_by(key)
     overs = [o for v in vs for o in b.overflows[v].get(key, [])]
     if key[0] == "capacity":
+        texts = sorted({o.text for o in overs if o.text})
+        if texts:  # room is there in total, not on any node
+            return "; ".join(texts)
         parts = []
         for o in sorted(overs, key=lambda o: state.problem.rows[o.row].resource):
             res = state.problem.rows[o.row].resource
@@ -121,7 +124,7 @@ def change_text(state: PlanState, b: Blocking, key: Key, v: int, rel: Relative) 
         ref = _target_of(state, b, key)
         assert ref is not None
         kinds = [state.problem.rows[o.row].resource for o in overs]
-        more = _nodes_needed(ref, overs, kinds)
+        more = max([_nodes_needed(ref, overs, kinds), *(o.more_nodes for o in overs)])
         mx = getattr(ref.target, "max_nodes", None)
         if mx:
             return f"{ref.id} needs max_nodes {mx + more} (has {mx})"

@@ -94,6 +94,8 @@ class Placement:
     options: dict[str, Any]
     resources: Resources
     artifacts: list[str] = field(default_factory=list)
+    # (node set id, node index) of each pod (service replica, job task) or whole node
+    nodes: list[tuple[str, int]] = field(default_factory=list)
 
     @property
     def backend(self) -> str:

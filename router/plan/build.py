@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from router.config import Project
 from router.emit import assign_artifacts
+from router.errors import PlanError
 from router.evaluate.evaluate import Decision, Evaluator
 from router.evaluate.quota import QuotaLimit, compile_quotas
 from router.evaluate.spread import SpreadLimit, compile_spreads
@@ -25,7 +29,9 @@ from router.models import (
 )
 from router.models.placement import Placement
 from router.plan.preempted import Preempted, not_preempted, preempted
+from router.plan.verify import verify_nodes
 from router.solve.cpsat import SolveOptions, SolveResult
+from router.solve.nodes import capacities
 from router.solve.problem import Problem, build_problem
 
 
@@ -129,7 +135,12 @@ def build_plan(
     spreads = compile_spreads(inputs.policy, inputs.inventory)
     t2 = time.perf_counter()
     problem = build_problem(
-        decisions, evaluator.targets, quotas, (options or SolveOptions()).previous, spreads=spreads
+        decisions,
+        evaluator.targets,
+        quotas,
+        (options or SolveOptions()).previous,
+        spreads=spreads,
+        capacity=capacities(evaluator.targets, inputs.inventory, inputs.running),
     )
     t3 = time.perf_counter()
     agg = problem.aggregate
@@ -150,11 +161,19 @@ def build_plan(
                 workload=d.workload,
                 target=cand.target,
                 rule=d.rule.name,
-                rule_source=f"{project.relative(d.rule.span.path)}:{d.rule.span.line}",
+                rule_source=f"{_relative(project)(d.rule.span.path)}:{d.rule.span.line}",
                 rank=cand.rank,
                 options=cand.options,
                 resources=cand.resources,
+                nodes=result.nodes.get(name, []),
             )
+        )
+    # The plan is true node by node, or it is not written: checked against the nodes by
+    # verify.py, which shares nothing with the solver's packing.
+    wrong = verify_nodes(inputs.inventory, inputs.running, placements)
+    if wrong:
+        raise PlanError(
+            "the plan does not fit its nodes (a bug in router): " + "; ".join(wrong[:5])
         )
     assign_artifacts(placements)  # plan.json lists them before they are written
     left_out = [
@@ -163,7 +182,7 @@ def build_plan(
     previous = (options or SolveOptions()).previous
     # The plan's row usage, made once and shared by every reason below (when any needs it).
     needed = previous or any(d.candidates for d in left_out)
-    state = PlanState(problem, result.assignment) if needed else None
+    state = PlanState(problem, result.assignment, result.nodes) if needed else None
     unplaced = [
         Unplaced(d, *unplaced_reasons(d, problem, result, project, state)) for d in left_out
     ]
@@ -195,6 +214,18 @@ def build_plan(
     )
 
 
+def _relative(project: Project) -> Callable[[str], str]:
+    """project.relative, remembered per path for the latest project: a path is resolved on
+    disk each time, and a large plan names the same few policy files thousands of times."""
+    if not (_RELATIVE and _RELATIVE[0] is project):
+        _RELATIVE[:] = [project, functools.lru_cache(maxsize=None)(project.relative)]
+    rel: Callable[[str], str] = _RELATIVE[1]
+    return rel
+
+
+_RELATIVE: list[Any] = []
+
+
 def unplaced_reasons(
     d: Decision,
     problem: Problem,
@@ -209,6 +240,6 @@ def unplaced_reasons(
     from router.explain.reasons import summarise
 
     if d.candidates and state is None:
-        state = PlanState(problem, result.assignment)
-    summary = summarise(d, state if d.candidates else None, project.relative, result.status)
+        state = PlanState(problem, result.assignment, result.nodes)
+    summary = summarise(d, state if d.candidates else None, _relative(project), result.status)
     return summary.reasons, summary.fix

@@ -25,6 +25,19 @@ def _round(x: float | None, digits: int = 6) -> float | None:
     return None if x is None else round(x, digits)
 
 
+def node_json(plan: Plan, nodes: list[tuple[str, int]]) -> list[dict[str, Any]]:
+    """Where a placement's pods (or whole nodes) are: node set id, node index, and the node's
+    name when the inventory gives node_names."""
+    out = []
+    for sid, i in nodes:
+        entry: dict[str, Any] = {"node": i, "node_set": sid}
+        names = plan.inputs.inventory.node_set(sid).spec.node_names
+        if i < len(names):
+            entry["name"] = names[i]
+        out.append(entry)
+    return out
+
+
 def _after(p: Placement, where: dict[str, tuple[str, str]]) -> dict[str, Any]:
     """The `after` dependencies of a placement, each with where its parent went: `router
     apply` turns same-cluster Slurm ones into --dependency=afterok and refuses the others."""
@@ -52,6 +65,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "backend": p.backend,
             "cluster": p.cluster,
             "kind": p.workload.kind,
+            "nodes": node_json(plan, p.nodes),  # one per pod, or per whole node
             "options": p.options,
             "rank": p.rank,
             "resources": p.resources.to_json(),

@@ -57,6 +57,8 @@ def plan_schema() -> dict[str, Any]:
             "options": {"type": "object"},
             "resources": resources,
             "artifacts": _list(_STR),
+            # one entry per pod (service replica, job task) or per whole node taken
+            "nodes": _list(_obj({"node_set": _STR, "node": _INT}, {"name": _STR})),
         },
         {
             "after": _list(

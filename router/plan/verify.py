@@ -2,9 +2,10 @@
 
 It recomputes everything from the placements and the inputs, sharing nothing with the
 solver's model but the evaluator: every placement is on one of its workload's candidate
-targets, no target is over capacity in GPUs, CPUs, memory or nodes, no quota is exceeded (each
-part of a quota with `per` on its own), and no spread group has more members on one attribute
-value than it allows.
+targets, its recorded nodes hold it (verify_nodes: every pod or whole node on a node of the
+target's node sets, whole nodes idle and alone, no node over its free GPUs, MIG slices, CPUs
+or memory after what already runs), no quota is exceeded (each part of a quota with `per` on
+its own), and no spread group has more members on one attribute value than it allows.
 """
 
 from __future__ import annotations
@@ -13,17 +14,11 @@ from collections import Counter, defaultdict
 from collections.abc import Hashable
 
 from router.evaluate.evaluate import Decision, Evaluator
-from router.evaluate.quota import (
-    capacity,
-    capacity_resources,
-    capacity_usage,
-    compile_quotas,
-    usage,
-)
+from router.evaluate.quota import compile_quotas, usage
 from router.evaluate.spread import compile_spreads, order, show
 from router.evaluate.views import workload_view
 from router.language import ast
-from router.models import Inventory, Workload
+from router.models import Inventory, Running, Workload, node_classes
 from router.models.placement import Placement
 
 
@@ -32,6 +27,7 @@ def verify_plan(
     inventory: Inventory,
     workloads: list[Workload],
     placements: list[Placement],
+    running: Running | None = None,
 ) -> list[str]:
     """Violations in words; an empty list means the plan is sound."""
     problems: list[str] = []
@@ -40,7 +36,6 @@ def verify_plan(
     if len(names) != len(set(names)):
         problems.append("a workload is placed more than once")
     decisions = {w.name: ev.decide(w) for w in workloads}
-    used: dict[tuple[str, str], int] = defaultdict(int)
     for p in placements:
         d = decisions.get(p.workload.name)
         if d is None:
@@ -56,17 +51,7 @@ def verify_plan(
             continue
         if cand.resources != p.resources or cand.rank != p.rank:
             problems.append(f"{p.workload.name}: resources or rank differ from the candidate")
-        for resource in capacity_resources(p.target):
-            used[p.target.id, resource] += capacity_usage(resource, p.resources, p.target)
-        # Shared placements take no node to themselves; whole-node ones take theirs.
-        used[p.target.id, "nodes"] += p.resources.whole_nodes
-    for ref in inventory.targets():
-        for resource in [*capacity_resources(ref), "nodes"]:
-            cap = capacity(ref, resource)
-            if used[ref.id, resource] > cap:
-                problems.append(
-                    f"{ref.id}: {resource} over capacity: {used[ref.id, resource]} > {cap}"
-                )
+    problems += verify_nodes(inventory, running, placements)
     for q in compile_quotas(policy, inventory, workloads=workloads):
         total = 0
         for p in placements:
@@ -78,6 +63,70 @@ def verify_plan(
         if total > q.amount:
             problems.append(f"quota {q.label} ({q.source}): {q.resource} {total} > {q.amount}")
     problems += _spreads(policy, inventory, list(decisions.values()), placements)
+    return problems
+
+
+def verify_nodes(
+    inventory: Inventory, running: Running | None, placements: list[Placement]
+) -> list[str]:
+    """Each placement's recorded nodes against the nodes' free capacity; [] if all fit."""
+    problems: list[str] = []
+    free: dict[tuple[str, int], list[int]] = {}  # [gpus, cpus, memory, slices...]
+    idle: dict[tuple[str, int], bool] = {}
+    profiles: dict[str, list[str]] = {}
+    for sid, classes in node_classes(inventory, running).items():
+        profiles[sid] = [p for p, _ in inventory.node_set(sid).spec.slices_per_node.items()]
+        for c in classes:
+            sl = dict(c.free.slices)
+            for i in c.indices:
+                free[sid, i] = [
+                    c.free.gpus,
+                    c.free.cpus,
+                    c.free.memory,
+                    *(sl.get(p, 0) for p in profiles[sid]),
+                ]
+                idle[sid, i] = c.idle
+    whole_of: dict[tuple[str, int], str] = {}
+    pods_on: dict[tuple[str, int], list[str]] = defaultdict(list)
+    for p in sorted(placements, key=lambda p: p.workload.name):
+        name, r = p.workload.name, p.resources
+        want = r.whole_nodes or r.units
+        if len(p.nodes) != want:
+            problems.append(f"{name}: {len(p.nodes)} nodes recorded, needs {want}")
+            continue
+        for sid, i in p.nodes:
+            node = (sid, i)
+            if sid not in p.target.node_sets or node not in free:
+                problems.append(f"{name}: node {i} of {sid} is not a node of {p.target.id}")
+                continue
+            if r.whole_nodes:
+                if not idle[node] or node in whole_of or pods_on[node]:
+                    problems.append(f"{name}: node {i} of {sid} is not free for a whole node")
+                whole_of[node] = name
+                continue
+            if node in whole_of:
+                problems.append(f"{name}: node {i} of {sid} is taken whole by {whole_of[node]}")
+            pods_on[node].append(name)
+            f = free[node]
+            f[0] -= 0 if r.mig else r.gpus_per_node
+            f[1] -= r.cpus_per_node
+            f[2] -= r.memory_per_node
+            if r.mig:
+                if r.mig not in profiles[sid]:
+                    problems.append(f"{name}: node {i} of {sid} has no {r.mig} slices")
+                else:
+                    f[3 + profiles[sid].index(r.mig)] -= r.gpus_per_node
+    for (sid, i), f in sorted(free.items()):
+        over = [
+            what
+            for what, left in zip(
+                ["GPUs", "CPUs", "memory", *(f"{p} slices" for p in profiles[sid])], f, strict=True
+            )
+            if left < 0
+        ]
+        if over:
+            who = ", ".join(sorted(set(pods_on[sid, i])))
+            problems.append(f"node {i} of {sid}: over its free {over[0]} ({who})")
     return problems
 
 

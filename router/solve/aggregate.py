@@ -17,19 +17,14 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
+from typing import Any
 
 from router.evaluate.evaluate import Candidate, Decision
-from router.evaluate.quota import (
-    QuotaLimit,
-    capacity,
-    capacity_resources,
-    capacity_usage,
-    per_node_gpus,
-    usage,
-)
+from router.evaluate.quota import QuotaLimit, usage
 from router.evaluate.spread import SpreadLimit, order, show
 from router.evaluate.views import workload_view
 from router.models import TargetRef
+from router.solve.nodes import Capacity, Item, capacities, item_of
 
 RESOURCES = ("gpus", "cpus", "memory")
 
@@ -82,6 +77,14 @@ class Aggregate:
     # that puts planned work back where it was.
     floors: list[int] = field(default_factory=list)
     start: list[int] | None = None
+    # The real nodes (nodes.py): capacity components, and per variable its component and
+    # what one member takes of it.
+    capacity: list[Capacity] = field(default_factory=list)
+    cap_of: list[int] = field(default_factory=list)
+    items: list[Item] = field(default_factory=list)
+    allowed: list[frozenset[str]] = field(default_factory=list)  # per variable: its node sets
+    nodes: Any = None  # the packing checks and their witnesses (benders.Nodes)
+    touches: list[list[tuple[int, int]]] | None = None  # greedy.rows_of, once built
 
     def bound(self, v: int) -> int:
         return len(self.groups[self.variables[v][0]].members)
@@ -94,15 +97,23 @@ class Aggregate:
         """0/1 placements from class counts: the members of a class, in name order, fill its
         candidates in target-id order. Returns routed index -> the member's own candidate."""
         out: dict[int, Candidate] = {}
+        for v, members in self.members_of(counts).items():
+            j = self.variables[v][1]
+            for i in members:
+                out[i] = self.routed[i].candidates[j]
+        return out
+
+    def members_of(self, counts: list[int]) -> dict[int, list[int]]:
+        """Per variable with a count, the routed indices of the members it places (see
+        split)."""
+        out: dict[int, list[int]] = {}
         for g, group in enumerate(self.groups):
             vs = sorted(self.choices[g], key=lambda v: self.candidate(v).target.id)
             k = 0
             for v in vs:
-                j = self.variables[v][1]
-                for _ in range(counts[v]):
-                    i = group.members[k]
-                    out[i] = self.routed[i].candidates[j]
-                    k += 1
+                if counts[v]:
+                    out[v] = group.members[k : k + counts[v]]
+                    k += counts[v]
         return out
 
 
@@ -117,16 +128,6 @@ def node_capacity(ref: TargetRef) -> int:
     return getattr(ref.target, "max_nodes", None) or ref.target.nodes
 
 
-def _big(c: Candidate) -> bool:
-    """More than half a node in some resource: two such placements never share a node."""
-    t, r = c.target.target, c.resources
-    return bool(
-        (per_node_gpus(c.target, r) and 2 * r.gpus_per_node > per_node_gpus(c.target, r))
-        or 2 * r.cpus_per_node > t.cpus_per_node
-        or 2 * r.memory_per_node > t.memory_per_node
-    )
-
-
 def _content_key(d: Decision) -> Hashable:
     return tuple((c.target.id, c.rank, c.pref, c.resources) for c in d.candidates)
 
@@ -137,7 +138,10 @@ def build_aggregate(
     quotas: list[QuotaLimit],
     previous: dict[str, str] | None = None,
     spreads: list[SpreadLimit] | None = None,
+    capacity: list[Capacity] | None = None,
 ) -> Aggregate:
+    """`capacity`: the targets' nodes (nodes.capacities); by default each target's own nodes,
+    empty."""
     prev = previous or {}
     spreads = spreads or []
     routed = [d for d in decisions if d.candidates]
@@ -186,7 +190,7 @@ def build_aggregate(
         choices.append(list(range(len(variables), len(variables) + len(group.candidates))))
         variables.extend((g, j) for j in range(len(group.candidates)))
     agg = Aggregate(routed, groups, variables, choices)
-    _capacity_rows(agg, targets)
+    _capacity_rows(agg, capacity if capacity is not None else capacities(targets))
     _quota_rows(agg, quotas)
     _spread_rows(agg, spreads)
     _levels(agg)
@@ -211,29 +215,100 @@ def _members(
     )
 
 
-def _capacity_rows(agg: Aggregate, targets: list[TargetRef]) -> None:
-    by_target: dict[str, list[int]] = {t.id: [] for t in targets}
+def _capacity_rows(agg: Aggregate, caps: list[Capacity]) -> None:
+    """Per capacity component, and per target within it: each axis in total, whole nodes on
+    empty nodes, and the per-node cuts (cut_rows)."""
+    agg.capacity = caps
+    comp = {t: ci for ci, cap in enumerate(caps) for t in cap.sets_of}
+    agg.cap_of = [comp[agg.candidate(v).target.id] for v in range(len(agg.variables))]
+    agg.items = [
+        item_of(agg.candidate(v).resources, caps[agg.cap_of[v]]) for v in range(len(agg.variables))
+    ]
+    agg.allowed = [
+        caps[agg.cap_of[v]].sets_of[agg.candidate(v).target.id] for v in range(len(agg.variables))
+    ]
+    from router.solve.benders import Nodes  # it builds on this module
+
+    agg.nodes = Nodes(agg)
+    by_target: dict[str, list[int]] = {}
     for v in range(len(agg.variables)):
-        by_target[agg.candidate(v).target.id].append(v)
-    for ref in targets:
-        vs = by_target[ref.id]
-        if not vs:
+        by_target.setdefault(agg.candidate(v).target.id, []).append(v)
+    for cap in caps:
+        scopes: list[tuple[str, frozenset[str], list[int]]] = []
+        for t in cap.targets:
+            if by_target.get(t):
+                scopes.append((t, cap.sets_of[t], by_target[t]))
+        everything = frozenset(s for ss in cap.sets_of.values() for s in ss)
+        if len(scopes) > 1 or (scopes and scopes[0][1] != everything):
+            vs = sorted(v for _, _, vs in scopes for v in vs)
+            scopes.append((cap.id, everything, vs))
+        for subject, sets, vs in scopes:
+            agg.rows.extend(cut_rows(agg, cap, subject, sets, vs))
+
+
+# k = 2, 3 cuts only on targets of at most this many nodes: there a few pods decide, while on
+# large ones the rows slow the lower levels' search more than they help (bench L: the rank
+# and preference levels, which polish on small budgets, found less in them).
+FEW_NODES = 8
+
+
+def cut_rows(
+    agg: Aggregate, cap: Capacity, subject: str, sets: frozenset[str], vs: list[int]
+) -> list[Row]:
+    """Valid rows for the variables `vs` on the nodes of `sets`, strongest first:
+
+    * each axis: Σ usage ≤ the free amount of every node together;
+    * nodes: whole-node members ≤ the empty nodes;
+    * per axis a and k = 1, 2, 3: a pod that needs more than 1/(k+1) of the most any node has
+      free of a leaves room for at most k of them on a node (and none beside a whole-node
+      job), so k·(whole nodes) + (such pods) ≤ Σ over nodes of what each can hold of them.
+      k = 1 is "two more-than-half pods never share a node", per axis: a GPU-heavy and a
+      CPU-heavy pod may share one.
+    Cut rows that cannot bind (every count at its largest fits) are left out.
+    """
+    groups = cap.groups_of(sets)
+    items = agg.items
+    out: list[Row] = []
+
+    def add(terms: list[tuple[int, int]], rhs: int, kind: str, resource: str) -> None:
+        terms = [(c, v) for c, v in terms if c]
+        # Axis rows are kept even when they cannot bind: explanations read them.
+        if terms and (kind == "capacity" or sum(c * agg.bound(v) for c, v in terms) > rhs):
+            out.append(Row(terms, rhs, kind, subject, resource))
+
+    for a, axis in enumerate(cap.axes):
+        add(
+            [(items[v].usage(cap.full)[a], v) for v in vs],
+            sum(g.count * g.free[a] for g in groups),
+            "capacity",
+            axis,
+        )
+    empty = sum(g.count for g in groups if g.empty)
+    add([(items[v].whole, v) for v in vs], empty, "nodes", "nodes")
+    for a, axis in enumerate(cap.axes):
+        most = max((g.free[a] for g in groups), default=0)
+        if not most:
             continue
-        nodes = node_capacity(ref)
-        # MIG slices have rows of their own (quota.capacity_usage), as the kubelet counts them.
-        for resource in capacity_resources(ref):
-            terms = [(capacity_usage(resource, agg.candidate(v).resources, ref), v) for v in vs]
-            terms = [(u, v) for u, v in terms if u]
-            if terms:
-                agg.rows.append(Row(terms, capacity(ref, resource), "capacity", ref.id, resource))
-        node_terms = []
-        for v in vs:
-            c = agg.candidate(v)
-            n = c.resources.whole_nodes or (1 if _big(c) else 0)
-            if n:
-                node_terms.append((n, v))
-        if node_terms:
-            agg.rows.append(Row(node_terms, nodes, "nodes", ref.id, "nodes"))
+        seen: set[frozenset[int]] = set()
+        for k in (1, 2, 3) if sum(g.count for g in groups) <= FEW_NODES else (1,):
+            big = frozenset(
+                v for v in vs if not items[v].whole and items[v].demand[a] * (k + 1) > most
+            )
+            if not big or big in seen:
+                continue
+            seen.add(big)
+            least = min(items[v].demand[a] for v in big)
+            rhs = sum(g.count * (k if g.empty else min(k, g.free[a] // least)) for g in groups)
+            add(
+                [
+                    (k * items[v].whole if items[v].whole else items[v].pods if v in big else 0, v)
+                    for v in vs
+                ],
+                rhs,
+                "nodes",
+                f"nodes for pods of over 1/{k + 1} node's {axis}",
+            )
+    return out
 
 
 def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:
@@ -300,9 +375,24 @@ def _spread_rows(agg: Aggregate, spreads: list[SpreadLimit]) -> None:
                 )
 
 
+def gpu_waste(agg: Aggregate, v: int) -> int:
+    """CPU work on GPU nodes that a CPU target could take: the member's CPUs (+1) when v puts
+    a workload without GPUs on a target with GPUs and its class has a candidate without
+    them; 0 otherwise. The gpu_nodes level minimises it (cpsat.py)."""
+    c = agg.candidate(v)
+    if c.resources.gpus or not c.target.target.gpus_per_node:
+        return 0
+    g = agg.variables[v][0]
+    if not any(not agg.candidate(u).target.target.gpus_per_node for u in agg.choices[g]):
+        return 0
+    return c.resources.cpus + 1
+
+
 def _levels(agg: Aggregate) -> None:
     """The objective levels, in order (see cpsat.py). Stability comes right after placed
-    work and rank: a workload stays where it was unless moving it buys one of those."""
+    work and rank: a workload stays where it was unless moving it buys one of those. The
+    built-in gpu_nodes level comes after the policy's own `prefer` terms, so a rule that
+    prefers GPU nodes for CPU work gets them."""
     tie: dict[int, int] = {}
     for vs in agg.choices:
         for s, v in enumerate(sorted(vs, key=lambda v: agg.candidate(v).target.id)):
@@ -330,6 +420,9 @@ def _levels(agg: Aggregate) -> None:
         ),
         Level(
             "preference", -1, [(cand(v).pref, v) for v in range(len(agg.variables)) if cand(v).pref]
+        ),
+        Level(
+            "gpu_nodes", -1, [(w, v) for v in range(len(agg.variables)) if (w := gpu_waste(agg, v))]
         ),
         Level("tie_break", -1, [(tie[v], v) for v in range(len(agg.variables)) if tie[v]]),
     ]

@@ -3,21 +3,23 @@
 Notation
 --------
 W             workloads that were routed (have at least one candidate target)
-T             targets (Slurm partitions, Kubernetes node pools); N_t nodes (max_nodes for
-              autoscaled pools), per node G_t GPUs, C_t CPUs, M_t MiB
+T             targets (Slurm partitions, Kubernetes node pools), drawing on node sets;
+              node sets joined by the targets that share them are one capacity component K
+              (nodes.py), whose nodes come in classes of identical free capacity (idle
+              nodes, and nodes with running work as what is left on them)
 C(w) ⊆ T      the candidate targets of w, with rank r_wt (0 = `route`, 1.. = `else route`)
               and preference place p_wt (0 = best by the clause's `prefer` terms)
 x_wt ∈ {0,1}  w is placed on t, for t ∈ C(w)
-On t, w takes either whole nodes n_wt (exclusive or multi-node jobs: all their GPUs, CPUs
-and memory) or shared amounts g_wt, c_wt, m_wt (per-replica × min replicas for services).
+On t, w is either pods (a service's min replicas, a job's one task: each pod on one node,
+with its GPUs or MIG slices, CPUs and memory) or whole nodes (exclusive and multi-node jobs:
+that many distinct idle nodes, nothing else on them).
 
 Constraints
 -----------
   Σ_t x_wt ≤ 1                                                  each workload placed once at most
-  Σ_w g_wt x_wt + G_t Σ_w n_wt x_wt ≤ G_t N_t                   GPUs of t (same for C_t, M_t)
-  Σ_w n_wt x_wt + Σ_{w big on t} x_wt ≤ N_t                     nodes of t
-     where "big" shared placements need more than half a node in some resource, so no two
-     of them share a node: a valid cut that keeps the aggregate model honest for large jobs
+  P_K(x) packs: every pod and whole node of the placements on K's targets has a node of
+     K (of its target's node sets) and no node is over its free whole GPUs, slices of
+     each MIG profile (a GPU is whole or cut, never both), CPUs or memory
   Σ_{w ∈ q, t ∈ q} u_qwt x_wt ≤ L_q                             every quota limit q
   Σ_{w ∈ g, t: a(t) = a} x_wt ≤ S_g                             every `spread` group g and
                                                                 value a of its attribute
@@ -33,21 +35,52 @@ Objective (lexicographic, each level solved to the end before the next is fixed)
   3. maximise  Σ_{t = prev(w)} x_wt         stay where the previous plan put it, unless moving
                                             buys placed work or rank (GitOps stability)
   4. minimise  Σ p_wt x_wt                  `prefer` terms (cost and the like)
-  5. minimise  Σ s_wt x_wt                  stable tie-break: s_wt = place of t in w's
+  5. minimise  Σ (CPUs_w + 1) x_wt          over CPU-only w on GPU targets when w has a
+                                            candidate without GPUs: GPU nodes are kept for
+                                            GPU work (built in; after `prefer`, so a rule
+                                            that prefers GPU nodes for CPU work wins)
+  6. minimise  Σ s_wt x_wt                  stable tie-break: s_wt = place of t in w's
                                             candidates sorted by target id
+
+Formulation: the aggregate model as a relaxation, exact packing checks, Benders cuts
+-----------
+Identical workloads form a class k of n_k members with one integer count y_kt = Σ_{w∈k} x_wt
+per candidate target: the same rows and levels with the class's coefficients, exact for
+integer solutions (aggregate.py). P_K is not written per node: it is relaxed into rows per
+component and per target (aggregate.cut_rows) that every packing satisfies — each axis in
+total, whole nodes on idle nodes, and per axis and k = 1, 2, 3 "pods of more than 1/(k+1) of
+a node's free amount: at most k per node" (k = 1 is the old more-than-half cut, now per
+resource: a GPU-heavy and a CPU-heavy pod may share a node). Each solution of a level is
+then packed, component by component, onto the real node classes (pack.py: first-fit
+decreasing over runs of identical nodes, then an exact CP-SAT bin packing over the classes'
+nodes with load-ordered symmetry breaking). A component that provably does not pack gets a
+logic-based Benders cut on its class counts — a no-good ∨_{v∈S} y_v ≤ c_v − 1 over a subset
+S shrunk by a deletion filter (benders.py) — and the level is solved again (up to
+SMALL_ROUNDS times in a small component; a large one goes straight on, see CUT_ROUNDS);
+when the rounds run out, placed work repairs the solution (the members least worth leave the
+components that do not pack, then greedy completion on the real nodes) and the other levels
+keep the previous level's plan; either way the status is FEASIBLE, never OPTIMAL. Last, any
+member that still fits next to the plan node by node is placed (greedy, best worth first):
+nothing is left out that the nodes, quotas and spreads admit. Why this one: node-pattern
+(configuration) variables explode with many pod shapes per target and per-node variables
+with hundreds of nodes per target, while this keeps the model the solver already solves
+well at 10k workloads, adds nothing for targets that pack (most do), and stays exact where
+it matters: an OPTIMAL level is optimal for the per-node problem, since every cut is proven.
+Identical nodes are one class throughout, so there is no per-node symmetry to blow up.
 
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------
-Identical workloads form a class k of n_k members with one integer count y_kt = Σ_{w∈k} x_wt
-per candidate target: the same rows and levels with the class's coefficients, exact for
-integer solutions. The model splits into independent components (connected parts of the
-class–target graph joined by quota and spread rows), solved apart. Each component's first
-level starts from the greedy first-fit-decreasing plan as a complete hint, and each later
-level from the previous level's solution; a level never ends worse than its hint, so the plan
-is never below the greedy baseline. The first hint is the better of greedy and the LP optimum
-rounded down then completed greedily (lp.py, greedy.py); when re-planning with a previous
-plan, the hint puts planned work back where it was as far as it fits, then completes it
-greedily (preempt.py), so the search starts from the stable answer.
+The model splits into independent components (connected parts of the class–target graph
+joined by quota and spread rows and by shared nodes), solved apart. Each component's first
+level starts from the greedy first-fit-decreasing plan as a complete hint — greedy places each
+member on real nodes (greedy.Filler), so the hint packs and the plan is never below the greedy
+baseline — and each later level from the previous level's solution; a level never ends worse
+than its hint. The first hint is the better of greedy and the LP optimum rounded down, fitted
+to the nodes (least worth out first) and completed greedily (lp.py, greedy.py); when
+re-planning with a previous plan, the hint puts planned work back where it was as far as it
+fits, then completes it greedily (preempt.py), so the search starts from the stable answer.
+The plan's node assignment (which node holds each pod) is a fresh packing of the solver's
+counts, completed by the last fill, so the same counts always get the same nodes.
 
 Determinism: each component is solved by one sequential CP-SAT search (num_workers = 1, a
 fixed seed) under deterministic time limits (auto_limit by the model's size, or
@@ -65,6 +98,7 @@ import math
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Any
 
 from router.evaluate.evaluate import Candidate
 from router.solve.aggregate import Aggregate
@@ -78,6 +112,15 @@ LOWER_LEVEL_SHARE = 0.25  # of SolveOptions.deterministic_limit, for rank, prefe
 # read every move, and with it the level usually proves its optimum at 10k workloads.
 STABILITY_SHARE = 3.0
 DEFAULT_WORKERS = 4
+# A large component's level 1 repairs at once when its solution does not pack, and its other
+# levels keep the previous level's plan: each solve costs as much as the rest of the plan,
+# and cuts on vector packing are weak (bench L: a round of cuts and a solve more reached
+# 99.963% of the LP bound, repairing at once 99.964%, in less time). Small components (the
+# cuts are still added) solve again until they pack, so their OPTIMAL is per-node exact.
+CUT_ROUNDS = 0
+SMALL_COMPONENT = 300  # aggregate variables
+SMALL_ROUNDS = 20
+RETRY_SHARE = 0.5  # of a level's budget, for each of those solves
 
 
 def auto_limit(variables: int) -> float:
@@ -119,6 +162,8 @@ class SolveResult:
     components: int = 0
     hint_objective: int = 0  # level 1 of the greedy hint
     deterministic_limit: float = 0.0  # level 1's budget, as given or by auto_limit
+    # workload name -> (node set id, node index) per pod or whole node (benders.Nodes.assign)
+    nodes: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
 
     @property
     def gap(self) -> float:
@@ -144,7 +189,8 @@ def solve_aggregate(
         from router.solve.lp import lp_solve
 
         hint = previous_hint(agg) or best_hint(agg, lp_solve(agg)[1])
-    counts = list(hint)
+    # Every hint packs node by node (greedy.Filler); one that does not is repaired here.
+    counts = agg.nodes.fit(hint) if agg.nodes is not None else list(hint)
     hint_objective = sum(c * counts[v] for c, v in agg.levels[0].terms) if agg.levels else 0
     comps = components(agg)
     comp_of = [0] * len(agg.variables)
@@ -187,6 +233,21 @@ def solve_aggregate(
             bound[li] += b
             optimal[li] = optimal[li] and opt
 
+    packings = None
+    if agg.nodes is not None and agg.variables:
+        # Whatever still fits next to the plan, node by node, goes in (greedy, best worth
+        # first): a level that stopped at its limit or was repaired leaves none of it out.
+        from router.solve.greedy import completed
+
+        filled, packings = completed(agg, counts)
+        if filled != counts:
+            counts[:] = filled
+            optimal = [False] * len(names)
+            for li, level in enumerate(agg.levels):
+                value[li] = sum(c * counts[v] for c, v in level.terms)
+                bound[li] = (
+                    max(bound[li], value[li]) if level.sense > 0 else min(bound[li], value[li])
+                )
     reports = [
         LevelReport(n, "OPTIMAL" if optimal[li] else "FEASIBLE", value[li], bound[li])
         for li, n in enumerate(names)
@@ -195,6 +256,11 @@ def solve_aggregate(
     assignment: dict[str, Candidate] = {
         agg.routed[i].workload.name: c for i, c in agg.split(counts).items()
     }
+    on_nodes = (
+        {agg.routed[i].workload.name: n for i, n in agg.nodes.assign(counts, packings).items()}
+        if agg.nodes is not None
+        else {}
+    )
     first = reports[0] if reports else LevelReport("placed_work", overall, 0, 0)
     return SolveResult(
         assignment=assignment,
@@ -210,6 +276,7 @@ def solve_aggregate(
         components=len(comps),
         hint_objective=hint_objective,
         deterministic_limit=budget,
+        nodes=on_nodes,
     )
 
 
@@ -256,13 +323,30 @@ def _solve_component(
     # Levels above stability also count stays, scaled below one unit of their own value: the
     # same optimum, but among equal plans the search keeps workloads where they were.
     scale = sum(agg.bound(v) for _, v in stays) + 1
+    nodes = agg.nodes
+    caps = sorted({agg.cap_of[v] for v in comp.variables}) if nodes is not None else []
+    cut_lits: list[tuple[Any, int, int]] = []
+    # gpu_nodes and the tie-break are solved as one lexicographic objective (W·gpu + tie,
+    # W above any tie-break sum): the same optimum as two solves, at the cost of one.
+    names = [lv.name for lv in agg.levels]
+    joined = {
+        li: li + 1
+        for li in range(len(names) - 1)
+        if names[li] == "gpu_nodes" and names[li + 1] == "tie_break" and terms[li] and terms[li + 1]
+    }
     for li, level in enumerate(agg.levels):
         ts = terms[li]
+        if li - 1 in joined:
+            continue  # solved with the level before
+        partner = joined.get(li)
+        if partner is not None:
+            weight = sum(c * agg.bound(v) for c, v in terms[partner]) + 1
+            ts = [(weight * c, v) for c, v in ts] + terms[partner]
         if not ts:
             out.append((0, 0, True))
             continue
         # Placed work and stability get the big budgets; the others polish a plan made.
-        p.max_deterministic_time = limit * (
+        budget = limit * (
             1.0 if li == 0 else STABILITY_SHARE if level.name == "stability" else LOWER_LEVEL_SHARE
         )
         expr = cp_model.LinearExpr.weighted_sum([y[v] for _, v in ts], [c for c, _ in ts])
@@ -278,36 +362,110 @@ def _solve_component(
             model.maximize(goal)
         else:
             model.minimize(goal)
-        model.clear_hints()  # type: ignore[no-untyped-call]
-        for v in comp.variables:
-            model.add_hint(y[v], counts[v])
-        status = solver.solve(model)
-        det += solver.deterministic_time
         reached = current
         found = None
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        proven = True  # False once a solution had to be repaired or given up
+        status = cp_model.UNKNOWN
+        small = len(comp.variables) <= SMALL_COMPONENT  # solves are cheap: cut until it packs
+        rounds = (
+            (SMALL_ROUNDS if small else CUT_ROUNDS) if li == 0 else (SMALL_ROUNDS if small else 0)
+        )
+        # The levels below placed work start from a complete, feasible hint and only polish
+        # it: presolve (which the packing cuts make longer) would eat their small budgets.
+        p.cp_model_presolve = li == 0 or not cut_lits
+        for rnd in range(rounds + 1):
+            p.max_deterministic_time = budget * (1.0 if rnd == 0 else RETRY_SHARE)
+            model.clear_hints()  # type: ignore[no-untyped-call]
+            for v in comp.variables:
+                model.add_hint(y[v], counts[v])
+            for b, v, c in cut_lits:  # a complete hint: it packs, so it keeps every cut
+                model.add_hint(b, counts[v] <= c - 1)
+            status = solver.solve(model)
+            det += solver.deterministic_time
+            found = None
+            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                break
             sol = {v: int(solver.value(y[v])) for v in comp.variables}
             found = sum(c * sol[v] for c, v in ts)
             old_stay = sum(counts[v] for _, v in stays)
             new_stay = sum(sol[v] for _, v in stays)
             # Never worse than the hint (the greedy plan, or the previous level's solution).
-            if (found - current) * level.sense > 0 or (found == current and new_stay > old_stay):
+            if not (
+                (found - current) * level.sense > 0 or (found == current and new_stay > old_stay)
+            ):
+                break
+            trial = [0] * len(counts)
+            for v in comp.variables:
+                trial[v] = sol[v]
+            bad = nodes.failing(trial, caps) if nodes is not None else []
+            if not bad:
                 reached = found
                 for v in comp.variables:
                     counts[v] = sol[v]
+                break
+            # Some component does not pack: cut these counts off (benders.py), solve again.
+            # (Only when it will be solved again: a cut costs packings to shrink.)
+            cuts = [nodes.cut(ci, trial) if rounds else None for ci in bad]
+            for cut in cuts:
+                if cut is not None:
+                    _add_cut(model, y, cut, cut_lits)
+            if rnd == rounds or any(cut is None for cut in cuts):
+                proven = False
+                if li == 0:
+                    fixed = _repaired(agg, comp, trial, bad)
+                    if fixed is not None:
+                        value = sum(c * fixed[v] for c, v in ts)
+                        if (value - current) * level.sense > 0:
+                            reached = value
+                            for v in comp.variables:
+                                counts[v] = fixed[v]
+                break
+        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             raw = solver.best_objective_bound
             best = math.floor(raw / m + 1e-9) if level.sense > 0 else math.ceil(raw / m - 1e-9)
+        elif status == cp_model.INFEASIBLE and level.sense > 0:
+            best = reached  # the cuts leave nothing better than what is reached
         else:
             # No bound from the solver: the trivial one (every count at its largest).
             best = sum(c * agg.bound(v) for c, v in ts if c * level.sense > 0)
-        out.append(
-            (
-                reached,
-                max(best, reached) if level.sense > 0 else min(best, reached),
-                status == cp_model.OPTIMAL and reached == found,
+        done = proven and status == cp_model.OPTIMAL and reached == found
+        if partner is None:
+            out.append(
+                (reached, max(best, reached) if level.sense > 0 else min(best, reached), done)
             )
-        )
+        else:  # both levels' own values; their bounds are the trivial 0 unless proven
+            for lv in (li, partner):
+                got = sum(c * counts[v] for c, v in terms[lv])
+                out.append((got, got if done else 0, done))
         # Fix this level at what it reached before optimising the next one.
         model.clear_objective()  # type: ignore[no-untyped-call]
         model.add(expr >= reached if level.sense > 0 else expr <= reached)
     return out, det
+
+
+def _add_cut(
+    model: Any, y: dict[int, Any], cut: list[tuple[int, int]], lits: list[tuple[Any, int, int]]
+) -> None:
+    """Not all of these counts at once (benders.py): some y_v ≤ c_v − 1. Its literals go to
+    `lits` (literal, v, c) so that hints can set them too."""
+    mine = []
+    for v, c in cut:
+        b = model.new_bool_var("")
+        model.add(y[v] <= c - 1).only_enforce_if(b)
+        mine.append(b)
+        lits.append((b, v, c))
+    model.add_bool_or(mine)
+
+
+def _repaired(
+    agg: Aggregate, comp: Component, trial: list[int], bad: list[int]
+) -> list[int] | None:
+    """The component's counts with the members least worth taken off each component that
+    does not pack, then completed greedily on the real nodes (benders.Nodes.repair)."""
+    from router.solve.greedy import first_fit_decreasing
+
+    fixed = list(trial)
+    for ci in bad:
+        if not agg.nodes.repair(ci, fixed):
+            return None
+    return first_fit_decreasing(agg, fixed, groups=comp.groups, packed=True)

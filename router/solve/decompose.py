@@ -1,7 +1,8 @@
 """Independent parts of the aggregated model: connected components of the graph whose nodes
-are targets, joined by every class (all its candidate targets) and every quota or spread row
-(all the targets it counts on). No row and no class spans two components, so each is solved
-on its own and the optimum of the whole is the sum of theirs — for every objective level.
+are targets, joined by every class (all its candidate targets), every quota or spread row
+(all the targets it counts on) and every capacity component (targets sharing nodes). No row
+and no class spans two components, so each is solved on its own and the optimum of the whole
+is the sum of theirs — for every objective level.
 """
 
 from __future__ import annotations
@@ -42,6 +43,8 @@ def components(agg: Aggregate) -> list[Component]:
         union([agg.candidate(v).target.id for v in agg.choices[g]])
     for row in agg.rows:
         union(sorted({agg.candidate(v).target.id for _, v in row.terms}))
+    for cap in agg.capacity:  # targets on the same nodes pack together
+        union(cap.targets)
 
     by_root: dict[str, Component] = {}
     for g in range(len(agg.groups)):

@@ -4,53 +4,168 @@ Classes in decreasing order of what one member is worth (priority weight × work
 member on the first of its candidates (by rank, preference place, target id) where every
 row it touches still has room. Members of a class are identical, so "each member in turn"
 is done in bulk: as many as fit on the first candidate, the rest on the next, and so on —
-exactly what placing them one by one would do. The result respects every row, so it is a
-complete, feasible hint for CP-SAT.
+exactly what placing them one by one would do. Each member also goes onto real nodes
+(first fit over the target's nodes, pack.py), so the result respects every row and packs
+node by node: a complete, feasible hint for CP-SAT.
 """
 
 from __future__ import annotations
 
-from router.solve.aggregate import Aggregate
+from router.solve.aggregate import Aggregate, gpu_waste
+from router.solve.pack import Entry, Packing, first_fit
+
+REPACK_TRIES = 10  # fresh packings tried per capacity component in the last fill
+FILL_PASSES = 4
 
 
 def rows_of(agg: Aggregate) -> list[list[tuple[int, int]]]:
-    """Per variable, the rows it appears in: [(row index, coefficient)]."""
+    """Per variable, the rows it appears in: [(row index, coefficient)]; computed once per
+    model (its rows never change once built)."""
+    if agg.touches is not None and len(agg.touches) == len(agg.variables):
+        return agg.touches
     out: list[list[tuple[int, int]]] = [[] for _ in agg.variables]
     for r, row in enumerate(agg.rows):
         for coef, v in row.terms:
             out[v].append((r, coef))
+    agg.touches = out
     return out
 
 
-def first_fit_decreasing(agg: Aggregate, start: list[int] | None = None) -> list[int]:
-    """Counts per aggregate variable; `start` (feasible counts) are kept and completed."""
-    touches = rows_of(agg)
-    counts = list(start) if start is not None else [0] * len(agg.variables)
-    slack = [row.rhs - sum(c * counts[v] for c, v in row.terms) for row in agg.rows]
+class Filler:
+    """Counts being built member by member: every row's slack and, per capacity component,
+    the real nodes (pack.Packing), so that whatever it places fits node by node."""
+
+    def __init__(
+        self, agg: Aggregate, start: list[int] | None = None, canonical: bool = False
+    ) -> None:
+        self.agg = agg
+        self.touches = rows_of(agg)
+        self.counts = list(start) if start is not None else [0] * len(agg.variables)
+        self.slack = [row.rhs - sum(c * self.counts[v] for c, v in row.terms) for row in agg.rows]
+        self.packs: dict[int, Packing] = {}
+        # With `repack`, a member that first fit cannot add is tried once more on a fresh
+        # packing of its whole component (pack.first_fit in every order): the room is often
+        # there, split between nodes that have only CPUs and nodes that have only memory.
+        self.repack = False
+        self.tries: dict[int, int] = {}
+        if start is not None and agg.nodes is not None:  # start's own packing, to build on
+            for ci in sorted({agg.cap_of[v] for v, n in enumerate(start) if n}):
+                found = (
+                    agg.nodes.canonical(ci, start)
+                    if canonical
+                    else agg.nodes.packs(ci, start).packing
+                )
+                assert found is not None, "a start that does not fit its nodes"
+                self.packs[ci] = found.copy()
+
+    def put(self, v: int, n: int) -> int:
+        """Place up to n more members on variable v, as many as rows and nodes allow."""
+        agg = self.agg
+        for r, coef in self.touches[v]:
+            n = min(n, self.slack[r] // coef)
+        if n <= 0:
+            return 0
+        if agg.capacity:
+            ci = agg.cap_of[v]
+            pack = self.packs.get(ci)
+            if pack is None:
+                pack = self.packs[ci] = Packing.fresh(agg.capacity[ci])
+            want = n
+            n = pack.place(v, agg.items[v], agg.allowed[v], n)
+            if n < want and self.repack:
+                n += self._repacked(ci, v, want - n, n)
+            if n <= 0:
+                return 0
+        self.counts[v] += n
+        for r, coef in self.touches[v]:
+            self.slack[r] -= coef * n
+        return n
+
+    def _repacked(self, ci: int, v: int, more: int, got: int) -> int:
+        """Up to `more` members of v added by packing component ci afresh; how many."""
+        agg = self.agg
+        cap = agg.capacity[ci]
+        added = 0
+        while added < more and self.tries.get(ci, 0) < REPACK_TRIES:
+            self.tries[ci] = self.tries.get(ci, 0) + 1
+            entries = [
+                Entry(
+                    u,
+                    agg.items[u],
+                    agg.allowed[u],
+                    self.counts[u] + (got + added + 1 if u == v else 0),
+                )
+                for u in agg.nodes.by_cap[ci]
+                if self.counts[u] or u == v
+            ]
+            found = first_fit(cap, entries)
+            if found is None:
+                break
+            self.packs[ci] = found
+            added += 1
+        return added
+
+    def done(self) -> list[int]:
+        """The counts; their packings are remembered as witnesses for the solver."""
+        if self.agg.nodes is not None:
+            for ci, pack in self.packs.items():
+                self.agg.nodes.remember(ci, self.counts, pack)
+        return self.counts
+
+
+def by_preference(agg: Aggregate, vs: list[int]) -> list[int]:
+    """Candidates best first: rank, `prefer` place, CPU work off GPU nodes, target id."""
+    c = agg.candidate
+    return sorted(vs, key=lambda v: (c(v).rank, c(v).pref, bool(gpu_waste(agg, v)), c(v).target.id))
+
+
+def completed(agg: Aggregate, counts: list[int]) -> tuple[list[int], dict[int, Packing]]:
+    """`counts` (which pack) completed greedily on the nodes of their canonical packing
+    (benders.Nodes.canonical), and the packing of every capacity component it ends with:
+    what the plan's node assignment is read from."""
+    fill = Filler(agg, counts, canonical=True)
+    fill.repack = True
     order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
+    for _ in range(FILL_PASSES):  # a fresh packing can make room for a class passed before
+        before = list(fill.counts)
+        for g in order:
+            left = len(agg.groups[g].members) - sum(fill.counts[v] for v in agg.choices[g])
+            for v in by_preference(agg, agg.choices[g]):
+                if not left:
+                    break
+                left -= fill.put(v, left)
+        if fill.counts == before:
+            break
+    return fill.done(), fill.packs
+
+
+def first_fit_decreasing(
+    agg: Aggregate,
+    start: list[int] | None = None,
+    groups: list[int] | None = None,
+    packed: bool = False,
+) -> list[int]:
+    """Counts per aggregate variable, on real nodes. `start` counts are placed first (class
+    by class, as far as rows and nodes allow; with `packed` they are known to fit and are
+    kept as they are), then every class is completed. `groups`: only those classes."""
+    gs = range(len(agg.groups)) if groups is None else groups
+    order = sorted(gs, key=lambda g: (-agg.groups[g].weight, g))
+    if packed:
+        fill = Filler(agg, start)
+    else:
+        fill = Filler(agg)
+        if start is not None:
+            for g in order:
+                for v in by_preference(agg, agg.choices[g]):
+                    if start[v]:
+                        fill.put(v, start[v])
     for g in order:
-        left = len(agg.groups[g].members) - sum(counts[v] for v in agg.choices[g])
-        vs = sorted(
-            agg.choices[g],
-            key=lambda v: (
-                agg.candidate(v).rank,
-                agg.candidate(v).pref,
-                agg.candidate(v).target.id,
-            ),
-        )
-        for v in vs:
+        left = len(agg.groups[g].members) - sum(fill.counts[v] for v in agg.choices[g])
+        for v in by_preference(agg, agg.choices[g]):
             if not left:
                 break
-            n = left
-            for r, coef in touches[v]:
-                n = min(n, slack[r] // coef)
-            if n <= 0:
-                continue
-            counts[v] += n
-            left -= n
-            for r, coef in touches[v]:
-                slack[r] -= coef * n
-    return counts
+            left -= fill.put(v, left)
+    return fill.done()
 
 
 def level_value(agg: Aggregate, level: int, counts: list[int]) -> int:
@@ -73,6 +188,9 @@ def rounded(agg: Aggregate, lp_values: list[float], rounds: int = 0) -> list[int
         if not any(step):
             break
         start = [a + b for a, b in zip(start, step, strict=True)]
+    if agg.nodes is not None:  # what does not fit node by node gives way, least worth first
+        start = agg.nodes.fit(start)
+        return first_fit_decreasing(agg, start, packed=True)
     return first_fit_decreasing(agg, start)
 
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from router.models.workload import keeps_its_place
 from router.solve.aggregate import Aggregate
-from router.solve.greedy import first_fit_decreasing, rows_of
+from router.solve.greedy import Filler, first_fit_decreasing
 
 
 def protected(agg: Aggregate) -> list[bool]:
@@ -64,22 +64,12 @@ def planned_start(agg: Aggregate) -> tuple[list[int], list[int]] | None:
     if not planned:
         return None
     safe = protected(agg)
-    touches = rows_of(agg)
-    start = [0] * len(agg.variables)
-    slack = [row.rhs for row in agg.rows]
+    fill = Filler(agg)  # rows and real nodes
     order = sorted(planned, key=lambda g: (not safe[g], -agg.groups[g].weight, g))
     left = {g: len(agg.groups[g].members) for g in planned}
 
     def put(g: int, v: int) -> None:
-        n = left[g]
-        for r, coef in touches[v]:
-            n = min(n, slack[r] // coef)
-        if n <= 0:
-            return
-        start[v] += n
-        left[g] -= n
-        for r, coef in touches[v]:
-            slack[r] -= coef * n
+        left[g] -= fill.put(v, left[g])
 
     for g in order:  # where they were
         for v in agg.choices[g]:
@@ -94,4 +84,4 @@ def planned_start(agg: Aggregate) -> tuple[list[int], list[int]] | None:
     for g in planned:
         if safe[g]:
             floors[g] = len(agg.groups[g].members) - left[g]
-    return first_fit_decreasing(agg, start), floors
+    return first_fit_decreasing(agg, fill.done(), packed=True), floors

@@ -24,6 +24,7 @@ from router.solve.aggregate import (
     node_capacity,
     work,
 )
+from router.solve.nodes import Capacity
 from router.solve.preempt import protect
 
 __all__ = ["RESOURCES", "Level", "Problem", "Row", "build_problem", "node_capacity", "work"]
@@ -45,8 +46,15 @@ def build_problem(
     quotas: list[QuotaLimit],
     previous: dict[str, str] | None = None,
     spreads: list[SpreadLimit] | None = None,
+    capacity: list[Capacity] | None = None,
 ) -> Problem:
-    return expand(protect(build_aggregate(decisions, targets, quotas, previous, spreads=spreads)))
+    return expand(
+        protect(
+            build_aggregate(
+                decisions, targets, quotas, previous, spreads=spreads, capacity=capacity
+            )
+        )
+    )
 
 
 def expand(agg: Aggregate) -> Problem:

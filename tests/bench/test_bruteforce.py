@@ -1,5 +1,6 @@
-"""On hundreds of small generated platforms, the plan's placed work equals a brute-force
-enumeration's, and the plan passes the independent verifier."""
+"""On hundreds of small generated platforms, the plan's placed work equals an exhaustive
+per-node optimum (tests/bench/exact.py: every choice enumerated, every pod backtracked onto
+the real nodes), and the plan passes the independent verifier."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from router.language import load_policy
 from router.models import Inventory, Workload
 from router.plan.verify import verify_plan
 from router.solve.cpsat import SolveOptions, solve
-from router.solve.problem import Problem, build_problem
+from router.solve.problem import build_problem
+from tests.bench import exact
 
 POLICY = """
 policy small
@@ -79,41 +81,6 @@ def _platform(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]
     return inventory, workloads
 
 
-def _best(problem: Problem, must: frozenset[int] = frozenset()) -> int:
-    """Branch and bound over every workload's choice (one candidate, or none unless its
-    index is in `must`); -1 when no choice keeps every `must` workload placed."""
-    weight = dict((v, c) for c, v in problem.levels[0].terms)
-    rows_of: dict[int, list[tuple[int, int]]] = {}
-    for r, row in enumerate(problem.rows):
-        for c, v in row.terms:
-            rows_of.setdefault(v, []).append((r, c))
-    slack = [row.rhs for row in problem.rows]
-    n = len(problem.choices)
-    most = [max((weight[v] for v in vs), default=0) for vs in problem.choices]
-    rest = [sum(most[i:]) for i in range(n + 1)]
-    best = -1
-
-    def go(i: int, value: int) -> None:
-        nonlocal best
-        if value + rest[i] <= best:
-            return
-        if i == n:
-            best = value
-            return
-        for v in problem.choices[i]:
-            if all(slack[r] >= c for r, c in rows_of.get(v, [])):
-                for r, c in rows_of.get(v, []):
-                    slack[r] -= c
-                go(i + 1, value + weight[v])
-                for r, c in rows_of.get(v, []):
-                    slack[r] += c
-        if i not in must:
-            go(i + 1, value)
-
-    go(0, 0)
-    return best
-
-
 @pytest.fixture(scope="module")
 def policy_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("policy") / "small.route"
@@ -133,16 +100,28 @@ def test_plan_equals_brute_force(policy_path: Path) -> None:
         decisions = [ev.decide(w) for w in workloads]
         problem = build_problem(decisions, ev.targets, compile_quotas(policy, inventory))
         result = solve(problem, SolveOptions(workers=1, deterministic_limit=5.0))
-        assert result.objective == _best(problem), (inv_doc, wl_docs)
+        assert result.objective == exact.best(problem, inventory), (inv_doc, wl_docs)
         assert result.status in ("OPTIMAL", "EMPTY")
         from router.models.placement import Placement
 
         placements = [
-            Placement(d.workload, c.target, "r", "x:1", c.rank, c.options, c.resources)
+            Placement(
+                d.workload,
+                c.target,
+                "r",
+                "x:1",
+                c.rank,
+                c.options,
+                c.resources,
+                nodes=result.nodes[d.workload.name],
+            )
             for d in decisions
             if (c := result.assignment.get(d.workload.name))
         ]
         assert verify_plan(policy, inventory, workloads, placements) == []
+        assert exact.packs(
+            inventory.targets(), [(p.target, p.resources) for p in placements], inventory
+        )
         binding += any(vs for vs in problem.choices) and len(result.assignment) < sum(
             1 for vs in problem.choices if vs
         )

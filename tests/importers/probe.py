@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 
 from router.config import load_project
@@ -18,14 +17,6 @@ from router.models import Inventory
 from router.models.capacity import node_classes
 from router.plan.build import build_plan
 from tests.helpers import make_project
-
-# router plan does not count a node set once across the partitions that draw on it yet: the
-# node-by-node planning of issue 11 does. Until then these probes fail, and say why.
-SHARED_SETS = pytest.mark.xfail(
-    strict=True,
-    reason="router plan counts a shared node set in every partition that draws on"
-    " it; issue 11 (plans true node by node) counts it once",
-)
 
 POLICY = """
 policy probe

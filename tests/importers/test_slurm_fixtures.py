@@ -17,7 +17,7 @@ import yaml
 from router.importers import ImportedCluster, render_inventory
 from router.importers.slurm import import_slurm, read_nodes, read_partitions
 from router.models import Inventory, Partition
-from tests.importers.probe import SHARED_SETS, held, placed, single_gpus, whole_nodes
+from tests.importers.probe import held, placed, single_gpus, whole_nodes
 
 DATA = Path(__file__).parent / "data"
 
@@ -290,7 +290,6 @@ def test_probes_of_a_mixed_partition(tmp_path: Path) -> None:
     assert single_gpus(tmp_path / "c", text, 24, "model-b") == 16
 
 
-@SHARED_SETS
 def test_whole_node_probe_of_partitions_sharing_nodes(tmp_path: Path) -> None:
     text, _ = inventory("scontrol-nodes-24.11.txt")
     assert whole_nodes(tmp_path / "a", text, 24) == 20
@@ -367,7 +366,6 @@ def test_production_23_11_mig_gres_types_and_constraints(tmp_path: Path) -> None
     assert held(text) == 8 and held(text, "h100") == 8 and held(text, "a100") == 1
 
 
-@SHARED_SETS
 def test_single_gpu_probe_of_a_node_in_two_partitions(tmp_path: Path) -> None:
     text, _ = inventory("restd-nodes-23.11.1.json", "restd-partitions-23.11.1.json")
     assert single_gpus(tmp_path / "a", text, 4, "a100") == 1  # n0160, in gpu and preempt

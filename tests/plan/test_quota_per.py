@@ -232,8 +232,18 @@ def test_verify_catches_a_plan_that_breaks_one_part(tmp_path: Path) -> None:
     cand = next(
         c for c in ev.decide(u.decision.workload).candidates if used.get(c.target.id, 0) + 8 <= 16
     )
+    taken = {n for p in plan.placements for n in p.nodes}
+    sid = cand.target.node_sets[0]
+    free = next(i for i in range(cand.target.target.capacity_nodes) if (sid, i) not in taken)
     extra = Placement(
-        u.decision.workload, cand.target, "train", "", cand.rank, cand.options, cand.resources
+        u.decision.workload,
+        cand.target,
+        "train",
+        "",
+        cand.rank,
+        cand.options,
+        cand.resources,
+        nodes=[(sid, free)],
     )
     problems = verify_plan(i.policy, i.inventory, i.workloads, [*plan.placements, extra])
     source = plan.quotas[0].source

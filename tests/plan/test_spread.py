@@ -213,8 +213,22 @@ def test_verify_catches_a_plan_that_breaks_a_spread(tmp_path: Path) -> None:
     plan = build_plan(load_project(root))
     i = plan.inputs
     a = next(p for p in plan.placements if p.target.cluster == "k8s-a")
+    # Where each replica sits when all four are on k8s-a (the plan without the spread).
+    alone = build_plan(
+        load_project(make_project(tmp_path / "alone", WEB4, policy=RULE, inventory=TWO_CLUSTERS))
+    )
+    on = {p.workload.name: p.nodes for p in alone.placements}
     crowded = [
-        Placement(p.workload, a.target, p.rule, p.rule_source, p.rank, p.options, p.resources)
+        Placement(
+            p.workload,
+            a.target,
+            p.rule,
+            p.rule_source,
+            p.rank,
+            p.options,
+            p.resources,
+            nodes=on[p.workload.name],
+        )
         for p in plan.placements
     ]
     problems = verify_plan(i.policy, i.inventory, i.workloads, crowded)

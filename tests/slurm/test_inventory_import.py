@@ -114,16 +114,24 @@ def test_scripts_for_imported_targets_land_on_the_real_partition(
         ),
         job("to-h100", gpus=8, gpu_type="h100", cpus=32, memory="64GiB"),
     ]
-    root = make_project(
-        tmp_path / "p", workloads, policy=policy, inventory=yaml.safe_load(out.read_text())
-    )
-    plan = build_plan(load_project(root))
-    assert not plan.unplaced and not plan.unrouted
+    # Both partitions draw on the one usable node (8 GPUs): one 8-GPU job at a time fits it,
+    # so each is planned on its own (together, the plan rightly places one).
     seen = {}
-    for p in plan.placements:
+    for w in workloads:
+        root = make_project(
+            tmp_path / w["name"], [w], policy=policy, inventory=yaml.safe_load(out.read_text())
+        )
+        plan = build_plan(load_project(root))
+        assert not plan.unplaced and not plan.unrouted
+        (p,) = plan.placements
+        assert p.nodes == [(p.target.node_sets[0], 0)]  # the one node, gpu-h100-n1
         script = tmp_path / f"{p.workload.name}.sbatch"
         script.write_text(render(p))
         seen[p.workload.name] = cluster.show_job(cluster.sbatch(script))
+    together = make_project(
+        tmp_path / "both", workloads, policy=policy, inventory=yaml.safe_load(out.read_text())
+    )
+    assert len(build_plan(load_project(together)).placements) == 1
     assert seen["to-mixed"]["Partition"] == "MixedGPU"
     assert seen["to-mixed"]["Features"] == "lustre"
     assert seen["to-mixed"]["TresPerNode"] == "gres:gpu:h100:8"

@@ -1,0 +1,174 @@
+"""What the plan's nodes have left, and whether one more workload fits there, in words.
+
+Built from the plan's node assignment (which node holds each pod or whole node): every node
+of a capacity component starts with its free capacity (after running work), loses what the
+plan put on it, and the rest is the room. A candidate is blocked by capacity when first fit
+cannot put all its pods (or whole nodes) into that room. The words name the resource that
+blocks on the real nodes: "k8s/gpu: 3 replicas need 30 CPUs each on a node, 1 fits; the most
+free on any node is 18 CPUs".
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+from router.evaluate.evaluate import Candidate
+from router.quantity import format_memory
+from router.solve.nodes import Capacity, Item, item_of
+from router.solve.pack import Block, Packing
+from router.solve.problem import Problem
+
+
+class PlanState(Protocol):
+    """What NodeRoom reads of blocking.PlanState (which builds it: imports flow one way)."""
+
+    problem: Problem
+    assignment: dict[str, Candidate]
+    nodes: dict[str, list[tuple[str, int]]] | None
+
+    def workload_of(self, v: int) -> Any: ...
+
+
+def _amount(axis: str, n: int) -> str:
+    if axis == "memory":
+        return format_memory(n)
+    if axis == "gpus":
+        return f"{n} GPU{'s' if n != 1 else ''}"
+    if axis == "cpus":
+        return f"{n} CPU{'s' if n != 1 else ''}"
+    return f"{n} {axis[4:]} slice{'s' if n != 1 else ''}"
+
+
+class NodeRoom:
+    def __init__(self, state: PlanState) -> None:
+        self.state = state
+        self._rooms: dict[tuple[int, frozenset[str]], Packing] = {}
+
+    def _agg_cap(self, v: int) -> tuple[Capacity, int] | None:
+        agg = self.state.problem.aggregate
+        if agg is None or not agg.capacity:
+            return None
+        tid = self.state.problem.variables[v][1].target.id
+        for ci, cap in enumerate(agg.capacity):
+            if tid in cap.sets_of:
+                return cap, ci
+        return None
+
+    def _placed_nodes(self) -> dict[str, list[tuple[str, int]]]:
+        state = self.state
+        if state.nodes is None:
+            agg = state.problem.aggregate
+            assert agg is not None and agg.nodes is not None
+            counts = [0] * len(agg.variables)
+            index = {d.workload.name: i for i, d in enumerate(agg.routed)}
+            group_of = {i: g for g, grp in enumerate(agg.groups) for i in grp.members}
+            for name, cand in state.assignment.items():
+                g = group_of[index[name]]
+                v = next(v for v in agg.choices[g] if agg.candidate(v).target.id == cand.target.id)
+                counts[v] += 1
+            state.nodes = {
+                agg.routed[i].workload.name: n for i, n in agg.nodes.assign(counts).items()
+            }
+        return state.nodes
+
+    def room(self, ci: int, cap: Capacity, minus: frozenset[str] = frozenset()) -> Packing:
+        """The component's nodes after the plan (less the workloads `minus`), as blocks."""
+        key = (ci, minus)
+        if key in self._rooms:
+            return self._rooms[key]
+        free: dict[tuple[str, int], tuple[int, ...]] = {}
+        idle: dict[tuple[str, int], bool] = {}
+        for g in cap.groups:
+            for j in g.indices:
+                free[g.node_set, j], idle[g.node_set, j] = g.free, g.empty
+        placed = self._placed_nodes()
+        for name, cand in self.state.assignment.items():
+            if name in minus or cand.target.id not in cap.sets_of:
+                continue
+            item = item_of(cand.resources, cap)
+            for node in placed.get(name, []):
+                idle[node] = False
+                if item.whole:
+                    free[node] = tuple(0 for _ in cap.axes)
+                else:
+                    free[node] = tuple(f - d for f, d in zip(free[node], item.demand, strict=True))
+        blocks: list[Block] = []
+        for gi, g in enumerate(cap.groups):
+            for lo, j in enumerate(g.indices):
+                f, e = free[g.node_set, j], idle[g.node_set, j]
+                last = blocks[-1] if blocks else None
+                if last and last.group == gi and last.free == f and last.empty == e:
+                    last.count += 1
+                else:
+                    blocks.append(Block(gi, lo, 1, f, e))
+        self._rooms[key] = p = Packing(cap, blocks)
+        return p
+
+    def blocked(
+        self, v: int, minus: int | None = None, without: frozenset[str] = frozenset()
+    ) -> tuple[str, int] | None:
+        """None when (per-workload) variable v's workload fits in the room its target's
+        nodes have (less variable `minus`'s workload, less the workloads `without`); else why
+        not, in words, and how many more empty nodes would do."""
+        found = self._agg_cap(v)
+        if found is None:
+            return None
+        cap, ci = found
+        cand = self.state.problem.variables[v][1]
+        if minus is not None:
+            without = without | {self.state.workload_of(minus).name}
+        room = self.room(ci, cap, without)
+        item = item_of(cand.resources, cap)
+        allowed = cap.sets_of[cand.target.id]
+        if room.room(item, allowed) >= 1:
+            return None
+        return _words(cand.target.id, cap, room, item, allowed)
+
+
+def _words(
+    tid: str, cap: Capacity, room: Packing, item: Item, allowed: frozenset[str]
+) -> tuple[str, int]:
+    blocks = [b for b in room.blocks if cap.groups[b.group].node_set in allowed]
+    nodes = sum(b.count for b in blocks)
+    if item.whole:
+        idle = sum(b.count for b in blocks if b.empty)
+        return (
+            f"{tid}: needs {item.whole} whole node{'s' if item.whole > 1 else ''}, "
+            f"{idle} of its {nodes} nodes {'is' if idle == 1 else 'are'} idle",
+            item.whole - idle,
+        )
+    need = item.pods
+    unit = "pods" if need > 1 else "pod"
+    fit = sum(b.count * min(need, _fits(b.free, item.demand)) for b in blocks)
+    short: list[str] = []
+    for a, axis in enumerate(cap.axes):
+        d = item.demand[a]
+        if not d:
+            continue
+        by_axis = sum(b.count * (b.free[a] // d) for b in blocks)
+        if by_axis < need:
+            most = max((b.free[a] for b in blocks), default=0)
+            short.append(
+                f"{_amount(axis, d)} each on a node; the most free on any node is "
+                f"{_amount(axis, most)}"
+            )
+    if short:
+        what = short[0]
+    else:
+        wanted = [_amount(a, d) for a, d in zip(cap.axes, item.demand, strict=True) if d]
+        what = f"{', '.join(wanted[:-1])} and {wanted[-1]} free on one node; no node has all of it"
+    per_empty = _fits(cap.full, item.demand)
+    more = -(-(need - fit) // per_empty) if per_empty else need
+    verb = "need" if need > 1 else "needs"
+    return (
+        f"{tid}: {need} {unit} {verb} {what} ({fit} of {need} fit on its {nodes} nodes)",
+        max(1, more),
+    )
+
+
+def _fits(free: tuple[int, ...], demand: tuple[int, ...]) -> int:
+    n = 1 << 30
+    for f, d in zip(free, demand, strict=True):
+        if d:
+            n = min(n, f // d)
+    return n

@@ -1,0 +1,166 @@
+"""Do the class counts pack node by node? The checks, the cuts and the repair that the
+solver (cpsat.py) runs on every solution of the aggregated model.
+
+Per capacity component (nodes.py), the members that the counts put on its targets are packed
+onto its nodes (pack.py). Answers are cached by the component's counts, and every packing
+found is kept as the witness that plan.json's node assignment is taken from.
+
+When a component does not pack, the counts are a *no-good*: any counts at least as large on
+every one of its variables do not pack either (more members never fit better). The cut
+  ∨_{v ∈ S} y_v ≤ c_v − 1
+is shrunk by a deletion filter to a set S that still provably does not pack (each variable is
+dropped in turn, smallest members first, and stays out when the rest is still proven
+unpackable), which cuts off far more than the one solution. A cut is added only when the
+packing is *proven* impossible (pack.Answer.proven), so it never removes a plan that packs.
+
+Repair: when the rounds of cuts run out, the members least worth (class weight) are taken
+off a component that does not pack until first fit packs it; the solver then completes the
+plan greedily on the real nodes, and the plan is reported FEASIBLE, never OPTIMAL.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from router.solve.pack import Answer, Entry, Packing, pack
+
+# The aggregate (router.solve.aggregate.Aggregate), which builds its Nodes: typed as Any here
+# so that imports flow one way (aggregate -> benders).
+Aggregate = Any
+
+DELETION_TRIALS = 8  # packings tried per cut while shrinking it
+
+
+class Nodes:
+    def __init__(self, agg: Aggregate) -> None:
+        self.agg = agg
+        self.by_cap: list[list[int]] = [[] for _ in agg.capacity]
+        for v, ci in enumerate(agg.cap_of):
+            self.by_cap[ci].append(v)
+        self.known: dict[tuple[int, tuple[tuple[int, int], ...]], Answer] = {}
+
+    def key(
+        self, ci: int, counts: list[int] | dict[int, int]
+    ) -> tuple[int, tuple[tuple[int, int], ...]]:
+        get = counts.get if isinstance(counts, dict) else counts.__getitem__
+        return ci, tuple((v, n) for v in self.by_cap[ci] if (n := get(v) or 0))
+
+    def entries(self, pairs: tuple[tuple[int, int], ...]) -> list[Entry]:
+        agg = self.agg
+        return [Entry(v, agg.items[v], agg.allowed[v], n) for v, n in pairs]
+
+    def remember(self, ci: int, counts: list[int], packing: Packing) -> None:
+        self.known[self.key(ci, counts)] = Answer(packing.copy(), True)
+
+    def packs(self, ci: int, counts: list[int] | dict[int, int], exact: bool = True) -> Answer:
+        """Whether (and how) the members `counts` put on component ci pack, cached."""
+        k = self.key(ci, counts)
+        found = self.known.get(k)
+        if found is None or (not exact and found.packing is None and not found.proven):
+            found = pack(self.agg.capacity[ci], self.entries(k[1]), exact=exact)
+            if exact or found.packing is not None:
+                self.known[k] = found
+        return found
+
+    def failing(self, counts: list[int], cis: list[int]) -> list[int]:
+        return [ci for ci in cis if self.packs(ci, counts).packing is None]
+
+    def cut(self, ci: int, counts: list[int]) -> list[tuple[int, int]] | None:
+        """A minimal-ish set of (variable, count) that provably does not pack; None if the
+        packing could not be proven impossible."""
+        first = self.packs(ci, counts)
+        if first.packing is not None or not first.proven:
+            return None
+        agg = self.agg
+        full = agg.capacity[ci].full
+        scale = [f or 1 for f in full]
+
+        def size(v: int) -> float:
+            u: tuple[int, ...] = agg.items[v].usage(full)
+            return max(x / s for x, s in zip(u, scale, strict=True))
+
+        kept = sorted(self.key(ci, counts)[1], key=lambda vn: (size(vn[0]), vn[0]))
+        for vn in list(kept)[:DELETION_TRIALS]:
+            rest = [p for p in kept if p != vn]
+            if not rest:
+                break
+            a = self.packs(ci, dict(rest))
+            if a.packing is None and a.proven:
+                kept = rest
+        return sorted(kept)
+
+    def fit(self, counts: list[int]) -> list[int]:
+        """`counts` with, on every component that does not pack, the members least worth
+        taken off until first fit packs it (never below a class's floor)."""
+        out = list(counts)
+        for ci in sorted({self.agg.cap_of[v] for v, n in enumerate(counts) if n}):
+            if self.packs(ci, out, exact=False).packing is None:
+                self.repair(ci, out)
+        return out
+
+    def repair(self, ci: int, counts: list[int]) -> bool:
+        """Take members off component ci (in place) until it packs; False if it cannot."""
+        agg = self.agg
+        floor = agg.floors or [0] * len(agg.groups)
+        group_of = [g for g, _ in agg.variables]
+        placed = [0] * len(agg.groups)
+        for v, n in enumerate(counts):
+            placed[group_of[v]] += n
+        removable: list[int] = []  # one entry per member, least worth first
+        for v in sorted(self.by_cap[ci], key=lambda v: (agg.groups[group_of[v]].weight, v)):
+            g = group_of[v]
+            n = min(counts[v], max(0, placed[g] - floor[g]))
+            placed[g] -= n
+            removable.extend([v] * n)
+
+        def without(r: int) -> list[int]:
+            trial = list(counts)
+            for v in removable[:r]:
+                trial[v] -= 1
+            return trial
+
+        lo, hi = 0, len(removable)
+        if self.packs(ci, without(hi), exact=False).packing is None:
+            return False
+        while lo < hi:  # the fewest removals that pack (first fit is nearly monotone)
+            mid = (lo + hi) // 2
+            if self.packs(ci, without(mid), exact=False).packing is not None:
+                hi = mid
+            else:
+                lo = mid + 1
+        counts[:] = without(hi)
+        return True
+
+    def canonical(self, ci: int, counts: list[int]) -> Packing:
+        """The same counts get the same nodes, however the solver reached them: a fresh
+        first-fit packing, or the solver's witness when first fit finds none."""
+        found = pack(self.agg.capacity[ci], self.entries(self.key(ci, counts)[1]), exact=False)
+        return found.packing or self.witness(ci, counts)
+
+    def assign(
+        self,
+        counts: list[int],
+        packings: dict[int, Packing] | None = None,
+    ) -> dict[int, list[tuple[str, int]]]:
+        """Per routed index placed: (node set id, node index) of each of its pods (a
+        service's replicas, a job's task) or whole nodes: from `packings` (per capacity
+        component, of these counts) where given, else the canonical packing."""
+        agg = self.agg
+        members = agg.members_of(counts)
+        out: dict[int, list[tuple[str, int]]] = {}
+        for ci in sorted({agg.cap_of[v] for v in members}):
+            given = (packings or {}).get(ci)
+            packing = given if given is not None else self.canonical(ci, counts)
+            for v in self.by_cap[ci]:
+                if v not in members:
+                    continue
+                where = packing.nodes_of(v)
+                per = agg.items[v].whole or agg.items[v].pods
+                for k, i in enumerate(members[v]):
+                    out[i] = where[k * per : (k + 1) * per]
+        return out
+
+    def witness(self, ci: int, counts: list[int]) -> Packing:
+        found = self.packs(ci, counts).packing
+        assert found is not None, "the plan's counts do not pack"
+        return found

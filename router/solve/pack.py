@@ -1,0 +1,352 @@
+"""Packing placement members onto the nodes of one capacity component, exactly.
+
+The nodes are kept as *blocks*: runs of consecutive nodes of one class that hold the same
+things (a fresh class of 500 nodes is one block; placing pods splits off the nodes that
+took them). First fit over blocks in node order is first fit over the nodes themselves, but
+places a whole class of identical members in one step per block, so packing 10,000 members
+onto 5,000 nodes costs a few thousand steps, not millions.
+
+`pack` answers "do these members fit?" with a witness (which node takes which pod): first-fit
+decreasing in a few orders (by the largest share of a node, then GPUs-, CPU- and memory-first),
+then, if every order fails and the component is small enough, a CP-SAT bin packing over the
+node classes: per-node counts for the classes' nodes, identical nodes ordered by load so the
+search never tries two permutations of the same packing. Its answer is exact (INFEASIBLE is a
+proof), deterministic (one worker, a fixed seed, a deterministic time limit); when it can
+prove nothing within its limit the answer is `None` with `proven=False`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from router.solve.nodes import Capacity, Item
+
+# The exact packing is tried on components of at most this many node × member-kind pairs.
+EXACT_CELLS = 6000
+EXACT_LIMIT = 2.0  # deterministic seconds per exact packing
+
+
+@dataclass(frozen=True)
+class Entry:
+    """`members` members of one kind (key: an aggregate variable, say) with one Item, that may
+    go on the node sets `allowed`."""
+
+    key: int
+    item: Item
+    allowed: frozenset[str]
+    members: int
+
+
+@dataclass
+class Block:
+    group: int  # index into Capacity.groups
+    lo: int  # offset of its first node in the group
+    count: int
+    free: tuple[int, ...]
+    empty: bool
+    content: tuple[tuple[int, int], ...] = ()  # (key, pods per node); whole: (key, -1)
+
+
+@dataclass
+class Packing:
+    """Where every member is: a state of the component's nodes."""
+
+    cap: Capacity
+    blocks: list[Block] = field(default_factory=list)
+    placed: dict[int, int] = field(default_factory=dict)  # key -> members
+
+    @classmethod
+    def fresh(cls, cap: Capacity) -> Packing:
+        return cls(
+            cap,
+            [
+                Block(g, 0, grp.count, grp.free, grp.empty)
+                for g, grp in enumerate(cap.groups)
+                if grp.count
+            ],
+        )
+
+    def copy(self) -> Packing:
+        return Packing(self.cap, list(self.blocks), dict(self.placed))
+
+    def room(self, item: Item, allowed: frozenset[str]) -> int:
+        """How many more members of `item` first fit would place (nothing is changed)."""
+        groups = self.cap.groups
+        if item.whole:
+            free = sum(
+                b.count for b in self.blocks if b.empty and groups[b.group].node_set in allowed
+            )
+            return free // item.whole
+        pods = 0
+        for b in self.blocks:
+            if groups[b.group].node_set in allowed:
+                pods += b.count * _fits(b.free, item.demand)
+        return pods // item.pods if item.pods else 0
+
+    def place(self, key: int, item: Item, allowed: frozenset[str], members: int) -> int:
+        """Place up to `members` members first fit (whole members only); returns how many."""
+        n = min(members, self.room(item, allowed))
+        if n <= 0:
+            return 0
+        left = n * (item.whole or item.pods)
+        groups = self.cap.groups
+        out: list[Block] = []
+        for b in self.blocks:
+            if not left or groups[b.group].node_set not in allowed:
+                out.append(b)
+                continue
+            if item.whole:
+                if not b.empty:
+                    out.append(b)
+                    continue
+                take = min(left, b.count)
+                zero = tuple(0 for _ in b.free)
+                out.append(Block(b.group, b.lo, take, zero, False, ((key, -1),)))
+                if take < b.count:
+                    out.append(Block(b.group, b.lo + take, b.count - take, b.free, True))
+                left -= take
+                continue
+            per = _fits(b.free, item.demand)
+            if not per:
+                out.append(b)
+                continue
+            full_nodes = min(b.count, left // per)
+            if full_nodes:
+                out.append(_with(b, b.lo, full_nodes, key, per, item.demand))
+                left -= full_nodes * per
+            rest_lo, rest = b.lo + full_nodes, b.count - full_nodes
+            if rest and left:  # one node takes what is left (fewer than `per`)
+                out.append(_with(b, rest_lo, 1, key, left, item.demand))
+                left = 0
+                rest_lo, rest = rest_lo + 1, rest - 1
+            if rest:
+                out.append(Block(b.group, rest_lo, rest, b.free, b.empty, b.content))
+        assert left == 0, "room() counted nodes that place() did not find"
+        self.blocks = out
+        self.placed[key] = self.placed.get(key, 0) + n
+        return n
+
+    def nodes_of(self, key: int) -> list[tuple[str, int]]:
+        """(node set, node index) per pod (or per whole node) of `key`, in node order."""
+        groups = self.cap.groups
+        out: list[tuple[str, int]] = []
+        for b in self.blocks:
+            for k, per in b.content:
+                if k != key:
+                    continue
+                g = groups[b.group]
+                for j in range(b.lo, b.lo + b.count):
+                    out.extend([(g.node_set, g.indices[j])] * (1 if per < 0 else per))
+        return out
+
+
+def _fits(free: tuple[int, ...], demand: tuple[int, ...]) -> int:
+    """How many pods of `demand` fit in `free` (a large number for an all-zero demand)."""
+    n = 1 << 30
+    for f, d in zip(free, demand, strict=True):
+        if d:
+            n = min(n, f // d)
+    return n
+
+
+def _with(b: Block, lo: int, count: int, key: int, pods: int, demand: tuple[int, ...]) -> Block:
+    free = tuple(f - pods * d for f, d in zip(b.free, demand, strict=True))
+    return Block(b.group, lo, count, free, False, (*b.content, (key, pods)))
+
+
+def _orders(cap: Capacity) -> list[Callable[[Entry], tuple[float, ...]]]:
+    scale = [max((g.free[a] for g in cap.groups), default=0) or 1 for a in range(len(cap.axes))]
+
+    def share(e: Entry) -> tuple[float, ...]:
+        d = e.item.demand
+        return (
+            -e.item.whole,
+            -max(x / s for x, s in zip(d, scale, strict=True)),
+            -sum(x / s for x, s in zip(d, scale, strict=True)),
+            e.key,
+        )
+
+    def axis_first(a: int) -> Callable[[Entry], tuple[float, ...]]:
+        def key(e: Entry) -> tuple[float, ...]:
+            return (-e.item.whole, -e.item.demand[a] / scale[a], *share(e)[1:])
+
+        return key
+
+    return [share, *(axis_first(a) for a in range(min(3, len(cap.axes))))]
+
+
+def first_fit(cap: Capacity, entries: list[Entry]) -> Packing | None:
+    """First-fit decreasing in each order in turn; the first packing of every member."""
+    for order in _orders(cap):
+        p = Packing.fresh(cap)
+        if all(
+            p.place(e.key, e.item, e.allowed, e.members) == e.members
+            for e in sorted(entries, key=order)
+        ):
+            return p
+    return None
+
+
+@dataclass
+class Answer:
+    packing: Packing | None
+    proven: bool  # packing None: True if no packing exists, False if none was found in time
+
+
+def pack(cap: Capacity, entries: list[Entry], exact: bool = True) -> Answer:
+    """A packing of every member of `entries` onto `cap`'s nodes; see the module docstring."""
+    entries = [e for e in entries if e.members]
+    if not entries:
+        return Answer(Packing.fresh(cap), True)
+    if not _aggregate_fits(cap, entries):
+        return Answer(None, True)
+    found = first_fit(cap, entries)
+    if found is not None:
+        return Answer(found, True)
+    if not exact:
+        return Answer(None, False)
+    return _exact(cap, entries)
+
+
+def _aggregate_fits(cap: Capacity, entries: list[Entry]) -> bool:
+    """Quick necessary conditions: each axis in total, and whole nodes on empty nodes."""
+    whole = sum(e.members * e.item.whole for e in entries)
+    if whole > sum(g.count for g in cap.groups if g.empty):
+        return False
+    for a in range(len(cap.axes)):
+        need = sum(e.members * e.item.usage(cap.full)[a] for e in entries)
+        if need > sum(g.count * g.free[a] for g in cap.groups):
+            return False
+    return True
+
+
+def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
+    """CP-SAT bin packing over the component's node classes (see the module docstring)."""
+    from ortools.sat.python import cp_model
+
+    kinds: dict[tuple[object, ...], list[Entry]] = {}
+    for e in entries:
+        kinds.setdefault((e.item, e.allowed), []).append(e)
+    keys = sorted(kinds, key=lambda k: min(e.key for e in kinds[k]))
+    # Only as many nodes of a class as the members could use at all.
+    pods_total = sum(e.members * (e.item.whole or e.item.pods) for e in entries)
+    nodes: list[tuple[int, int]] = []  # (group, offset)
+    for g, grp in enumerate(cap.groups):
+        nodes.extend((g, j) for j in range(min(grp.count, pods_total)))
+    if len(nodes) * len(keys) > EXACT_CELLS:
+        return Answer(None, False)
+    model = cp_model.CpModel()
+    x: dict[tuple[int, int], cp_model.IntVar] = {}
+    for n, (g, _) in enumerate(nodes):
+        grp = cap.groups[g]
+        load = [[] for _ in cap.axes]  # type: list[list[tuple[int, cp_model.IntVar]]]
+        wholes = []
+        pods = []
+        for k, key in enumerate(keys):
+            item, allowed = key
+            assert isinstance(item, Item) and isinstance(allowed, frozenset)
+            total = sum(e.members for e in kinds[key])
+            if grp.node_set not in allowed:
+                continue
+            if item.whole:
+                if grp.empty:
+                    x[k, n] = v = model.new_bool_var("")
+                    wholes.append(v)
+                continue
+            most = min(total * item.pods, _fits(grp.free, item.demand))
+            if most <= 0:
+                continue
+            x[k, n] = v = model.new_int_var(0, most, "")
+            pods.append(v)
+            for a, d in enumerate(item.demand):
+                if d:
+                    load[a].append((d, v))
+        for a, terms in enumerate(load):
+            if terms and sum(d * v.proto.domain[-1] for d, v in terms) > grp.free[a]:
+                model.add(sum(d * v for d, v in terms) <= grp.free[a])
+        if wholes:
+            taken = model.new_bool_var("")
+            model.add(sum(wholes) == taken)
+            for v in pods:
+                model.add(v == 0).only_enforce_if(taken)
+    for k, key in enumerate(keys):
+        item = key[0]
+        assert isinstance(item, Item)
+        total = sum(e.members for e in kinds[key])
+        vs = [x[k, n] for n in range(len(nodes)) if (k, n) in x]
+        need = total * (item.whole or item.pods)
+        if sum(v.proto.domain[-1] for v in vs) < need:
+            return Answer(None, True)
+        model.add(sum(vs) == need)
+    # Identical nodes of a class in decreasing order of a load: no two permutations of one
+    # packing are both searched.
+    weights = [1 + k for k in range(len(keys))]
+    for n in range(len(nodes) - 1):
+        if nodes[n][0] != nodes[n + 1][0]:
+            continue
+        this = [(weights[k], x[k, n]) for k in range(len(keys)) if (k, n) in x]
+        then = [(weights[k], x[k, n + 1]) for k in range(len(keys)) if (k, n + 1) in x]
+        model.add(sum(w * v for w, v in this) >= sum(w * v for w, v in then))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.max_deterministic_time = EXACT_LIMIT
+    status = solver.solve(model)
+    if status == cp_model.INFEASIBLE:
+        return Answer(None, True)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return Answer(None, False)
+    return Answer(_witness(cap, entries, kinds, keys, nodes, x, solver), True)
+
+
+def _witness(
+    cap: Capacity,
+    entries: list[Entry],
+    kinds: dict[tuple[object, ...], list[Entry]],
+    keys: list[tuple[object, ...]],
+    nodes: list[tuple[int, int]],
+    x: Mapping[tuple[int, int], object],
+    solver: object,
+) -> Packing:
+    """The solver's per-node counts as a Packing, members of a kind given out in key order."""
+    p = Packing.fresh(cap)
+    per_node: list[list[tuple[int, int]]] = [[] for _ in nodes]
+    for k, key in enumerate(keys):
+        item = key[0]
+        assert isinstance(item, Item)
+        queue = []  # (entry key, pods or whole nodes still to put) in key order
+        for e in sorted(kinds[key], key=lambda e: e.key):
+            queue.append([e.key, e.members * (item.whole or item.pods)])
+            p.placed[e.key] = p.placed.get(e.key, 0) + e.members
+        for n in range(len(nodes)):
+            if (k, n) not in x:
+                continue
+            got = int(solver.value(x[k, n]))  # type: ignore[attr-defined]
+            while got:
+                take = min(got, queue[0][1]) if not item.whole else 1
+                per_node[n].append((queue[0][0], -1 if item.whole else take))
+                queue[0][1] -= take
+                got -= take
+                if not queue[0][1]:
+                    queue.pop(0)
+    # Blocks: one per node used, the rest of each class as it was.
+    blocks: list[Block] = []
+    for g, grp in enumerate(cap.groups):
+        used = [n for n in range(len(nodes)) if nodes[n][0] == g]
+        for n in used:
+            content = tuple(per_node[n])
+            free = list(grp.free)
+            whole = any(per < 0 for _, per in content)
+            if whole:
+                free = [0] * len(free)
+            for owner, per in content:
+                if per > 0:
+                    item = next(e.item for e in entries if e.key == owner)
+                    free = [f - per * d for f, d in zip(free, item.demand, strict=True)]
+            blocks.append(Block(g, nodes[n][1], 1, tuple(free), grp.empty and not content, content))
+        lo = len(used)
+        if lo < grp.count:
+            blocks.append(Block(g, lo, grp.count - lo, grp.free, grp.empty))
+    p.blocks = blocks
+    return p
