@@ -1,10 +1,12 @@
 """router.yaml: which policy, inventory and workloads make up a platform, and where out/ is.
 
-Besides the paths, one setting for the Kubernetes emitter:
+Besides the paths, one setting for each emitter:
 
 ```yaml
 kubernetes:
   create_namespaces: true   # a Namespace object per namespace used, in each cluster's kustomization
+slurm:
+  log_dir: /shared/logs     # where jobs write %x-%j.out/.err; a cluster's own slurm.log_dir wins
 ```
 """
 
@@ -39,6 +41,17 @@ class KubernetesSettings:
     create_namespaces: bool = False
 
 
+SLURM_KEYS = ("log_dir",)
+
+
+@dataclass(frozen=True)
+class SlurmDefaults:
+    """router.yaml's `slurm:` mapping: settings for every Slurm cluster of the inventory that
+    does not set its own (`slurm.log_dir` in inventory.yaml wins)."""
+
+    log_dir: str | None = None
+
+
 @dataclass(frozen=True)
 class Project:
     root: Path  # the folder holding router.yaml (or the current one)
@@ -48,6 +61,7 @@ class Project:
     out: Path
     running: Path | None = None  # what already runs on the nodes (optional)
     kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
+    slurm: SlurmDefaults = field(default_factory=SlurmDefaults)
 
     def relative(self, path: str | Path) -> str:
         """A path as plan.json shows it: relative to the project, with forward slashes."""
@@ -77,6 +91,7 @@ def load_project(
     config_path = root / CONFIG_NAME
     values: dict[str, str] = {}
     kubernetes = KubernetesSettings()
+    slurm = SlurmDefaults()
     if config_path.exists():
         text = config_path.read_text(encoding="utf-8")
         try:
@@ -96,15 +111,18 @@ def load_project(
             if key == "kubernetes":
                 kubernetes = _kubernetes(value, str(config_path), _line_of(text, key))
                 continue
+            if key == "slurm":
+                slurm = _slurm(value, str(config_path), text)
+                continue
             if key not in DEFAULTS and key not in ("version", "running"):
                 from router.errors import did_you_mean
 
                 raise LoadError(
                     f'unknown key "{key}" (expected policy, inventory, workloads, running, out'
-                    " or kubernetes)",
+                    ", kubernetes or slurm)",
                     path=str(config_path),
                     line=_line_of(text, key),
-                    hint=did_you_mean(str(key), [*DEFAULTS, "running", "kubernetes"]),
+                    hint=did_you_mean(str(key), [*DEFAULTS, "running", "kubernetes", "slurm"]),
                 )
             if key != "version" and not isinstance(value, str):
                 raise LoadError(
@@ -134,6 +152,7 @@ def load_project(
         if running is not None
         else (root / values["running"] if "running" in values else None),
         kubernetes=kubernetes,
+        slurm=slurm,
     )
 
 
@@ -162,6 +181,43 @@ def _kubernetes(value: Any, path: str, line: int | None) -> KubernetesSettings:
                 f"kubernetes.{key}: expected true or false, got {item!r}", path=path, line=line
             )
     return KubernetesSettings(create_namespaces=bool(value.get("create_namespaces", False)))
+
+
+def _slurm(value: Any, path: str, text: str) -> SlurmDefaults:
+    """router.yaml's `slurm:` mapping; errors point at the offending key or value."""
+    from router.errors import did_you_mean
+    from router.models.run import AbsPath
+    from router.errors import Source
+    from router.models.yamlsource import compose, locate, span
+
+    def fail(where: tuple[str, ...], message: str, hint: str | None = None,
+             at_key: bool = False) -> LoadError:  # fmt: skip
+        source = Source(path, text)
+        roots = compose(source)
+        if not roots:
+            return LoadError(message, path=path, line=_line_of(text, "slurm"), hint=hint)
+        key, node = locate(roots[0], where)
+        return LoadError(message, span(source, key if at_key and key else node), hint=hint)
+
+    if value is None:
+        return SlurmDefaults()
+    if not isinstance(value, dict):
+        raise fail(("slurm",), f"slurm: expected a mapping such as {{log_dir: /abs/path}}, "
+                   f"got {value!r}")  # fmt: skip
+    for key in value:
+        if key not in SLURM_KEYS:
+            message = f'slurm: unknown key "{key}" (expected log_dir)'
+            raise fail(("slurm", str(key)), message, did_you_mean(str(key), SLURM_KEYS), True)
+    log_dir = value.get("log_dir")
+    if log_dir is not None:
+        from pydantic import TypeAdapter, ValidationError
+
+        try:
+            log_dir = TypeAdapter(AbsPath).validate_python(log_dir)
+        except ValidationError as e:
+            why = e.errors()[0]["msg"].removeprefix("Value error, ")
+            raise fail(("slurm", "log_dir"), f"slurm.log_dir: {why}") from None
+    return SlurmDefaults(log_dir=log_dir)
 
 
 def _line_of(text: str, key: object) -> int | None:
