@@ -185,9 +185,8 @@ def _kubernetes(value: Any, path: str, line: int | None) -> KubernetesSettings:
 
 def _slurm(value: Any, path: str, text: str) -> SlurmDefaults:
     """router.yaml's `slurm:` mapping; errors point at the offending key or value."""
-    from router.errors import did_you_mean
+    from router.errors import Source, did_you_mean
     from router.models.run import AbsPath
-    from router.errors import Source
     from router.models.yamlsource import compose, locate, span
 
     def fail(where: tuple[str, ...], message: str, hint: str | None = None,
