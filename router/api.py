@@ -166,9 +166,10 @@ class Platform:
     def inventory(self) -> Inventory:
         from router.models import load_inventory
 
+        log_dir = self.project.slurm.log_dir  # router.yaml's; a cluster's own wins
         if self._given_inventory is not None:
-            return self._given_inventory
-        return load_inventory(self.project.inventory)
+            return self._given_inventory.with_log_dir(log_dir)
+        return load_inventory(self.project.inventory).with_log_dir(log_dir)
 
     @cached_property
     def workloads(self) -> list[Workload]:

@@ -1,10 +1,12 @@
 """router.yaml: which policy, inventory and workloads make up a platform, and where out/ is.
 
-Besides the paths, one setting for the Kubernetes emitter:
+Besides the paths, one setting for each emitter:
 
 ```yaml
 kubernetes:
   create_namespaces: true   # a Namespace object per namespace used, in each cluster's kustomization
+slurm:
+  log_dir: /shared/logs     # where jobs write %x-%j.out/.err; a cluster's own slurm.log_dir wins
 ```
 """
 
@@ -37,6 +39,17 @@ class KubernetesSettings:
     create_namespaces: bool = False
 
 
+SLURM_KEYS = ("log_dir",)
+
+
+@dataclass(frozen=True)
+class SlurmDefaults:
+    """router.yaml's `slurm:` mapping: settings for every Slurm cluster of the inventory that
+    does not set its own (`slurm.log_dir` in inventory.yaml wins)."""
+
+    log_dir: str | None = None
+
+
 @dataclass(frozen=True)
 class Project:
     root: Path  # the folder holding router.yaml (or the current one)
@@ -46,6 +59,7 @@ class Project:
     out: Path
     running: Path | None = None  # what already runs on the nodes (optional)
     kubernetes: KubernetesSettings = field(default_factory=KubernetesSettings)
+    slurm: SlurmDefaults = field(default_factory=SlurmDefaults)
 
     def relative(self, path: str | Path) -> str:
         """A path as plan.json shows it: relative to the project, with forward slashes."""
@@ -75,8 +89,9 @@ def load_project(
     config_path = root / CONFIG_NAME
     values: dict[str, str] = {}
     kubernetes = KubernetesSettings()
+    slurm = SlurmDefaults()
     if config_path.exists():
-        values, kubernetes = _read_config(config_path)
+        values, kubernetes, slurm = _read_config(config_path)
     elif not (policy and inventory and workloads):
         raise LoadError(
             f"no {CONFIG_NAME} in {root}: give -p/--policy, -i/--inventory and -w/--workloads",
@@ -98,6 +113,7 @@ def load_project(
         if running is not None
         else (root / values["running"] if "running" in values else None),
         kubernetes=kubernetes,
+        slurm=slurm,
     )
 
 
@@ -128,6 +144,42 @@ def _kubernetes(value: Any, path: str, line: int | None) -> KubernetesSettings:
     return KubernetesSettings(create_namespaces=bool(value.get("create_namespaces", False)))
 
 
+def _slurm(value: Any, path: str, text: str) -> SlurmDefaults:
+    """router.yaml's `slurm:` mapping; errors point at the offending key or value."""
+    from router.errors import Source, did_you_mean
+    from router.models.run import AbsPath
+    from router.models.yamlsource import compose, locate, span
+
+    def fail(where: tuple[str, ...], message: str, hint: str | None = None,
+             at_key: bool = False) -> LoadError:  # fmt: skip
+        source = Source(path, text)
+        roots = compose(source)
+        if not roots:
+            return LoadError(message, path=path, line=_line_of(text, "slurm"), hint=hint)
+        key, node = locate(roots[0], where)
+        return LoadError(message, span(source, key if at_key and key else node), hint=hint)
+
+    if value is None:
+        return SlurmDefaults()
+    if not isinstance(value, dict):
+        raise fail(("slurm",), f"slurm: expected a mapping such as {{log_dir: /abs/path}}, "
+                   f"got {value!r}")  # fmt: skip
+    for key in value:
+        if key not in SLURM_KEYS:
+            message = f'slurm: unknown key "{key}" (expected log_dir)'
+            raise fail(("slurm", str(key)), message, did_you_mean(str(key), SLURM_KEYS), True)
+    log_dir = value.get("log_dir")
+    if log_dir is not None:
+        from pydantic import TypeAdapter, ValidationError
+
+        try:
+            log_dir = TypeAdapter(AbsPath).validate_python(log_dir)
+        except ValidationError as e:
+            why = e.errors()[0]["msg"].removeprefix("Value error, ")
+            raise fail(("slurm", "log_dir"), f"slurm.log_dir: {why}") from None
+    return SlurmDefaults(log_dir=log_dir)
+
+
 def _line_of(text: str, key: object) -> int | None:
     for n, line in enumerate(text.splitlines(), 1):
         if line.startswith(f"{key}:"):
@@ -135,7 +187,7 @@ def _line_of(text: str, key: object) -> int | None:
     return None
 
 
-def _read_config(path: Path) -> tuple[dict[str, str], KubernetesSettings]:
+def _read_config(path: Path) -> tuple[dict[str, str], KubernetesSettings, SlurmDefaults]:
     """The keys of router.yaml; a LoadError at the line and column of what is wrong (read with
     the loader's YAML reader: positions, duplicate keys, its limits)."""
     from router.errors import RouterError, did_you_mean
@@ -147,7 +199,7 @@ def _read_config(path: Path) -> tuple[dict[str, str], KubernetesSettings]:
         raise LoadError(f"{CONFIG_NAME} holds one YAML document, this one {len(docs)}",
                         span(source, docs[1]))  # fmt: skip
     if not docs:
-        return {}, KubernetesSettings()
+        return {}, KubernetesSettings(), SlurmDefaults()
     builder = Builder(source)
     data = builder.value(docs[0])
     if builder.errors:
@@ -158,8 +210,12 @@ def _read_config(path: Path) -> tuple[dict[str, str], KubernetesSettings]:
                         span(source, docs[0]))  # fmt: skip
     values: dict[str, str] = {}
     kubernetes = KubernetesSettings()
+    slurm = SlurmDefaults()
     for key, value in data.items():
         key_node, value_node = locate(docs[0], (key,))
+        if key == "slurm":
+            slurm = _slurm(value, str(path), source.text)
+            continue
         if key == "kubernetes":
             at = key_node or value_node
             kubernetes = _kubernetes(value, str(path), at.start_mark.line + 1)
@@ -167,9 +223,9 @@ def _read_config(path: Path) -> tuple[dict[str, str], KubernetesSettings]:
         if key not in (*DEFAULTS, "version", "running"):
             raise LoadError(
                 f'unknown key "{key}" (expected policy, inventory, workloads, running, out'
-                " or kubernetes)",
+                ", kubernetes or slurm)",
                 span(source, key_node or value_node),
-                hint=did_you_mean(str(key), [*DEFAULTS, "running", "kubernetes"]),
+                hint=did_you_mean(str(key), [*DEFAULTS, "running", "kubernetes", "slurm"]),
             )
         if key != "version" and not isinstance(value, str):
             shown = (
@@ -180,4 +236,4 @@ def _read_config(path: Path) -> tuple[dict[str, str], KubernetesSettings]:
             raise LoadError(f"{key}: expected a path, got {shown}", span(source, value_node))
         if key != "version":
             values[key] = value
-    return values, kubernetes
+    return values, kubernetes, slurm

@@ -40,7 +40,7 @@ from router.language import ast
 from router.language.checker import name_span
 from router.language.fmt import format_expr
 from router.language.names import OPTIONS
-from router.models import Inventory, TargetRef
+from router.models import Inventory, Partition, TargetRef
 from router.models.inventory import untolerated
 
 __all__ = ["SEVERITIES", "Finding", "Severity", "analyze", "finding_at"]
@@ -339,7 +339,9 @@ class _Analysis:
         per_gpu = max(t.slices_per_node.values(), default=0) if mig else t.whole_gpus_per_node
         cap = getattr(t, "max_nodes", None) or t.nodes
         g = ints["gpus"]
-        parts = [where]
+        parts = [where, *_partition_access(s, t, opts)]
+        if isinstance(t, Partition) and t.max_nodes_per_job is not None:
+            cap = min(cap, t.max_nodes_per_job)  # MaxNodes bounds one job's nodes
         taints = getattr(t, "taints", [])
         if taints:  # shape.py: the pool's taints keep out work its rule does not entitle
             tol = opts.get("tolerate")
@@ -695,3 +697,30 @@ def analyze(
     a.findings += policy_unit_findings(raw or policy)
     order = {s: i for i, s in enumerate(SEVERITIES)}
     return sorted(a.findings, key=lambda f: (f.path, f.line, f.column, order[f.severity]))
+
+
+def _partition_access(s: Space, t: object, opts: dict[str, ast.Option]) -> list[Any]:
+    """Necessary conditions of shape._partition_access: the QOS (the route's or the
+    partition's) and, when the route sets one, the account must be listed, and the team must
+    be one of AllowGroups. A route without `account` may meet a workload that states one."""
+    if not isinstance(t, Partition):
+        return []
+
+    def stated(name: str, default: object) -> tuple[bool, object]:
+        """(known, value) of an option: unknown when it is not a literal."""
+        o = opts.get(name)
+        if o is None:
+            return True, default
+        return isinstance(o.value, ast.Literal), getattr(o.value, "value", None)
+
+    known, account = stated("account", None)
+    refused = t.allow_accounts is not None and account not in t.allow_accounts
+    if known and account is not None and refused:
+        return [s.const(False)]
+    known, qos = stated("qos", t.qos)
+    if t.allow_qos is not None and known and qos not in t.allow_qos:
+        return [s.const(False)]
+    if t.allow_groups is None:
+        return []
+    var, teams = s.strings["team"]
+    return [s.any_of([reify(s, var - i, "==") for i, v in enumerate(teams) if v in t.allow_groups])]

@@ -179,6 +179,10 @@ def _domains(policy: ast.Policy, inventory: Inventory | None) -> Domains:
             gt = ref.target.gpu_type
             if gt and gt not in found["gpu_type"]:
                 found["gpu_type"].append(gt)
+            # A partition's AllowGroups names teams: the space must hold them to place there.
+            for group in getattr(ref.target, "allow_groups", None) or ():
+                if group not in found["team"]:
+                    found["team"].append(group)
     if "inference" not in found["kind"]:  # it makes a service: always told apart
         found["kind"].append("inference")
     for values in found.values():

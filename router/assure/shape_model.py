@@ -8,6 +8,11 @@ here follow the document: nodes written when nodes_given and nodes >= 2; gpus_pe
 written when nodes are not given and it differs from gpus; otherwise neither. `_spread` is
 not linear: it is a table indexed by the GPU count (AddElement), one per GPUs-per-node value.
 A workload that writes `nodes: 1` explicitly is read as writing nothing (the spread form).
+
+A partition's AllowAccounts / AllowQos / AllowGroups and MaxNodes (shape._partition_access,
+`max_nodes_per_job`) are kept too. The space's workloads state no `account` (it is not a
+field a policy reads), so a partition that allows only some accounts takes them exactly when
+the route's `account`, else the partition's own, is listed: what shape.py decides for them.
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from typing import Any
 from router.assure.encode import NUMBERS, OTHER, Space, witness_document
 from router.evaluate.evaluate import Evaluator
 from router.evaluate.shape import _spread
-from router.models import TargetRef
+from router.models import Partition, TargetRef
 from router.models.inventory import untolerated
 
 
@@ -88,6 +93,11 @@ class ShapeModel:
                 return s.const(False)
             if untolerated(getattr(t, "taints", []), False, options.get("tolerate") or ()):
                 conds.append(self.has_gpus)
+        if isinstance(t, Partition):
+            access = self._access(t, options)
+            if access is None:
+                return s.const(False)
+            conds.append(access)
         mig = options.get("mig") if ref.backend == "kubernetes" else None
         offered = t.slices_per_node
         gpu_ok = (mig in offered) if mig else t.whole_gpus_per_node > 0
@@ -105,6 +115,8 @@ class ShapeModel:
             else:
                 conds.append(self._le(ints["duration"], t.max_time))
         cap = getattr(t, "max_nodes", None) or t.nodes
+        if isinstance(t, Partition) and t.max_nodes_per_job is not None:
+            cap = min(cap, t.max_nodes_per_job)  # one job's nodes: both bounds hold
         cpn, mpn = t.cpus_per_node, t.memory_per_node
         service = ints["service"]
         svc = [self._le(g, per), self._le(cpus, cpn), self._le(mem, mpn)]
@@ -126,6 +138,18 @@ class ShapeModel:
                          self._ge(k * mpn - mem, 0), self._le(k, cap)])  # fmt: skip
         conds.append(self._implies(s.all_of([job, self.mode_c]), c_ok))
         return s.all_of(conds)
+
+    def _access(self, t: Partition, options: dict[str, Any]) -> Any | None:
+        """A literal: Slurm's access lists let the workload in; None when they never do."""
+        account = options.get("account") or t.account
+        if t.allow_accounts is not None and account not in t.allow_accounts:
+            return None
+        if t.allow_qos is not None and (options.get("qos") or t.qos) not in t.allow_qos:
+            return None
+        if t.allow_groups is None:
+            return self.space.true()
+        team_var, teams = self.space.strings["team"]
+        return self._or_eq(team_var, [i for i, v in enumerate(teams) if v in t.allow_groups])
 
     def _or_eq(self, var: Any, indexes: list[int]) -> Any:
         if not indexes:

@@ -110,10 +110,15 @@ class Evaluator:
     ) -> None:
         c = policy.constants
         self.share_candidates = share_candidates
-        self.signature = signature_of(policy)
-        self._cache: dict[Hashable, Decision] = {}
         self.policy = policy
         self.targets = inventory.targets()
+        gated = any(
+            getattr(r.target, "allow_accounts", None) is not None
+            or getattr(r.target, "allow_groups", None) is not None
+            for r in self.targets
+        )
+        self.signature = signature_of(policy, access_lists=gated)
+        self._cache: dict[Hashable, Decision] = {}
         self.target_views = [(ref, target_view(ref)) for ref in self.targets]
         self.denies = [
             (d, compile_expr(d.when, c) if d.when is not None else None) for d in policy.denies

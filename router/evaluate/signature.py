@@ -18,7 +18,7 @@ from router.models import Workload
 
 Signature = Callable[[Workload], Hashable]
 
-# What shape.py reads (image and command only as present / absent).
+# What shape.py reads (image and command only as present / absent; the rest: _shape_extra).
 _SHAPE = ("kind", "gpus", "gpu_type", "nodes", "gpus_per_node", "cpus", "memory", "duration")
 # Fields of the workload view (views.py) that are plain attributes or follow from _SHAPE and
 # replicas; `image` and `labels` are handled apart.
@@ -39,8 +39,10 @@ _PLAIN = {
 _DERIVED = {"min_replicas", "max_replicas", "service"}
 
 
-def signature_of(policy: ast.Policy) -> Signature | None:
-    """The signature function for `policy`, or None when it reads a field not known here."""
+def signature_of(policy: ast.Policy, access_lists: bool = True) -> Signature | None:
+    """The signature function for `policy`, or None when it reads a field not known here.
+    `access_lists`: some partition has AllowAccounts/AllowGroups, so the shape check reads
+    the workload's account and team (else they stay out, and such workloads share a class)."""
     attrs = list(_SHAPE)
     label_keys: list[str] = []
     all_labels = image = False
@@ -69,6 +71,7 @@ def signature_of(policy: ast.Policy) -> Signature | None:
         labels = w.labels
         return (
             base(w),
+            _shape_extra(w, access_lists),
             w.image if image else w.image is not None,
             bool(w.command),
             (r.min, r.max) if r is not None else None,
@@ -76,3 +79,17 @@ def signature_of(policy: ast.Policy) -> Signature | None:
         )
 
     return signature
+
+
+def _shape_extra(w: Workload, access_lists: bool) -> Hashable:
+    """The rest of what shape.py reads: the partition access lists (team, account), the MPI
+    shape, arrays and dependencies (Slurm only), and whether the image is a file."""
+    return (
+        (w.team, w.account) if access_lists else None,
+        w.launcher,
+        w.ranks_per_node,
+        w.threads_per_rank,
+        w.array.in_flight if w.array else None,
+        bool(w.after),
+        bool(w.image and w.image.startswith("/")),
+    )

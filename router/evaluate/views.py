@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from router.models import TargetRef, Workload
+from router.models.inventory import Target
 
 
 def workload_view(w: Workload) -> dict[str, Any]:
@@ -58,4 +59,20 @@ def target_view(ref: TargetRef) -> dict[str, Any]:
         "labels": dict(t.labels),
         "cost": t.cost_per_gpu_hour,
         "mig": sorted(t.slices_per_node),
+        **_partition_limits(t),
     }
+
+
+_LIMITS = ("max_nodes_per_job", "default_time", "oversubscribe", "preempt_mode")
+_ACCESS = ("allow_accounts", "allow_groups", "allow_qos")
+
+
+def _partition_limits(t: Target) -> dict[str, Any]:
+    """A partition's Slurm limits; None where unset and on node pools, so a rule reading one
+    there is false, as for an absent label. `max_time` of an `unlimited` partition is already
+    a number larger than any duration (inventory.UNLIMITED_TIME)."""
+    out: dict[str, Any] = {n: getattr(t, n, None) for n in _LIMITS}
+    for n in _ACCESS:
+        allowed = getattr(t, n, None)
+        out[n] = None if allowed is None else list(allowed)
+    return out

@@ -13,13 +13,14 @@ from typing import Any
 from router.evaluate.expr import compile_expr
 from router.language import ast
 from router.language.fmt import format_expr
+from router.models.inventory import UNLIMITED_TIME
 from router.quantity import format_duration, format_memory
 
 View = dict[str, Any]
 
 # Fields and attributes whose numbers are MiB or seconds, so values print as written.
 _MEMORY = {"memory", "memory_per_node"}
-_DURATION = {"duration", "max_time"}
+_DURATION = {"duration", "max_time", "default_time"}
 
 
 def _unit(e: ast.Expr) -> str | None:
@@ -43,7 +44,8 @@ def show(value: Any, unit: str | None = None) -> str:
     if isinstance(value, (int, float)) and unit == "memory":
         return format_memory(int(value))
     if isinstance(value, (int, float)) and unit == "duration":
-        return format_duration(int(value))
+        # MaxTime=UNLIMITED is stored as a bound no duration reaches; it reads as the word.
+        return "unlimited" if value >= UNLIMITED_TIME else format_duration(int(value))
     if isinstance(value, (int, float)) and unit == "percent":
         return f"{round(float(value) * 100)}%"
     if isinstance(value, str):

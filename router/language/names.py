@@ -47,6 +47,15 @@ TARGET_ATTRIBUTES: dict[str, str] = {
     "labels": "labels",
     "cost": "number",
     "mig": "list",
+    # Slurm partition limits (models/inventory.py Partition); absent on node pools and on
+    # partitions that do not set them (Slurm's ALL for the allow lists): those read as none.
+    "max_nodes_per_job": "number",
+    "default_time": "duration",
+    "oversubscribe": "string",
+    "allow_accounts": "list",
+    "allow_groups": "list",
+    "allow_qos": "list",
+    "preempt_mode": "string",
 }
 
 OUTCOME_NAMES: dict[str, str] = {

@@ -631,6 +631,23 @@ class Inventory(Frozen):
         except KeyError:
             raise KeyError(f'no node set "{id}" in the inventory') from None
 
+    def with_log_dir(self, log_dir: str | None) -> Inventory:
+        """The inventory with `log_dir` (router.yaml's `slurm.log_dir`) as the log folder of
+        every Slurm cluster that names none of its own; itself when there is nothing to do."""
+        bare = [
+            c for c in self.clusters if c.backend == "slurm" and not (c.slurm and c.slurm.log_dir)
+        ]
+        if log_dir is None or not bare:
+            return self
+
+        def filled(c: Cluster) -> Cluster:
+            if c not in bare:
+                return c
+            settings = (c.slurm or SlurmSettings()).model_copy(update={"log_dir": log_dir})
+            return c.model_copy(update={"slurm": settings})
+
+        return Inventory(clusters=[filled(c) for c in self.clusters])
+
     def cluster(self, name: str) -> Cluster:
         for c in self.clusters:
             if c.name == name:

@@ -89,7 +89,7 @@ def _files(path: Path, suffixes: tuple[str, ...]) -> list[Path]:
 
 def load_inputs(project: Project) -> Inputs:
     policy = load_policy(project.policy)
-    inventory = load_inventory(project.inventory)
+    inventory = load_inventory(project.inventory).with_log_dir(project.slurm.log_dir)
     workloads = load_workloads(project.workloads)
     running = load_running(project.running) if project.running else None
     files = [

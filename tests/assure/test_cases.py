@@ -35,7 +35,7 @@ def test_example_cases_pass_with_full_coverage() -> None:
     assert [r.case.name for r in results if not r.passed] == []
     cov = coverage(pol, results)
     assert cov.percent == 100.0
-    assert cov.by_kind() == {"deny": (2, 2), "rule": (6, 6), "route": (7, 7)}
+    assert cov.by_kind() == {"deny": (2, 2), "rule": (7, 7), "route": (9, 9)}
 
 
 def test_failing_cases_show_per_field_diffs(tmp_path: Path) -> None:

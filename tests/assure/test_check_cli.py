@@ -32,7 +32,7 @@ def run(*args: str) -> tuple[int, str]:
 def test_example_has_no_errors() -> None:
     code, out = run(str(EXAMPLE))
     assert code == 0, out
-    assert out.strip().startswith("ok: 6 rules")
+    assert out.strip().startswith("ok: 7 rules")
 
 
 def test_shadowed_rule_fails_with_line_and_witness(tmp_path: Path) -> None:

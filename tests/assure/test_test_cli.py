@@ -42,7 +42,7 @@ def test_example_passes() -> None:
     code, out = run(str(EXAMPLE), "--coverage-threshold", "100")
     assert code == 0, out
     assert "PROVEN   big_training_is_exclusive_slurm" in out
-    assert "11 passed, 0 failed" in out and "Coverage: 15/15 (100.0%)" in out
+    assert "14 passed, 0 failed" in out and "Coverage: 18/18 (100.0%)" in out
     assert out.rstrip().endswith("Result: PASSED")
 
 

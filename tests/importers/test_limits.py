@@ -5,12 +5,16 @@ the form the importer writes (tests/importers/test_slurm_fixtures.py has the rea
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 
+from router.cli.main import cli
 from router.config import load_project
+from router.errors import PolicyError
 from router.models import Inventory, Partition
 from router.plan.build import build_plan
 from tests.helpers import job, make_project
@@ -86,3 +90,73 @@ def test_limits_load_and_reject_bad_values() -> None:
     assert part.max_time == 10**9 and part.slurm_name == "EquityHighPriority"
     with pytest.raises(ValueError, match="OverSubscribe"):
         Inventory.model_validate(cluster(oversubscribe="sometimes"))
+
+
+LIMITS = {
+    "max_time": "unlimited",
+    "default_time": "1h",
+    "max_nodes_per_job": 2,
+    "oversubscribe": "force:4",
+    "allow_accounts": ["ml", "equity"],
+    "allow_groups": ["ml"],
+    "allow_qos": ["normal"],
+    "preempt_mode": "requeue",
+}
+ALLOWED = {"account": "ml", "team": "ml"}  # and the rule's `qos = "normal"`
+
+
+@pytest.mark.parametrize(
+    ("condition", "placed"),
+    [
+        ('preempt_mode == "requeue"', True),
+        ('preempt_mode == "cancel"', False),
+        ('"ml" in allow_accounts', True),
+        ('"physics" in allow_accounts', False),
+        ("workload.team in allow_groups", True),
+        ('"normal" in allow_qos and not ("high" in allow_qos)', True),
+        ("max_nodes_per_job >= 2", True),
+        ("max_nodes_per_job > 2", False),
+        ("default_time == 1h", True),
+        ("default_time > 1h", False),
+        ('oversubscribe == "force:4"', True),
+        ("max_time >= 3d and max_time >= 365d", True),
+    ],
+)
+def test_rules_read_partition_limits(tmp_path: Path, condition: str, placed: bool) -> None:
+    # `short` sets none of them: a condition on an unset limit is false there, so the only
+    # partition a true condition admits is `equity`, and a false one admits none.
+    policy = f'rule r: route slurm with qos = "normal" where {condition}\n'
+    got = where(tmp_path, cluster(**LIMITS), policy, **ALLOWED)
+    assert got == ("hpc/equity" if placed else None)
+
+
+def test_unset_limits_read_as_none(tmp_path: Path) -> None:
+    inv = cluster(**LIMITS)
+    for i, condition in enumerate(('"ml" in allow_accounts', 'preempt_mode == "requeue"')):
+        policy = f'rule r: route slurm where name == "short" and not ({condition})\n'
+        assert where(tmp_path / str(i), inv, policy, **ALLOWED) == "hpc/short"
+
+
+@pytest.mark.parametrize(
+    ("bad", "says"),
+    [
+        ("preempt_mode > 3", "`preempt_mode` (a string) with `3` (a number)"),
+        ("allow_qos == 3", "`allow_qos` (a list) with `3` (a number)"),
+        ("default_time >= 4GiB", "`default_time` (a duration) with `4GiB` (a memory size)"),
+        ("preempt_mod == 1", 'did you mean "preempt_mode"?'),
+    ],
+)
+def test_limit_attributes_are_typed(tmp_path: Path, bad: str, says: str) -> None:
+    root = make_project(tmp_path, [job("w")], policy=f"rule r: route slurm where {bad}\n")
+    with pytest.raises(PolicyError, match=re.escape(says)) as caught:
+        build_plan(load_project(root))
+    assert "policy.route:1:27:" in str(caught.value)
+
+
+def test_explain_shows_an_unlimited_max_time_as_the_word(tmp_path: Path) -> None:
+    policy = "rule r: route slurm where max_time <= 2d\n"
+    root = make_project(tmp_path, [job("w")], policy=policy, inventory=cluster(**LIMITS))
+    r = CliRunner().invoke(cli, ["explain", "w", str(root)])
+    assert r.exit_code == 0, r.output
+    assert "max_time <= 2d: unlimited <= 2d is false" in r.output
+    assert "1000000000" not in r.output

@@ -222,6 +222,12 @@ def test_example_platform(tmp_path: Path) -> None:
     assert on_k8s, "the example places nothing on Kubernetes"
     kinds = check_plan(plan, tmp_path)
     assert kinds.get("apps/Deployment", 0) >= 1
+    # The research-only pool takes the work of the one rule that tolerates its taint.
+    (train,) = [p for p in on_k8s if p.target.id == "k8s-research/h100-train"]
+    assert (train.workload.name, train.rule) == ("gnn-baseline", "research_k8s_training")
+    docs = list(yaml.safe_load_all((tmp_path / train.artifacts[0]).read_text()))
+    tolerations = [t for d in docs for spec, _ in pod_specs(d) for t in spec.get("tolerations", [])]
+    assert {"key": "research-only", "operator": "Exists", "effect": "NoSchedule"} in tolerations
 
 
 # ---------------------------------------------------------------- every operator, KServe, MIG
