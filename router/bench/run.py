@@ -37,7 +37,7 @@ from router.bench.generator import Platform, generate
 from router.evaluate.evaluate import Evaluator
 from router.models import Workload
 from router.models.placement import Placement
-from router.plan.packcheck import check_assignment, unpackable
+from router.plan.packcheck import check_assignment, check_plan
 from router.solve.lp import lp_level_bound
 
 
@@ -96,7 +96,16 @@ def run(
     # plan's own node assignment. Not part of the plan's time: it is the referee.
     t5 = time.perf_counter()
     i = built.inputs
-    unpackable_targets = unpackable(i.inventory, i.running, built.placements)
+    # The independent checker proves a component packs (True), cannot pack (False), or does
+    # not decide in its limit (None); the plan's own node assignment, checked node by node, is
+    # a packing of its own when it has no errors.
+    verdicts = [
+        (c.verdict.packs, t)
+        for c in check_plan(i.inventory, i.running, built.placements)
+        for t in c.component.targets
+    ]
+    unpackable_targets = sorted(t for packs, t in verdicts if packs is False)
+    undecided_targets = sorted(t for packs, t in verdicts if packs is None)
     assignment_errors = check_assignment(
         i.inventory,
         i.running,
@@ -149,6 +158,7 @@ def run(
         "decision_us_median": round(statistics.median(ns) / 1000.0, 3) if ns else 0.0,
         "decision_us_mean": round(sum(ns) / max(1, len(ns)) / 1000.0, 3),
         "unpackable_targets": len(unpackable_targets),
+        "undecided_targets": len(undecided_targets),
         "assignment_errors": len(assignment_errors),
         "check_seconds": round(check_seconds, 3),
     }

@@ -41,6 +41,9 @@ def test_bench_small_json() -> None:
     assert out["greedy_objective"] <= out["objective"] <= out["cp_bound"]
     assert out["objective"] <= out["lp_bound"] + 1e-6
     assert out["min_moves_needed"] <= out["moves_after_1pct_change"]
+    # The independent checker and the plan's own node assignment agree: everything packs.
+    assert (out["unpackable_targets"], out["undecided_targets"]) == (0, 0)
+    assert out["assignment_errors"] == 0
 
 
 def test_bench_is_deterministic_across_workers() -> None:
