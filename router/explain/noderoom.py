@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any, Protocol
 
 from router.evaluate.evaluate import Candidate
+from router.models.placement import Resources
 from router.quantity import format_memory
 from router.solve.nodes import Capacity, Item, item_of
 from router.solve.pack import Block, Packing
@@ -43,12 +44,22 @@ class NodeRoom:
     def __init__(self, state: PlanState) -> None:
         self.state = state
         self._rooms: dict[tuple[int, frozenset[str]], Packing] = {}
+        # The answers by value (component, workloads left out, target, resources): thousands
+        # of unplaced workloads of one class ask the same question of the same room.
+        self._caps: dict[str, tuple[Capacity, int] | None] = {}
+        self._blocked: dict[tuple[int, frozenset[str], str, Resources], tuple[str, int] | None]
+        self._blocked = {}
 
     def _agg_cap(self, v: int) -> tuple[Capacity, int] | None:
+        tid = self.state.problem.variables[v][1].target.id
+        if tid not in self._caps:
+            self._caps[tid] = self._find_cap(tid)
+        return self._caps[tid]
+
+    def _find_cap(self, tid: str) -> tuple[Capacity, int] | None:
         agg = self.state.problem.aggregate
         if agg is None or not agg.capacity:
             return None
-        tid = self.state.problem.variables[v][1].target.id
         for ci, cap in enumerate(agg.capacity):
             if tid in cap.sets_of:
                 return cap, ci
@@ -117,12 +128,14 @@ class NodeRoom:
         cand = self.state.problem.variables[v][1]
         if minus is not None:
             without = without | {self.state.workload_of(minus).name}
-        room = self.room(ci, cap, without)
-        item = item_of(cand.resources, cap)
-        allowed = cap.sets_of[cand.target.id]
-        if room.room(item, allowed) >= 1:
-            return None
-        return _words(cand.target.id, cap, room, item, allowed)
+        key = (ci, without, cand.target.id, cand.resources)
+        if key not in self._blocked:
+            room = self.room(ci, cap, without)
+            item = item_of(cand.resources, cap)
+            allowed = cap.sets_of[cand.target.id]
+            fits = room.room(item, allowed) >= 1
+            self._blocked[key] = None if fits else _words(cand.target.id, cap, room, item, allowed)
+        return self._blocked[key]
 
 
 def _words(

@@ -8,7 +8,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from router.config import Project
 from router.emit import assign_artifacts
@@ -151,6 +150,9 @@ def build_plan(
     t4 = time.perf_counter()
     seconds.update(parse=t1 - t0, evaluate=t2 - t1, model=t3 - t2, solve=t4 - t3)
 
+    # One path cache per plan: a large plan names the same few policy files thousands of
+    # times, and each project.relative resolves two paths on disk.
+    relative = functools.lru_cache(maxsize=None)(project.relative)
     placements: list[Placement] = []
     by_name = {d.workload.name: d for d in decisions}
     for name, cand in sorted(result.assignment.items()):
@@ -161,7 +163,7 @@ def build_plan(
                 workload=d.workload,
                 target=cand.target,
                 rule=d.rule.name,
-                rule_source=f"{_relative(project)(d.rule.span.path)}:{d.rule.span.line}",
+                rule_source=f"{relative(d.rule.span.path)}:{d.rule.span.line}",
                 rank=cand.rank,
                 options=cand.options,
                 resources=cand.resources,
@@ -184,7 +186,8 @@ def build_plan(
     needed = previous or any(d.candidates for d in left_out)
     state = PlanState(problem, result.assignment, result.nodes) if needed else None
     unplaced = [
-        Unplaced(d, *unplaced_reasons(d, problem, result, project, state)) for d in left_out
+        Unplaced(d, *unplaced_reasons(d, problem, result, project, state, relative))
+        for d in left_out
     ]
     lost = None
     if previous:
@@ -214,24 +217,13 @@ def build_plan(
     )
 
 
-def _relative(project: Project) -> Callable[[str], str]:
-    """project.relative, remembered per path for the latest project: a path is resolved on
-    disk each time, and a large plan names the same few policy files thousands of times."""
-    if not (_RELATIVE and _RELATIVE[0] is project):
-        _RELATIVE[:] = [project, functools.lru_cache(maxsize=None)(project.relative)]
-    rel: Callable[[str], str] = _RELATIVE[1]
-    return rel
-
-
-_RELATIVE: list[Any] = []
-
-
 def unplaced_reasons(
     d: Decision,
     problem: Problem,
     result: SolveResult,
     project: Project,
     state: PlanState | None = None,
+    relative: Callable[[str], str] | None = None,
 ) -> tuple[list[str], str | None]:
     """Why a routed workload has no target: the minimal set of reasons `router explain`
     prints (router/explain/reasons.py), so plan.json and explain always agree. With no
@@ -241,5 +233,7 @@ def unplaced_reasons(
 
     if d.candidates and state is None:
         state = PlanState(problem, result.assignment, result.nodes)
-    summary = summarise(d, state if d.candidates else None, _relative(project), result.status)
+    summary = summarise(
+        d, state if d.candidates else None, relative or project.relative, result.status
+    )
     return summary.reasons, summary.fix

@@ -8,6 +8,7 @@ they are printed by the command (`Solver: ... in 0.4 s`) and left out of the fil
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from typing import Any
@@ -56,7 +57,7 @@ def _after(p: Placement, where: dict[str, tuple[str, str]]) -> dict[str, Any]:
 
 def plan_document(plan: Plan) -> dict[str, Any]:
     project = plan.project
-    rel = project.relative
+    rel = functools.lru_cache(maxsize=None)(project.relative)  # a few files, named often
     where = {p.workload.name: (p.backend, p.cluster) for p in plan.placements}
     placements = [
         {

@@ -47,7 +47,7 @@ def quote(word: str) -> str:
         word.encode()
     except UnicodeEncodeError:
         raise PlanError(f"text that is not valid Unicode cannot be written: {word!r}") from None
-    if all(ch.isprintable() for ch in word):
+    if word.isprintable():  # str.isprintable: the same test per character, in C
         return shlex.quote(word)
     parts: list[str] = []
     for ch in word:
@@ -64,4 +64,7 @@ def quote(word: str) -> str:
 
 def comment(text: str) -> str:
     """A comment line from user data: printable ASCII only, so it stays one comment line."""
-    return "# " + "".join(ch if " " <= ch <= "~" else "?" for ch in text)[:200]
+    return "# " + _NOT_PRINTABLE_ASCII.sub("?", text[:200])
+
+
+_NOT_PRINTABLE_ASCII = re.compile(r"[^ -~]")
