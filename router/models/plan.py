@@ -1,5 +1,6 @@
-"""plan.json (format_version "1") as pydantic models: a typed reader of the document
-router.plan.document writes, and its JSON Schema.
+"""plan.json (format_version "1") as pydantic models: router.plan.document builds the dict
+and writes it through PlanDocument, `router schema plan` publishes plan_json_schema(), and
+`--previous` and `router apply` read plan.json back through it.
 
 Extra keys are refused everywhere (only `options` and `diff` are free-form objects), so a
 field router starts writing fails the tests until the model knows it: the model cannot

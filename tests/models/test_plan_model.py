@@ -147,3 +147,14 @@ def test_a_broken_document_is_refused_with_the_field() -> None:
     doc["format_version"] = "2"
     with pytest.raises(ValidationError, match="format_version"):
         PlanDocument.model_validate(doc)
+
+
+def test_plan_json_is_written_through_the_model() -> None:
+    from router.plan.document import dumps
+
+    plan = router.plan(router.load(EXAMPLE))
+    assert dumps(plan.document()) == plan.json()
+    doc = plan.document()
+    doc["placements"][0]["gpu_count"] = 1  # a field plan/document.py starts writing
+    with pytest.raises(ValidationError, match="gpu_count"):
+        dumps(doc)
