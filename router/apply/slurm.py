@@ -47,8 +47,11 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from pydantic import ValidationError
+
 from router.errors import PlanError
 from router.models.dependencies import order
+from router.models.plan import AfterEntry, PlacementEntry, PlanDocument
 
 FORMAT_VERSION = "1"
 TAG = "router:"
@@ -147,8 +150,9 @@ class Job:
 # ---- the plan -------------------------------------------------------------------------------
 
 
-def read_plan(out: Path) -> tuple[dict[str, Any], str]:
-    """plan.json of out/ and its sha256; PlanError when there is none (run `router plan`)."""
+def read_plan(out: Path) -> tuple[PlanDocument, str]:
+    """plan.json of out/, read through its model, and its sha256; PlanError when there is
+    none or it is not what router writes (run `router plan`)."""
     path = Path(out) / "plan.json"
     try:
         data = path.read_bytes()
@@ -165,14 +169,24 @@ def read_plan(out: Path) -> tuple[dict[str, Any], str]:
             f"{path} is not a plan of format_version {FORMAT_VERSION}; run `router plan` again",
             path=str(path),
         )
-    return doc, hashlib.sha256(data).hexdigest()
+    try:
+        plan = PlanDocument.model_validate(doc, strict=True)
+    except ValidationError as e:
+        error = e.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise PlanError(
+            f"{path} is not a plan router writes ({where}: {error['msg']}); run `router plan`"
+            " again",
+            path=str(path),
+        ) from None
+    return plan, hashlib.sha256(data).hexdigest()
 
 
-def _script_of(placement: dict[str, Any]) -> str:
-    scripts = [a for a in placement.get("artifacts", []) if str(a).endswith(".sbatch")]
+def _script_of(placement: PlacementEntry) -> str:
+    scripts = [a for a in placement.artifacts if a.endswith(".sbatch")]
     if len(scripts) != 1:
         raise PlanError(
-            f"plan.json: placement of {placement.get('workload')} has "
+            f"plan.json: placement of {placement.workload} has "
             f"{len(scripts)} sbatch scripts, expected one"
         )
     rel = PurePosixPath(scripts[0])
@@ -283,18 +297,18 @@ def apply_plan(
     """Submit every Slurm placement of out/plan.json not already submitted; write apply.json."""
     out = Path(out)
     doc, plan_sha = read_plan(out)
-    placements = sorted(doc.get("placements", []), key=lambda p: str(p.get("workload")))
-    slurm = [p for p in placements if p.get("backend") == "slurm"]
+    placements = sorted(doc.placements, key=lambda p: p.workload)
+    slurm = [p for p in placements if p.backend == "slurm"]
     result = ApplyResult(
         plan_sha,
         [],
         dry_run=dry_run,
-        kubernetes=[p["workload"] for p in placements if p.get("backend") == "kubernetes"],
+        kubernetes=[p.workload for p in placements if p.backend == "kubernetes"],
     )
     previous = _previous(out)
-    clusters = sorted({str(p["cluster"]) for p in slurm})
+    clusters = sorted({p.cluster for p in slurm})
     for cluster in clusters:
-        mine = [p for p in slurm if p["cluster"] == cluster]
+        mine = [p for p in slurm if p.cluster == cluster]
         env = slurm_env((slurm_conf or {}).get(cluster))
         result.outcomes += _apply_cluster(
             out, mine, plan_sha, previous, env, cwd or Path.cwd(), dry_run, hold, replace
@@ -306,7 +320,7 @@ def apply_plan(
 
 def _apply_cluster(
     out: Path,
-    placements: list[dict[str, Any]],
+    placements: list[PlacementEntry],
     plan_sha: str,
     previous: dict[int, dict[str, Any]],
     env: dict[str, str],
@@ -326,9 +340,9 @@ def _apply_cluster(
             error = ""
         outcomes.append(
             Outcome(
-                str(p["workload"]),
-                str(p["cluster"]),
-                str(p.get("target")),
+                p.workload,
+                p.cluster,
+                p.target,
                 rel,
                 sha,
                 "failed" if error else "submit",
@@ -343,11 +357,9 @@ def _apply_cluster(
             o.action, o.error = "failed", str(e)
         return outcomes
     by_name = {o.workload: o for o in outcomes}
-    after = {str(p["workload"]): list(p.get("after") or []) for p in placements}
+    after = {p.workload: list(p.after or []) for p in placements}
     states = {j.id: j.state for j in jobs}
-    for name in order(
-        list(by_name), {k: [str(e.get("workload")) for e in v] for k, v in after.items()}
-    ):
+    for name in order(list(by_name), {k: [e.workload for e in v] for k, v in after.items()}):
         o = by_name[name]
         if o.action == "failed":
             continue
@@ -372,18 +384,14 @@ def _apply_cluster(
 
 
 def _dependencies(
-    o: Outcome, after: list[dict[str, Any]], by_name: dict[str, Outcome], states: dict[int, str]
+    o: Outcome, after: list[AfterEntry], by_name: dict[str, Outcome], states: dict[int, str]
 ) -> str:
     """Fill o.after_jobs from its parents' outcomes; the reason it cannot be submitted, or ""."""
     for entry in after:
-        name = str(entry.get("workload"))
+        name = entry.workload
         parent = by_name.get(name)
-        if not entry.get("supported") or parent is None:
-            where = (
-                f"on {entry['backend']} cluster {entry.get('cluster')}"
-                if entry.get("backend")
-                else "not placed"
-            )
+        if not entry.supported or parent is None:
+            where = f"on {entry.backend} cluster {entry.cluster}" if entry.backend else "not placed"
             return (
                 f"not submitted: it starts after {name}, which is {where}; only a Slurm job"
                 " of the same cluster can be waited for (see `router check`)"

@@ -126,9 +126,9 @@ def schema(kind: str) -> None:
     import json
 
     if kind == "plan":
-        from router.plan.schema import plan_schema
+        from router.models.plan import plan_json_schema
 
-        doc = plan_schema()
+        doc = plan_json_schema()  # from the model plan.json is written through
     else:
         from router.models.schema import json_schema
 

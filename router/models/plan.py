@@ -1,21 +1,22 @@
-"""plan.json (format_version "1") as pydantic models: a typed reader of the document
-router.plan.document writes, and its JSON Schema.
+"""plan.json (format_version "1") as pydantic models: router.plan.document builds the dict
+and writes it through PlanDocument, `router schema plan` publishes plan_json_schema(), and
+`--previous` and `router apply` read plan.json back through it.
 
-Not yet wired in: plan/document.py still builds the dict, plan/previous.py checks
-`--previous` by hand and plan/schema.py publishes a hand-written schema, while other work
-is extending plan.json. Every model allows extra keys so that those extensions read; the
-tests check that each document router writes validates and dumps back to the same JSON.
+Extra keys are refused everywhere (only `options` and `diff` are free-form objects), so a
+field router starts writing fails the tests until the model knows it: the model cannot
+drift from the file. The tests check that each document router writes validates strictly
+and dumps back to the same JSON.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Part(BaseModel):
-    model_config = ConfigDict(extra="allow", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 class ReplicaBounds(_Part):
@@ -39,6 +40,24 @@ class PlacedResources(_Part):
     gpu_type: str | None = None
     mig: str | None = None
     replicas: ReplicaBounds | None = None
+    array_parallel: int | None = None
+
+
+class PlacedNode(_Part):
+    """One pod (service replica, job task) or one whole node a placement takes."""
+
+    node_set: str
+    node: int
+    name: str | None = None  # when the inventory gives node_names
+
+
+class AfterEntry(_Part):
+    """An `after` dependency and where its parent went (absent when it was not placed)."""
+
+    workload: str
+    supported: bool
+    backend: str | None = None
+    cluster: str | None = None
 
 
 class PlacementEntry(_Part):
@@ -55,6 +74,8 @@ class PlacementEntry(_Part):
     options: dict[str, Any]
     resources: PlacedResources
     artifacts: list[str]
+    nodes: list[PlacedNode]
+    after: list[AfterEntry] | None = None
 
 
 class DeniedEntry(_Part):
@@ -116,6 +137,16 @@ class SolverReport(_Part):
     levels: list[LevelEntry]
 
 
+class ScaleOut(_Part):
+    """A target with services that can scale: the nodes their max replicas would need."""
+
+    target_id: str
+    services: int
+    replicas_min: int
+    replicas_max: int
+    more_nodes: int
+
+
 class PreemptedEntry(_Part):
     workload: str
     priority: int
@@ -130,7 +161,7 @@ class PlanDocument(_Part):
     format_version: Literal["1"]
     router_version: str
     policy: str | None
-    inputs: dict[str, str]  # input file -> sha256
+    inputs: dict[str, Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]]  # file -> sha256
     summary: Summary
     placements: list[PlacementEntry]
     denied: list[DeniedEntry]
@@ -138,6 +169,7 @@ class PlanDocument(_Part):
     unplaced: list[ReasonsEntry]
     targets: list[TargetUsage]
     solver: SolverReport
+    scale_out: list[ScaleOut] | None = None
     preempted: list[PreemptedEntry] | None = None  # planned against a previous plan
     diff: dict[str, Any] | None = None  # router.plan.diff's object
 

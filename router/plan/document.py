@@ -15,6 +15,7 @@ from typing import Any
 
 from router.evaluate.quota import capacity, usage
 from router.models.placement import Placement
+from router.models.plan import PlanDocument
 from router.plan.build import Plan, input_hashes
 from router.plan.packcheck import scale_out
 from router.version import __version__
@@ -180,4 +181,7 @@ def with_diff(doc: dict[str, Any], diff: dict[str, Any] | None) -> dict[str, Any
 
 
 def dumps(doc: dict[str, Any]) -> str:
-    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """plan.json's text, written through PlanDocument (strict, extra keys refused): a field
+    the model does not know fails here, so the model and its schema cannot drift."""
+    checked = PlanDocument.model_validate(doc, strict=True).to_json()
+    return json.dumps(checked, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -19,10 +19,14 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, NoReturn
+from types import UnionType
+from typing import Annotated, Any, Literal, NoReturn, Union, get_args, get_origin
+
+from pydantic import BaseModel, ValidationError
 
 from router.config import Project, load_project
-from router.errors import LoadError, PlanError, RouterError, Source, Span
+from router.errors import LoadError, PlanError, RouterError, Source, Span, did_you_mean
+from router.models.plan import PlanDocument
 from router.solve.cpsat import SolveOptions
 
 GIT_PREFIX = "git:"
@@ -123,63 +127,41 @@ def _json_limit(path: Path, text: str) -> LoadError:
     return LoadError("not a plan.json: JSON that Python cannot read", at(0))
 
 
-# What the diff and the solver read of each section's entries (a hand-edited plan.json may
-# say anything): field -> the JSON types it may have.
-_FIELDS: dict[str, dict[str, tuple[type, ...]]] = {
-    "placements": {
-        "workload": (str,),
-        "target_id": (str,),
-        "rule": (str, type(None)),
-        "rule_source": (str, type(None)),
-    },
-    "denied": {
-        "workload": (str,),
-        "rule": (str, type(None)),
-        "rule_source": (str, type(None)),
-        "message": (str, type(None)),
-    },
-    "unplaced": {"workload": (str,), "rule": (str, type(None)), "reasons": (list,)},
-    "unrouted": {"workload": (str,), "reasons": (list,)},
-}
-_REQUIRED = {"workload", "target_id"}
-
-
 def _check_entries(doc: dict[str, Any], source: Source) -> None:
-    """LoadError at the entry's line when a section is not a list of entries of the right
-    types, or a workload appears twice (router never writes either)."""
+    """LoadError at the fault's line when the document is not what PlanDocument (the model
+    router writes plan.json through) reads, or a workload appears twice (router never writes
+    either)."""
     from router.models.yamlsource import compose, locate, span
 
-    def fail(where: tuple[Any, ...], message: str) -> NoReturn:
+    def fail(where: tuple[Any, ...], message: str, hint: str | None = None) -> NoReturn:
         try:  # JSON is YAML: its nodes know their lines
             roots = compose(source)
         except RouterError:
             roots = []
         if not roots:
-            raise LoadError(message, path=source.path)
-        raise LoadError(message, span(source, locate(roots[0], where)[1]))
+            raise LoadError(message, path=source.path, hint=hint)
+        raise LoadError(message, span(source, locate(roots[0], where)[1]), hint=hint)
 
+    try:
+        PlanDocument.model_validate(doc, strict=True)
+    except ValidationError as e:
+        error = e.errors()[0]
+        loc = tuple(error["loc"])
+        if error["type"] == "missing":
+            fail(loc[:-1], f'{_dotted(loc[:-1])}: missing required field "{loc[-1]}"')
+        if error["type"] == "extra_forbidden":
+            known = _model_at(loc[:-1]).model_fields
+            fail(
+                loc,
+                f'{_dotted(loc[:-1])}: unknown field "{loc[-1]}" (router does not write it)',
+                did_you_mean(str(loc[-1]), known),
+            )
+        want = _expected(loc) or error["msg"]
+        fail(loc, f"{_dotted(loc)}: expected {want}, got {_json_type(error['input'])}")
     seen: dict[str, str] = {}
-    for section, fields in _FIELDS.items():
-        entries = doc.get(section, [])
-        if not isinstance(entries, list):
-            fail((section,), f"{section}: expected a list, got {_json_type(entries)}")
-        for n, entry in enumerate(entries):
-            at = f"{section}[{n}]"
-            if not isinstance(entry, dict):
-                fail((section, n), f"{at}: expected an object, got {_json_type(entry)}")
-            for name, types in fields.items():
-                if name not in entry:
-                    if name in _REQUIRED:
-                        fail((section, n), f'{at}: missing required field "{name}"')
-                    continue
-                value = entry[name]
-                strings = not isinstance(value, list) or all(isinstance(r, str) for r in value)
-                if not isinstance(value, types) or not strings:
-                    want = "a list of strings" if name == "reasons" else "a string"
-                    fail(
-                        (section, n, name), f"{at}.{name}: expected {want}, got {_json_type(value)}"
-                    )
-            name = entry["workload"]
+    for section in ("placements", "denied", "unplaced", "unrouted"):
+        for n, entry in enumerate(doc[section]):
+            at, name = f"{section}[{n}]", entry["workload"]
             if name in seen:
                 fail(
                     (section, n, "workload"),
@@ -187,6 +169,65 @@ def _check_entries(doc: dict[str, Any], source: Source) -> None:
                     f"previous plan at {seen[name]}; a plan names each workload once",
                 )
             seen[name] = at
+
+
+def _dotted(loc: tuple[Any, ...]) -> str:
+    """("placements", 0, "rank") -> "placements[0].rank"."""
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}" if out else str(part)
+    return out or "the document"
+
+
+def _unwrap(t: Any) -> Any:
+    """The type inside Annotated[...] and X | None."""
+    while True:
+        if get_origin(t) is Annotated:
+            t = get_args(t)[0]
+        elif get_origin(t) in (Union, UnionType):
+            rest = [a for a in get_args(t) if a is not type(None)]
+            if len(rest) != 1:
+                return t
+            t = rest[0]
+        else:
+            return t
+
+
+def _type_at(loc: tuple[Any, ...]) -> Any:
+    """The model's type at a location of the document (None where it cannot tell)."""
+    t: Any = PlanDocument
+    for part in loc:
+        t = _unwrap(t)
+        if isinstance(t, type) and issubclass(t, BaseModel) and part in t.model_fields:
+            t = t.model_fields[part].annotation
+        elif get_origin(t) is list and isinstance(part, int):
+            t = get_args(t)[0]
+        elif get_origin(t) is dict:
+            t = get_args(t)[1]
+        else:
+            return None
+    return _unwrap(t)
+
+
+def _model_at(loc: tuple[Any, ...]) -> type[BaseModel]:
+    t = _type_at(loc)
+    return t if isinstance(t, type) and issubclass(t, BaseModel) else PlanDocument
+
+
+def _expected(loc: tuple[Any, ...]) -> str | None:
+    """What the model wants at `loc`, in words."""
+    t = _type_at(loc)
+    names = {str: "a string", int: "an integer", bool: "a boolean", float: "a number"}
+    if t in names:
+        return names[t]
+    if (isinstance(t, type) and issubclass(t, BaseModel)) or get_origin(t) is dict:
+        return "an object"
+    if get_origin(t) is list:
+        item = _unwrap(get_args(t)[0])
+        return "a list of strings" if item is str else "a list"
+    if get_origin(t) is Literal:
+        return " or ".join(json.dumps(a) for a in get_args(t))
+    return None
 
 
 def _json_type(value: Any) -> str:

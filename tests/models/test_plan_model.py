@@ -10,8 +10,18 @@ import pytest
 from pydantic import ValidationError
 
 import router
+from router.bench.generator import generate
 from router.models.plan import PlanDocument, plan_json_schema
-from tests.helpers import EXAMPLE
+from tests.helpers import EXAMPLE, make_project
+from tests.k8s import hardened
+from tests.k8s.test_plan_manifests import (
+    MIG_INVENTORY,
+    MIG_POLICY,
+    OPERATORS_INVENTORY,
+    OPERATORS_POLICY,
+    mig_services,
+    operator_workloads,
+)
 
 
 @pytest.fixture(scope="module")
@@ -27,6 +37,85 @@ def documents() -> list[dict[str, Any]]:
     return [first.document(), second.document()]
 
 
+@pytest.fixture(scope="module")
+def more_documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Plans of the tests' other platforms, which between them write every optional field."""
+    tmp = tmp_path_factory.mktemp("platforms")
+    operators = make_project(
+        tmp / "operators", operator_workloads(), OPERATORS_POLICY, OPERATORS_INVENTORY
+    )
+    mig = make_project(tmp / "mig", mig_services(3, 2), MIG_POLICY, MIG_INVENTORY)
+    bench = generate("S", 0)
+    batch = {"kind": "batch", "cpus": 1, "memory": "256MiB", "duration": "5min", "command": "x"}
+    slurm = make_project(
+        tmp / "slurm",
+        [
+            {**batch, "name": "sweep", "array": {"count": 5, "parallel": 2}},
+            {**batch, "name": "prep"},
+            {**batch, "name": "child", "after": ["prep", "never"]},
+            {**batch, "name": "never", "cpus": 10_000},  # not placed: `after` has no backend
+        ],
+        "rule all:\n  route slurm\n",
+        {
+            "clusters": [
+                {
+                    "name": "mn",
+                    "backend": "slurm",
+                    "partitions": [
+                        {
+                            "name": "batch",
+                            "nodes": 2,
+                            "cpus_per_node": 8,
+                            "memory_per_node": "16GiB",
+                            "node_names": ["n1", "n2"],
+                        }
+                    ],
+                }
+            ]
+        },
+    )
+    platforms = {
+        "slurm": router.load(slurm),
+        "operators": router.load(operators),
+        "mig": router.load(mig),
+        "hardened": router.load(hardened.project(tmp / "hardened")),
+        "bench S": router.Platform.from_objects(
+            policy=bench.policy, inventory=bench.inventory, workloads=bench.workloads
+        ),
+    }
+    return {name: router.plan(p).document() for name, p in platforms.items()}
+
+
+def test_every_platforms_document_validates_strictly(
+    documents: list[dict[str, Any]], more_documents: dict[str, dict[str, Any]]
+) -> None:
+    every = [*documents, *more_documents.values()]
+    for doc in every:
+        assert PlanDocument.model_validate(doc).to_json() == doc
+    # the optional fields the model declares are written by at least one of these plans, so
+    # the strict model is checked against real values of each
+    placements = [p for doc in every for p in doc["placements"]]
+    after = [a for p in placements for a in p.get("after", [])]
+    assert {a["supported"] for a in after} == {True, False}
+    assert any("backend" not in a for a in after)  # a parent that was not placed
+    assert any("array_parallel" in p["resources"] for p in placements)
+    assert any("replicas" in p["resources"] for p in placements)
+    assert any("mig" in p["resources"] for p in placements)
+    assert any("name" in n for p in placements for n in p["nodes"])
+    assert any("scale_out" in doc for doc in every)
+
+
+def test_a_field_the_model_does_not_know_is_refused() -> None:
+    doc = router.plan(router.load(EXAMPLE)).document()
+    doc["placements"][0]["resources"]["gpu_count"] = 1
+    with pytest.raises(ValidationError, match=r"placements\.0\.resources\.gpu_count"):
+        PlanDocument.model_validate(doc)
+    doc = router.plan(router.load(EXAMPLE)).document()
+    doc["wall_seconds"] = 0.4
+    with pytest.raises(ValidationError, match="wall_seconds"):
+        PlanDocument.model_validate(doc)
+
+
 def test_every_document_reads_and_dumps_back_the_same(documents: list[dict[str, Any]]) -> None:
     for doc in documents:
         model = PlanDocument.model_validate(doc)
@@ -38,9 +127,14 @@ def test_every_document_reads_and_dumps_back_the_same(documents: list[dict[str, 
     )
 
 
-def test_the_models_schema_accepts_the_documents(documents: list[dict[str, Any]]) -> None:
+def test_the_models_schema_accepts_the_documents(
+    documents: list[dict[str, Any]], more_documents: dict[str, dict[str, Any]]
+) -> None:
     schema = plan_json_schema()
-    for doc in documents:
+    for doc in [*documents, *more_documents.values()]:
+        jsonschema.validate(doc, schema)
+    doc = dict(documents[0], extra_key=1)
+    with pytest.raises(jsonschema.ValidationError, match="extra_key"):
         jsonschema.validate(doc, schema)
 
 
@@ -53,3 +147,14 @@ def test_a_broken_document_is_refused_with_the_field() -> None:
     doc["format_version"] = "2"
     with pytest.raises(ValidationError, match="format_version"):
         PlanDocument.model_validate(doc)
+
+
+def test_plan_json_is_written_through_the_model() -> None:
+    from router.plan.document import dumps
+
+    plan = router.plan(router.load(EXAMPLE))
+    assert dumps(plan.document()) == plan.json()
+    doc = plan.document()
+    doc["placements"][0]["gpu_count"] = 1  # a field plan/document.py starts writing
+    with pytest.raises(ValidationError, match="gpu_count"):
+        dumps(doc)

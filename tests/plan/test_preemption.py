@@ -12,7 +12,7 @@ import jsonschema
 from click.testing import CliRunner
 
 from router.cli.main import cli
-from router.plan.schema import plan_schema
+from router.models.plan import plan_json_schema
 from tests.helpers import make_project
 
 POLICY = 'policy p\nrule train: when kind == "training" route slurm\n'
@@ -60,7 +60,7 @@ def _plan(root: Path, *args: str) -> tuple[int, dict[str, Any], str]:
     r = CliRunner().invoke(cli, ["plan", str(root), "--format", "json", "--no-write", *args])
     assert r.exit_code in (0, 3), r.output
     doc = json.loads(r.stdout)
-    jsonschema.validate(doc, plan_schema())
+    jsonschema.validate(doc, plan_json_schema())
     return r.exit_code, doc, r.output
 
 

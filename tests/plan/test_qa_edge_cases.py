@@ -50,6 +50,10 @@ def _edit(doc: dict[str, Any], change: str) -> dict[str, Any]:
         d["unplaced"] = [{"workload": 3, "reasons": []}]
     elif change == "denied-null":
         d["denied"] = [None]
+    elif change == "unknown-field":
+        first["ranks"] = 1
+    elif change == "gpus-string":
+        first["resources"]["gpus"] = "8"
     elif change == "reasons-string":
         d["unrouted"] = [{"workload": "x", "reasons": "abc"}]
     return d
@@ -73,6 +77,9 @@ EDITS = {
     "unplaced-number": (None, "unplaced[0].workload: expected a string, got the number 3"),
     "denied-null": ("3:3", "denied[0]: expected an object, got null"),
     "reasons-string": (None, "unrouted[0].reasons: expected a list of strings, got the string"),
+    # checked through PlanDocument, the model plan.json is written through
+    "unknown-field": (None, 'placements[0]: unknown field "ranks"'),
+    "gpus-string": (None, "placements[0].resources.gpus: expected an integer, got the string '8'"),
 }
 
 

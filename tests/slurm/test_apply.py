@@ -253,3 +253,16 @@ def test_apply_needs_a_plan(tmp_path: Path) -> None:
     assert result.exit_code == 1
     assert "no plan to apply: run `router plan` first" in result.output
     assert str(tmp_path / "out" / "plan.json") in result.output
+
+
+def test_apply_refuses_a_plan_its_model_does_not_read(tmp_path: Path) -> None:
+    root = make_project(tmp_path, [job("train")])
+    assert CliRunner().invoke(cli, ["plan", str(root)]).exit_code == 0
+    path = root / "out" / "plan.json"
+    doc = json.loads(path.read_text())
+    doc["placements"][0]["after"] = [{"workload": "prep"}]  # `supported` is missing
+    path.write_text(json.dumps(doc))
+    result = CliRunner().invoke(cli, ["apply", str(root), "--dry-run"])
+    assert result.exit_code == 1, result.output
+    assert "is not a plan router writes (placements.0.after.0.supported" in result.output
+    assert "Traceback" not in result.output
