@@ -74,7 +74,9 @@ class PlacementEntry(_Part):
     options: dict[str, Any]
     resources: PlacedResources
     artifacts: list[str]
-    nodes: list[PlacedNode]
+    # Plans written before node-by-node capacity (stop 9) have no `nodes`: they still read
+    # as a --previous plan; router always writes them.
+    nodes: list[PlacedNode] = Field(default_factory=list)
     after: list[AfterEntry] | None = None
 
 

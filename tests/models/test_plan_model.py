@@ -3,6 +3,7 @@ writes, back to the same JSON, and its JSON Schema accepts them."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import jsonschema
@@ -114,6 +115,19 @@ def test_a_field_the_model_does_not_know_is_refused() -> None:
     doc["wall_seconds"] = 0.4
     with pytest.raises(ValidationError, match="wall_seconds"):
         PlanDocument.model_validate(doc)
+
+
+def test_a_plan_from_before_node_assignments_reads_as_previous(
+    documents: list[dict[str, Any]],
+) -> None:
+    """plan.json written before capacity was decided node by node has no `nodes`: it is still
+    a previous plan (GitOps repos keep their last plan.json), and planning against it works."""
+    old = json.loads(json.dumps(documents[0]))
+    for p in old["placements"]:
+        del p["nodes"]
+    assert PlanDocument.model_validate(old).placements[0].nodes == []
+    again = router.plan(router.load(EXAMPLE), previous=old)
+    assert again.document()["placements"] == documents[0]["placements"]
 
 
 def test_every_document_reads_and_dumps_back_the_same(documents: list[dict[str, Any]]) -> None:
