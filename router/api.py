@@ -314,16 +314,22 @@ class Plan:
         doc = plan_document(self.built)
         return with_diff(doc, self._diff_with(self.previous, doc))
 
-    def document(self) -> dict[str, Any]:
-        """plan.json as a dict (with a `diff` section when planned against a previous plan).
-        A copy: changing it changes nothing here."""
-        return json.loads(json.dumps(self._document))  # type: ignore[no-any-return]
-
-    def json(self) -> str:
-        """plan.json's bytes, as text: the same inputs always give the same text."""
+    @cached_property
+    def _text(self) -> str:
+        # Dumped (and checked against the plan.json model) once: `router plan` writes it and
+        # may print it too, and document() reads it back.
         from router.plan.document import dumps
 
         return dumps(self._document)
+
+    def document(self) -> dict[str, Any]:
+        """plan.json as a dict (with a `diff` section when planned against a previous plan).
+        A copy: changing it changes nothing here."""
+        return json.loads(self._text)  # type: ignore[no-any-return]
+
+    def json(self) -> str:
+        """plan.json's bytes, as text: the same inputs always give the same text."""
+        return self._text
 
     def diff(
         self, previous: Plan | str | Path | Mapping[str, Any] | None = None
