@@ -15,6 +15,10 @@ whose replicas the rule's hpa(max = 16) clamps, spread over a region's clusters 
 7 x 1g.10gb, the rest whole, routed with `mig = "1g.10gb"`); and a `per cluster` CPU quota
 next to the per-team GPU quotas. The same size and seed give the same platform.
 
+The `wide` platform is the L policy and inventory with 50,000 small CPU batch jobs instead of
+L's workloads (far more than the CPU nodes hold): it measures loading, evaluating and the
+reasons of many unplaced workloads rather than the solver.
+
 The `adversarial` mix is built to trap first-fit-decreasing: big jobs that may use either GPU
 type prefer the cheaper H100 nodes and fill them, leaving no room for the jobs pinned to H100.
 """
@@ -240,7 +244,12 @@ def _demand(w: dict[str, Any]) -> float:
     return float((w["gpus"] or w["cpus"]) * n)
 
 
+WIDE_WORKLOADS = 50_000
+
+
 def generate(size: str, seed: int = 0) -> Platform:
+    if size == "wide":
+        return _wide(seed)
     spec = SIZES[size]
     adversarial = size == "adversarial"
     rng = random.Random(f"{size}:{seed}")
@@ -352,3 +361,27 @@ def _region_quotas(rng: random.Random, region: str, workloads: list[dict[str, An
             f"  limit gpus <= {limit}\n"
         )
     return out
+
+
+def _wide(seed: int) -> Platform:
+    """The L platform's policy and inventory, with 50,000 small CPU batch jobs."""
+    base = generate("L", seed)
+    rng = random.Random(f"wide:{seed}")
+    regions = SIZES["L"].regions
+    workloads = [
+        {
+            "name": f"b{i:06d}",
+            "kind": "batch",
+            "team": rng.choice(TEAMS),
+            "image": "registry.example.com/data/etl:1.0",
+            "command": "python main.py",
+            "gpus": 0,
+            "cpus": rng.choice([1, 2, 4]),
+            "memory": rng.choice([2, 4, 8]) * MiB_PER_GiB,
+            "duration": f"{rng.choice([1, 4])}h",
+            "labels": {"region": f"r{i % regions}"},
+            "priority": rng.choices([p for p, _ in PRIORITIES], [w for _, w in PRIORITIES])[0],
+        }
+        for i in range(WIDE_WORKLOADS)
+    ]
+    return Platform("wide", seed, base.policy, base.inventory, workloads)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import click
 
@@ -12,7 +13,7 @@ from router.cli.main import reports_errors
 @click.command()
 @click.option(
     "--size",
-    type=click.Choice(["S", "M", "L", "XL", "adversarial"]),
+    type=click.Choice(["S", "M", "L", "XL", "adversarial", "wide"]),
     default="S",
     show_default=True,
     help="Platform size (workloads × targets).",
@@ -31,6 +32,17 @@ from router.cli.main import reports_errors
     help="Threads solving independent parts (the plan does not depend on it).",
 )
 @click.option("--no-emit", is_flag=True, help="Skip writing the artifacts in memory.")
+@click.option(
+    "--project",
+    "as_project",
+    is_flag=True,
+    help="Write the platform as a project folder and time `router plan` on it end to end.",
+)
+@click.option(
+    "--keep",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="With --project: write the folder here and keep it (out/ included).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 @click.option(
     "--check",
@@ -52,11 +64,19 @@ from router.cli.main import reports_errors
     help="With --check: a wide inventory of this many Slurm partitions.",
 )
 @reports_errors
-def bench(size: str, seed: int, churn: bool, workers: int, no_emit: bool, as_json: bool,
-          check_only: bool, rules: int, partitions: int) -> None:  # fmt: skip
-    """Benchmark the planner on a synthetic platform (S, M, L, XL or adversarial);
-    with --check, time `router check` on a generated policy of --rules rules."""
-    if check_only:
+def bench(size: str, seed: int, churn: bool, workers: int, no_emit: bool, as_project: bool,
+          keep: Path | None, as_json: bool, check_only: bool, rules: int,
+          partitions: int) -> None:  # fmt: skip
+    """Benchmark the planner on a synthetic platform (S, M, L, XL, adversarial, or wide:
+    the L inventory with 50,000 small batch jobs); with --project, time `router plan` on it
+    written as YAML; with --check, time `router check` on a generated policy of --rules
+    rules."""
+    if as_project:
+        from router.bench.generator import generate
+        from router.bench.project import run_project
+
+        result = run_project(generate(size, seed), workers, keep)
+    elif check_only:
         from router.bench.check import run_check
 
         result = run_check(rules, seed, partitions)

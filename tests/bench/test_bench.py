@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from click.testing import CliRunner
 
@@ -51,3 +52,30 @@ def test_bench_is_deterministic_across_workers() -> None:
 
     a, b = run("S", 1, workers=1, emit=False), run("S", 1, workers=3, emit=False)
     assert (a["objective"], a["levels"]) == (b["objective"], b["levels"])
+
+
+def test_bench_project_plans_the_written_folder(tmp_path: Path) -> None:
+    """--project writes the platform as YAML and runs the real `router plan` on it twice: the
+    figures are a user's, and the second run over the first out/ writes the same bytes."""
+    folder = tmp_path / "s"
+    result = CliRunner().invoke(
+        cli, ["bench", "--size", "S", "--project", "--keep", str(folder), "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["workloads"] == 100
+    assert data["summary"].startswith("Plan: ") and data["summary"].endswith("of 100 workloads.")
+    assert data["exit_code"] in (0, 3) and data["same_bytes"] is True
+    assert data["plan_seconds"] > 0 and data["plan_peak_rss_mb"] > 0
+    plan = json.loads((folder / "out" / "plan.json").read_text())
+    assert len(plan["placements"]) == int(data["summary"].split()[1])
+
+
+def test_wide_platform_is_l_inventory_with_small_batch() -> None:
+    from router.bench.generator import WIDE_WORKLOADS, generate
+
+    wide, large = generate("wide", 1), generate("L", 1)
+    assert wide.inventory == large.inventory and wide.policy == large.policy
+    assert len(wide.workloads) == WIDE_WORKLOADS
+    assert {w["kind"] for w in wide.workloads} == {"batch"}
+    assert max(w["cpus"] for w in wide.workloads) == 4

@@ -1,0 +1,82 @@
+"""`router bench --project`: the platform written out as a project folder (router.yaml, a
+.route file, inventory.yaml, workloads/all.yaml) and planned by `router plan` in a child
+process, timed end to end as a user runs it: start-up, loading YAML, planning, writing out/."""
+
+from __future__ import annotations
+
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from router.bench.generator import Platform
+
+ROUTER_YAML = "policy: policies\ninventory: inventory.yaml\nworkloads: workloads\nout: out\n"
+
+
+def write_project(platform: Platform, folder: Path) -> None:
+    """Write `platform` as a project folder that `router plan folder` reads."""
+    (folder / "policies").mkdir(parents=True, exist_ok=True)
+    (folder / "workloads").mkdir(exist_ok=True)
+    (folder / "policies" / "platform.route").write_text(platform.policy)
+    (folder / "inventory.yaml").write_text(yaml.safe_dump(platform.inventory, sort_keys=False))
+    text = yaml.safe_dump(platform.workloads, sort_keys=False)
+    (folder / "workloads" / "all.yaml").write_text(text)
+    (folder / "router.yaml").write_text(ROUTER_YAML)
+
+
+def run_project(platform: Platform, workers: int, keep: Path | None = None) -> dict[str, Any]:
+    """Plan the written platform twice with `router plan -q` (into an empty out/, then over
+    it, as a pipeline re-plans) and report each run's wall and CPU seconds and peak RSS."""
+    with tempfile.TemporaryDirectory(prefix="router-bench-") as tmp:
+        folder = keep if keep is not None else Path(tmp)
+        write_project(platform, folder)
+        runs = [_plan(folder, workers) for _ in range(2)]
+    first, again = runs
+    return {
+        "size": platform.size,
+        "seed": platform.seed,
+        "workloads": len(platform.workloads),
+        "plan_seconds": first["seconds"],
+        "plan_cpu_seconds": first["cpu_seconds"],
+        "replan_seconds": again["seconds"],
+        "replan_cpu_seconds": again["cpu_seconds"],
+        "plan_peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        "exit_code": first["exit_code"],
+        "summary": first["summary"],
+        "same_bytes": first["digest"] == again["digest"],
+    }
+
+
+def _plan(folder: Path, workers: int) -> dict[str, Any]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    cmd = [sys.executable, "-m", "router", "plan", str(folder), "-q", "--workers", str(workers)]
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if done.returncode not in (0, 3):
+        raise RuntimeError(f"router plan exited {done.returncode}: {done.stderr.strip()}")
+    digest = subprocess.run(
+        ["sh", "-c", "find out -type f | LC_ALL=C sort | xargs sha256sum | sha256sum"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()[0]
+    return {
+        "seconds": round(seconds, 3),
+        "cpu_seconds": round(
+            after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 3
+        ),
+        # ru_maxrss of children is the largest child so far, in KiB on Linux
+        "peak_rss_mb": round(after.ru_maxrss / 1024, 1),
+        "exit_code": done.returncode,
+        "summary": done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "",
+        "digest": digest,
+    }
