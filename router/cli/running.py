@@ -2,7 +2,8 @@
 
 Slurm: live `squeue --json` (with the environment's SLURM_CONF) or a saved copy (`--from`);
 Kubernetes: live `kubectl get pods -A -o json` or `--from`. Parsed by router.importers.running.
-With `-i INVENTORY`, items on nodes the inventory does not name (node_names) are left out with
+With `-i INVENTORY` and no `--cluster`, the work is on the inventory's one cluster of that backend
+(when it has one); items on nodes the inventory does not name (node_names) are left out with
 a warning, and the rest is checked against the nodes as `router plan --running` will (a node
 given more than it has is an error). The YAML goes to stdout, or atomically to `-o FILE`.
 """
@@ -31,8 +32,9 @@ from router.output import write_file_atomic
 )
 @click.option(
     "--cluster",
-    help="The inventory's name for the cluster (default: Slurm's "
-    'cluster name from the data; "kubernetes").',
+    help="The inventory's name for the cluster (default: the -i inventory's "
+    "one cluster of BACKEND, else Slurm's cluster name from the data; "
+    '"kubernetes").',
 )
 @click.option(
     "-i",
@@ -58,6 +60,8 @@ def running_command(
     """Write the running-work YAML (`running:`) for BACKEND from a cluster or its JSON."""
     from router.importers.running import render_running, running_from_pods, running_from_squeue
 
+    if inventory_path and not cluster:
+        cluster = _only_cluster(Path(inventory_path), backend)
     if backend == "slurm":
         data, source = _input(from_file, ["squeue", "--json"])
         imported = running_from_squeue(data, cluster=cluster, source=source)
@@ -75,6 +79,16 @@ def running_command(
         click.echo(f"Wrote {output}: {count}")
     else:
         click.echo(text, nl=False)
+
+
+def _only_cluster(path: Path, backend: str) -> str | None:
+    """The inventory's one cluster of this backend: what the running work is on when
+    --cluster is not given (a saved sinfo names no cluster, so its import says "slurm"
+    while squeue says Slurm's ClusterName). None when there are several."""
+    from router.models import load_inventory
+
+    names = [c.name for c in load_inventory(path).clusters if c.backend == backend]
+    return names[0] if len(names) == 1 else None
 
 
 def _input(from_file: str | None, command: list[str]) -> tuple[Any, str]:

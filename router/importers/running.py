@@ -43,6 +43,7 @@ from typing import Any
 import yaml
 
 from router.errors import LoadError
+from router.hostlist import expand
 from router.importers import one_line
 from router.quantity import format_memory
 
@@ -92,21 +93,7 @@ def _number(value: Any) -> int | None:
 
 def expand_hostlist(text: str) -> list[str]:
     """Slurm hostlist "gpu-[001-003,007],cpu1" → names, zero padding kept."""
-    names: list[str] = []
-    for m in re.finditer(r"([^,\[]+)(?:\[([^\]]*)\])?([^,]*)", text):
-        prefix, ranges, suffix = m.group(1), m.group(2), m.group(3)
-        if not prefix and not ranges:
-            continue
-        if ranges is None:
-            names.append(prefix + suffix)
-            continue
-        for part in ranges.split(","):
-            low, _, high = part.partition("-")
-            if not low.isdigit() or (high and not high.isdigit()):
-                raise ValueError(f"{text!r} is not a Slurm hostlist")
-            for n in range(int(low), int(high or low) + 1):
-                names.append(f"{prefix}{n:0{len(low)}d}{suffix}")
-    return names
+    return expand(text)
 
 
 def _states(job: dict[str, Any]) -> set[str]:

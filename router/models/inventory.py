@@ -13,10 +13,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Annotated, Any, Literal
 
-from pydantic import BeforeValidator, Field, PrivateAttr, model_validator
+from pydantic import BeforeValidator, Field, PrivateAttr, WithJsonSchema, model_validator
 from pydantic_core import PydanticCustomError
 
 from router.errors import did_you_mean
+from router.hostlist import expand
 from router.models.fields import (
     MAX_COUNT,
     Count,
@@ -73,6 +74,31 @@ NodeList = Annotated[
     str,
     BeforeValidator(
         pattern(re.compile(r"[A-Za-z0-9_.,\[\]-]+"), "a Slurm node list such as gpu[01-08]", 4096)
+    ),
+]
+
+
+def _node_names(value: Any) -> Any:
+    # A Slurm hostlist ("gpu[001-512],login1"), or a list of names and hostlists: the names.
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(i, str) for i in items):
+        return value  # the list type's own error says what is wrong
+    try:
+        return [name for item in items for name in expand(item)]
+    except ValueError as e:
+        raise PydanticCustomError("router", str(e)) from None
+
+
+NodeNames = Annotated[
+    list[SlurmName],
+    BeforeValidator(_node_names),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                {"type": "string", "description": "a Slurm hostlist"},
+                {"type": "array", "items": {"type": "string"}},
+            ]
+        }
     ),
 ]
 MigProfile = Annotated[
@@ -171,8 +197,10 @@ class NodeSpec(Frozen):
     mig_strategy: Literal["mixed", "single"] = Field(
         "mixed", description="the GPU operator's MIG strategy: single cuts every GPU alike"
     )
-    node_names: list[SlurmName] = Field(
-        default_factory=list, description="the nodes' real names, in index order (optional)"
+    node_names: NodeNames = Field(
+        default_factory=list,
+        description="the nodes' real names, in index order (optional): a list, or a Slurm"
+        ' hostlist such as "gpu[001-512]" (the form imported inventories use)',
     )
     features: list[Feature] = Field(default_factory=list)
     labels: Labels = Field(default_factory=dict)
@@ -426,12 +454,21 @@ def _resolve(cluster: dict[str, Any]) -> dict[str, Any]:
                 labels.update(s.get("labels") or {})
             labels.update(t.get("labels") or {})
             t["labels"] = labels
-            names = [n for s in found for n in s.get("node_names") or []]
+            names = [n for s in found for n in _raw_names(s.get("node_names"))]
             if names:
                 t["node_names"] = names
             resolved.append(t)
         out[kind] = resolved
     return out
+
+
+def _raw_names(value: Any) -> list[Any]:
+    """A node set's names before validation; none when they are bad (its own error says so)."""
+    try:
+        names = _node_names(value or [])
+    except PydanticCustomError:
+        return []
+    return names if isinstance(names, list) else []
 
 
 def _unique(names: list[str]) -> str | None:

@@ -5,12 +5,18 @@ harness cluster with a small layout, then changes it the way production clusters
 drained with a reason, one set DOWN, a CamelCase partition sharing nodes with another, one with
 MaxTime=UNLIMITED, AllowAccounts and a per-job MaxNodes. It writes data/live-22.05-*
 (sinfo --json, scontrol -o, and scontrol without -o, all of the same moment).
+
+`python -m tests.importers.capture_live running` writes data/live-22.05-running-* instead: a
+GPU node with two jobs running side by side on it (3 GPUs, 8 CPUs, 16 GiB; 20 CPUs, 150 GiB),
+and sinfo --json, scontrol show partition -o and squeue --json of that moment, so that the
+imported inventory and the imported running work can be tested together.
 """
 
 from __future__ import annotations
 
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from tests.slurm.harness import PartitionSpec, SlurmCluster
@@ -46,7 +52,44 @@ CHANGES = [
 ]
 
 
+RUNNING_LAYOUT = [
+    PartitionSpec("gpu-h100", 2, 8, "h100", 96, 512 * 1024, 72 * 60, ["ib"]),
+    PartitionSpec("cpu", 1, 0, None, 64, 256 * 1024, 24 * 60, default=True),
+]
+RUNNING_JOBS = [
+    ["-p", "gpu-h100", "--gres=gpu:h100:3", "-c", "8", "--mem=16G"],
+    ["-p", "gpu-h100", "-c", "20", "--mem=150G"],
+]
+
+
+def capture_running() -> int:
+    with tempfile.TemporaryDirectory(prefix="capture-") as tmp:
+        cluster = SlurmCluster(RUNNING_LAYOUT, Path(tmp), "gpu-h100")
+        cluster.start()
+        try:
+            script = Path(tmp) / "sleep.sh"
+            script.write_text("#!/bin/bash\nsleep 600\n")
+            ids = [cluster.sbatch(script, hold=False, extra_args=a) for a in RUNNING_JOBS]
+            deadline = time.monotonic() + 30
+            while any(cluster.job_state(j) != "RUNNING" for j in ids):
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"jobs did not start: {[cluster.show_job(j) for j in ids]}")
+                time.sleep(0.3)
+            outputs = {
+                "live-22.05-running-sinfo.json": ["sinfo", "--json"],
+                "live-22.05-running-partitions.txt": ["scontrol", "show", "partition", "-o"],
+                "live-22.05-running-squeue.json": ["squeue", "--json"],
+            }
+            for name, args in outputs.items():
+                (DATA / name).write_text(cluster.run(args).stdout, encoding="utf-8")
+        finally:
+            cluster.stop()
+    return 0
+
+
 def main() -> int:
+    if sys.argv[1:] == ["running"]:
+        return capture_running()
     with tempfile.TemporaryDirectory(prefix="capture-") as tmp:
         cluster = SlurmCluster(LAYOUT, Path(tmp))
         cluster.start()

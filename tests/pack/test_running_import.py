@@ -316,6 +316,8 @@ def test_cli_leaves_out_unknown_nodes_with_a_warning(tmp_path: Path) -> None:
             "inventory",
             "running",
             "slurm",
+            "--cluster",
+            "routertest",
             "--from",
             str(DATA / "squeue-22.05-shared.json"),
             "-i",
@@ -328,6 +330,13 @@ def test_cli_leaves_out_unknown_nodes_with_a_warning(tmp_path: Path) -> None:
         "warning: 2 items on 1 nodes left out: cluster routertest is not in inventory.yaml"
         " (use --cluster NAME): routertest/gpu-h100-n1"
     ) in r.output
+    # Without --cluster, the work is on the inventory's one Slurm cluster (hpc), not on the
+    # ClusterName squeue reports.
+    args = ["inventory", "running", "slurm", "--from", str(DATA / "squeue-22.05-shared.json")]
+    r = CliRunner().invoke(cli, [*args, "-i", str(inv)])
+    assert r.exit_code == 0, r.output
+    items = yaml.safe_load(r.output)["running"]
+    assert [(i["cluster"], i["node"]) for i in items] == [("hpc", "gpu-h100-n1")] * 2
 
 
 def test_cli_errors_exit_1_with_the_file(tmp_path: Path) -> None:

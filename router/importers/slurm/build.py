@@ -3,7 +3,8 @@
 * A node set is nodes of one type (GPUs, MIG layout, CPUs, memory, features) that belong to
   the same partitions, so a node in several partitions is in exactly one node set and counted
   once however many partitions name it. `nodes` counts the usable nodes, `max_nodes` adds the
-  powered-down ones Slurm can power up; `node_names` lists them (usable first).
+  powered-down ones Slurm can power up; `node_names` lists them (usable first) as one Slurm
+  hostlist, compact however many nodes there are (cn[001-080]).
 * A partition whose nodes are all of one type is one target. A mixed partition becomes one
   sub-target per node type ("gpu-h100x8", "gpu-a100x4"), each with the real `partition` and a
   `constraint` (a feature only that type has) so the job lands on that type: nothing is dropped
@@ -25,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from router.errors import LoadError
+from router.hostlist import compress
 from router.importers import ImportedCluster, ImportedTarget
 from router.importers.slurm.nodes import NodeType, node_type, verdict
 from router.importers.slurm.records import UNLIMITED, Limit, SlurmNode, SlurmPartition
@@ -187,7 +189,8 @@ def _node_set(s: _Set) -> ImportedTarget:
         fields["mig"] = [{"gpus": g, "slices": {p: n}} for g, p, n in t.mig]
     names = s.usable + s.headroom
     if all(SLURM_NAME.fullmatch(n) for n in names):  # else no names rather than a bad file
-        fields["node_names"] = names
+        # One hostlist, in index order: 4,096 nodes gpu0001..gpu4096 are "gpu[0001-4096]".
+        fields["node_names"] = compress(names)
     notes = [
         f"{len(s.usable) + len(s.headroom)} × {t.describe()}; in partition(s) "
         + ", ".join(s.partitions)

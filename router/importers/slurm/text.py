@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from router.errors import LoadError
+from router.hostlist import expand
 from router.importers.slurm.records import (
     SlurmNode,
     SlurmPartition,
@@ -24,7 +25,6 @@ from router.importers.slurm.records import (
 
 # A key: CamelCase, may hold '/', ':' or '_' ("Socks/Node", "NtasksPerN:B:S:C", "MCS_label").
 _KEY = re.compile(r"^([A-Z][A-Za-z0-9_:/]*)=(.*)$", re.S)
-_RANGE = re.compile(r"^([^\[\],]*)\[([^\]]+)\](.*)$")
 
 
 def parse_scontrol_lines(text: str) -> list[dict[str, str]]:
@@ -71,38 +71,7 @@ def parse_records(text: str, first_key: str, source: str) -> list[dict[str, str]
 
 def expand_hostlist(text: str) -> tuple[str, ...]:
     """Slurm host lists: "cn[001-003,010]", "gpu-n[1-2],login1", "r[1-2]n[1-2]"."""
-    out: list[str] = []
-    for part in _split_top(text.strip()):
-        out += _expand_one(part)
-    return tuple(out)
-
-
-def _split_top(text: str) -> list[str]:
-    parts, depth, current = [], 0, ""
-    for ch in text:
-        depth += (ch == "[") - (ch == "]")
-        if ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-    return [p for p in [*parts, current] if p and p.upper() not in ("(NULL)", "N/A")]
-
-
-def _expand_one(text: str) -> list[str]:
-    m = _RANGE.match(text)
-    if not m:
-        return [text]
-    head, body, tail = m.groups()
-    out = []
-    for item in body.split(","):
-        lo, _, hi = item.partition("-")
-        if hi and lo.isdigit() and hi.isdigit():
-            width = len(lo)
-            out += [f"{head}{i:0{width}d}" for i in range(int(lo), int(hi) + 1)]
-        else:
-            out.append(head + item)
-    return [name + rest for name in out for rest in _expand_one(tail)] if tail else out
+    return tuple(expand(text))
 
 
 def nodes_from_text(text: str, source: str) -> list[SlurmNode]:
