@@ -715,10 +715,13 @@ def _partition_access(s: Space, t: object, opts: dict[str, ast.Option]) -> list[
 
     known, account = stated("account", None)
     refused = t.allow_accounts is not None and account not in t.allow_accounts
-    if known and account is not None and refused:
+    denied = t.allow_accounts is None and account in t.deny_accounts
+    if known and account is not None and (refused or denied):
         return [s.const(False)]
     known, qos = stated("qos", t.qos)
     if t.allow_qos is not None and known and qos not in t.allow_qos:
+        return [s.const(False)]
+    if t.allow_qos is None and known and qos in t.deny_qos:
         return [s.const(False)]
     if t.allow_groups is None:
         return []

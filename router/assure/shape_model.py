@@ -146,6 +146,10 @@ class ShapeModel:
             return None
         if t.allow_qos is not None and (options.get("qos") or t.qos) not in t.allow_qos:
             return None
+        if t.allow_accounts is None and account in t.deny_accounts:
+            return None
+        if t.allow_qos is None and (options.get("qos") or t.qos) in t.deny_qos:
+            return None
         if t.allow_groups is None:
             return self.space.true()
         team_var, teams = self.space.strings["team"]

@@ -114,6 +114,7 @@ class Evaluator:
         gated = any(
             getattr(r.target, "allow_accounts", None) is not None
             or getattr(r.target, "allow_groups", None) is not None
+            or getattr(r.target, "deny_accounts", None)
             for r in self.targets
         )
         self.signature = signature_of(policy, access_lists=gated)

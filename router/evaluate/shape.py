@@ -209,9 +209,10 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
 
 
 def _partition_access(w: Workload, t: object, options: dict[str, Any]) -> str | None:
-    """Why Slurm would refuse the job on this partition (AllowAccounts/AllowQos/AllowGroups),
-    or None. Unset lists allow all; a job that states no account or QOS where the partition
-    allows only some is refused too, since its default could be any of them."""
+    """Why Slurm would refuse the job on this partition (AllowAccounts/AllowQos/AllowGroups,
+    DenyAccounts/DenyQos), or None. Unset lists allow all; a job that states no account or
+    QOS where the partition allows only some is refused too, since its default could be any
+    of them."""
     if not isinstance(t, Partition):
         return None
     asked = (
@@ -223,4 +224,12 @@ def _partition_access(w: Workload, t: object, options: dict[str, Any]) -> str | 
         if allowed is not None and value not in allowed:
             got = f"the workload's {one} is {value}" if value else f"the workload states no {one}"
             return f"the partition allows {what} {', '.join(allowed)}; {got}"
+    # DenyAccounts/DenyQos count only where the allow list is unset (as in Slurm); an unstated
+    # account or QOS passes: Slurm uses the user's default, which is rarely a denied one.
+    for slurm, allowed, denied, value in (
+        ("DenyAccounts", t.allow_accounts, t.deny_accounts, asked[0][3]),
+        ("DenyQos", t.allow_qos, t.deny_qos, asked[1][3]),
+    ):
+        if allowed is None and value in denied:
+            return f"the partition denies {value} ({slurm}={','.join(denied)})"
     return None

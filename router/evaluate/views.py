@@ -65,6 +65,7 @@ def target_view(ref: TargetRef) -> dict[str, Any]:
 
 _LIMITS = ("max_nodes_per_job", "default_time", "oversubscribe", "preempt_mode")
 _ACCESS = ("allow_accounts", "allow_groups", "allow_qos")
+_DENY = ("deny_accounts", "deny_qos")
 
 
 def _partition_limits(t: Target) -> dict[str, Any]:
@@ -75,4 +76,6 @@ def _partition_limits(t: Target) -> dict[str, Any]:
     for n in _ACCESS:
         allowed = getattr(t, n, None)
         out[n] = None if allowed is None else list(allowed)
+    for n in _DENY:  # empty on node pools and where nothing is denied
+        out[n] = list(getattr(t, n, None) or [])
     return out

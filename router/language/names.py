@@ -55,6 +55,8 @@ TARGET_ATTRIBUTES: dict[str, str] = {
     "allow_accounts": "list",
     "allow_groups": "list",
     "allow_qos": "list",
+    "deny_accounts": "list",
+    "deny_qos": "list",
     "preempt_mode": "string",
 }
 

@@ -315,7 +315,8 @@ class Partition(Target):
     Its limits, as `scontrol show partition` states them, are attributes rules can read and
     the shape check respects: `max_time` (`unlimited` for MaxTime=UNLIMITED), `default_time`,
     `max_nodes_per_job` (MaxNodes), `oversubscribe`, `allow_accounts` / `allow_groups` /
-    `allow_qos` (unset: all), `preempt_mode`.
+    `allow_qos` (unset: all), `deny_accounts` / `deny_qos` (as Slurm: only where the allow
+    list is unset), `preempt_mode`.
     """
 
     max_time: Annotated[Duration | None, BeforeValidator(_partition_time)] = Field(
@@ -344,6 +345,16 @@ class Partition(Target):
         None, description="Slurm AllowGroups, checked against the workload's team"
     )
     allow_qos: SlurmAccess = Field(None, description="Slurm AllowQos (unset: all)")
+    deny_accounts: list[SlurmName] = Field(
+        default_factory=list,
+        description="Slurm DenyAccounts: accounts that may not run here (as Slurm, ignored"
+        " when allow_accounts is set); a workload that states no account passes",
+    )
+    deny_qos: list[SlurmName] = Field(
+        default_factory=list,
+        description="Slurm DenyQos: QOS that may not run here (ignored when allow_qos is"
+        " set); a job that states no QOS passes",
+    )
     preempt_mode: (
         Annotated[
             str,

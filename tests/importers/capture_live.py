@@ -10,6 +10,8 @@ MaxTime=UNLIMITED, AllowAccounts and a per-job MaxNodes. It writes data/live-22.
 GPU node with two jobs running side by side on it (3 GPUs, 8 CPUs, 16 GiB; 20 CPUs, 150 GiB),
 and sinfo --json, scontrol show partition -o and squeue --json of that moment, so that the
 imported inventory and the imported running work can be tested together.
+`... capture_live deny` writes data/live-22.05-deny-*: partitions with DenyAccounts and DenyQos
+(one beside AllowAccounts, which Slurm then ignores it for).
 """
 
 from __future__ import annotations
@@ -87,9 +89,38 @@ def capture_running() -> int:
     return 0
 
 
+DENY_LAYOUT = [PartitionSpec("cpu", 2, 0, None, 64, 256 * 1024, 24 * 60, default=True)]
+DENY_CHANGES = [
+    ["scontrol", "create", "PartitionName=shared", "Nodes=cpu-n[1-2]",
+     "DenyAccounts=guest,expired", "DenyQos=low", "MaxTime=1-00:00:00"],
+    ["scontrol", "create", "PartitionName=members", "Nodes=cpu-n[1-2]",
+     "AllowAccounts=physics,chemistry", "DenyAccounts=guest", "MaxTime=2-00:00:00"],
+]  # fmt: skip
+
+
+def capture_deny() -> int:
+    with tempfile.TemporaryDirectory(prefix="capture-") as tmp:
+        cluster = SlurmCluster(DENY_LAYOUT, Path(tmp))
+        cluster.start()
+        try:
+            for args in DENY_CHANGES:
+                cluster.run(args)
+            outputs = {
+                "live-22.05-deny-sinfo.json": ["sinfo", "--json"],
+                "live-22.05-deny-partitions.txt": ["scontrol", "show", "partition", "-o"],
+            }
+            for name, args in outputs.items():
+                (DATA / name).write_text(cluster.run(args).stdout, encoding="utf-8")
+        finally:
+            cluster.stop()
+    return 0
+
+
 def main() -> int:
     if sys.argv[1:] == ["running"]:
         return capture_running()
+    if sys.argv[1:] == ["deny"]:
+        return capture_deny()
     with tempfile.TemporaryDirectory(prefix="capture-") as tmp:
         cluster = SlurmCluster(LAYOUT, Path(tmp))
         cluster.start()

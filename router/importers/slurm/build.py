@@ -13,8 +13,8 @@
 * Names: a partition name that is not a DNS-1123 label (EquityHighPriority, Legacy_GPU) gets
   a sanitised target name (equity-high-priority) and keeps the real one in `partition`.
 * Limits: MaxTime (UNLIMITED → `unlimited`), DefaultTime, MaxNodes (→ max_nodes_per_job),
-  OverSubscribe, AllowAccounts/AllowGroups/AllowQos, PreemptMode and Default=YES become target
-  fields. A partition that is not UP is left out, with a comment.
+  OverSubscribe, AllowAccounts/AllowGroups/AllowQos, DenyAccounts/DenyQos, PreemptMode and
+  Default=YES become target fields. A partition that is not UP is left out, with a comment.
 """
 
 from __future__ import annotations
@@ -246,7 +246,7 @@ def _targets(
                     "a job sent here may run on those; give them a feature in "
                     "slurm.conf (Features=) and import again"
                 )
-        out.append(_target(name, p, by_type[t], constraint, nodelist, why))
+        out.append(_target(name, p, by_type[t], constraint, nodelist, why, split=True))
     return out
 
 
@@ -285,6 +285,7 @@ def _target(
     constraint: str | None,
     nodelist: str | None,
     notes: list[str],
+    split: bool = False,
 ) -> ImportedTarget:
     fields: dict[str, Any] = {"name": name}
     notes = list(notes)
@@ -315,17 +316,21 @@ def _target(
     ):
         if value is not None:
             fields[key] = sorted(value)
+    # Slurm reads DenyAccounts / DenyQos only where AllowAccounts / AllowQos are unset.
+    for key, deny, allow, what in (
+        ("deny_accounts", p.deny_accounts, p.allow_accounts, "Accounts"),
+        ("deny_qos", p.deny_qos, p.allow_qos, "Qos"),
+    ):
+        if deny and allow is None:
+            fields[key] = sorted(deny)
+        elif deny:
+            notes.append(f"Deny{what}={','.join(deny)}: Slurm ignores it beside Allow{what}")
     if p.preempt_mode and p.preempt_mode != "off":
         fields["preempt_mode"] = p.preempt_mode
-    if p.default:
+    if p.default and not split:
         fields["default"] = True
-    if p.deny_accounts:
-        notes.append(
-            f"DenyAccounts={','.join(p.deny_accounts)}: not imported (router checks "
-            "AllowAccounts only)"
-        )
-    if p.deny_qos:
-        notes.append(f"DenyQos={','.join(p.deny_qos)}: not imported")
+    elif p.default:  # one partition, several targets: none of them is the default alone
+        notes.append(f"Default=YES: {p.name} is the cluster's default partition")
     if p.qos:
         notes.append(f"partition QOS {p.qos} applies to every job here (Slurm adds it)")
     shared = sorted({q for s in members for q in s.partitions if q != p.name})
