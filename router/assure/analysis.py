@@ -723,6 +723,12 @@ def _partition_access(s: Space, t: object, opts: dict[str, ast.Option]) -> list[
         return [s.const(False)]
     if t.allow_qos is None and known and qos in t.deny_qos:
         return [s.const(False)]
+    flag = opts.get("exclusive")  # a bare flag has no value
+    exclusive = flag is not None and (
+        flag.value is None or (isinstance(flag.value, ast.Literal) and flag.value.value is True)
+    )
+    if (t.oversubscribe or "").startswith("force") and exclusive:
+        return [s.const(False)]  # OverSubscribe=FORCE does not honour exclusive
     if t.allow_groups is None:
         return []
     var, teams = s.strings["team"]

@@ -98,6 +98,13 @@ class ShapeModel:
             if access is None:
                 return s.const(False)
             conds.append(access)
+            # OverSubscribe (shape._oversubscribe): FORCE ignores exclusive; EXCLUSIVE takes
+            # no service (its array tasks would each take a whole node).
+            mode = (t.oversubscribe or "").partition(":")[0]
+            if mode == "force" and options.get("exclusive"):
+                return s.const(False)
+            if mode == "exclusive":
+                conds.append(ints["service"].Not())
         mig = options.get("mig") if ref.backend == "kubernetes" else None
         offered = t.slices_per_node
         gpu_ok = (mig in offered) if mig else t.whole_gpus_per_node > 0

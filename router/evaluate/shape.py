@@ -95,7 +95,7 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         return f"a Kubernetes pod needs a registry image, not the file {w.image}"
     if ref.backend == "slurm" and not (w.command or w.image):
         return "a Slurm job needs a command or an image; the workload has neither"
-    refused = _partition_access(w, t, options)
+    refused = _partition_access(w, t, options) or _oversubscribe(w, t, options)
     if refused:
         return refused
     if isinstance(t, NodePool) and t.taints:
@@ -187,7 +187,9 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
                 " threads per node"
             )
         cpn = max(cpn, w.ranks_per_node * threads)
-    exclusive = bool(options.get("exclusive")) or nodes > 1
+    # OverSubscribe=EXCLUSIVE: Slurm gives every job its nodes whole, asked or not.
+    whole = (getattr(t, "oversubscribe", None) or "").startswith("exclusive")
+    exclusive = bool(options.get("exclusive")) or nodes > 1 or whole
     # A job array holds `in_flight` tasks of this shape at once: capacity counts them all.
     parallel = w.array.in_flight if w.array else 0
     if ref.backend != "slurm" and (w.array or w.after):
@@ -206,6 +208,26 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         mig=mig,
         array_parallel=parallel,
     )
+
+
+def _oversubscribe(w: Workload, t: object, options: dict[str, Any]) -> str | None:
+    """Why a partition's OverSubscribe breaks the plan's promise, or None (as slurmctld 22.05
+    showed live). NO and YES (sharing only for jobs that ask, which router's never do) change
+    nothing; EXCLUSIVE gives every job whole nodes (counted so in `shape`), which a service's
+    array tasks, planned per replica, would not get; FORCE shares nodes and cores whatever a
+    job asks, so `exclusive` is not honoured there (capacity counted unshared stays safe)."""
+    mode = (getattr(t, "oversubscribe", None) or "").partition(":")[0]
+    if mode == "force" and options.get("exclusive"):
+        return (
+            "the partition shares nodes whatever a job asks (OverSubscribe=FORCE):"
+            " exclusive is not honoured"
+        )
+    if mode == "exclusive" and w.is_service:
+        return (
+            "every job takes whole nodes here (OverSubscribe=EXCLUSIVE); a service's"
+            " replicas are planned per replica"
+        )
+    return None
 
 
 def _partition_access(w: Workload, t: object, options: dict[str, Any]) -> str | None:

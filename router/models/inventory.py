@@ -337,7 +337,13 @@ class Partition(Target):
             ),
         ]
         | None
-    ) = Field(None, description="Slurm OverSubscribe: whether jobs may share its nodes")
+    ) = Field(
+        None,
+        description="Slurm OverSubscribe: exclusive gives every job whole nodes (the plan"
+        " counts them so, and takes no service there); force shares nodes whatever a job"
+        " asks (a rule's exclusive is refused there); no and yes change nothing (router's"
+        " jobs never ask to share)",
+    )
     allow_accounts: SlurmAccess = Field(
         None, description="Slurm AllowAccounts: only these accounts may run here (unset: all)"
     )
