@@ -9,6 +9,7 @@ commas, whatever their order (a name out of order starts a new bracket rather th
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -25,8 +26,13 @@ def expand(text: str) -> list[str]:
     a bracket left open, more than MAX_NAMES names)."""
     parts = _split_top(text.strip())
     if count(parts) > MAX_NAMES:
-        raise ValueError(f"the hostlist {text[:60]!r} names more than {MAX_NAMES:,} nodes")
+        raise ValueError(f"the hostlist {_show(text)} names more than {MAX_NAMES:,} nodes")
     return [name for part in parts for name in _expand_one(part, text)]
+
+
+def _show(text: str) -> str:
+    """Text from a user or a cluster, quoted and escaped (it cannot forge output)."""
+    return json.dumps(text[:60] + ("..." if len(text) > 60 else ""), ensure_ascii=False)
 
 
 def count(parts: Sequence[str]) -> int:
@@ -64,14 +70,16 @@ def _expand_one(part: str, whole: str) -> list[str]:
     m = _BRACKET.match(part)
     if m is None:
         if "[" in part or "]" in part:
-            raise ValueError(f"{whole!r} is not a Slurm hostlist (a bracket is not closed)")
+            raise ValueError(f"{_show(whole)} is not a Slurm hostlist (a bracket is not closed)")
         return [part]
     head, body, tail = m.groups()
     out = []
     for item in body.split(","):
         lo, dash, hi = item.partition("-")
         if not lo.isdigit() or (dash and not hi.isdigit()):
-            raise ValueError(f"{whole!r} is not a Slurm hostlist ({item!r} is not a range)")
+            raise ValueError(
+                f"{_show(whole)} is not a Slurm hostlist ({_show(item)} is not a range)"
+            )
         width = len(lo)
         out += [f"{head}{i:0{width}d}" for i in range(int(lo), int(hi or lo) + 1)]
     return [name + rest for name in out for rest in _expand_one(tail, whole)] if tail else out
