@@ -56,8 +56,13 @@ def node_classes(
 ) -> dict[str, list[NodeClass]]:
     """Per node set id, its node classes: idle nodes first, then partly used ones by index."""
     by_node: dict[tuple[str, int], list[RunningItem]] = defaultdict(list)
+    # (set id, node name) -> index, built once: a lookup per running item, not a scan.
+    named: dict[tuple[str, str], int] = {}
+    for ref in inventory.node_sets():
+        for index, name in enumerate(ref.spec.node_names):
+            named.setdefault((ref.id, name), index)
     for item in running.running if running else []:
-        sid, index = _node_of(inventory, item)
+        sid, index = _node_of(inventory, item, named)
         by_node[sid, index].append(item)
     out: dict[str, list[NodeClass]] = {}
     for ref in inventory.node_sets():
@@ -77,7 +82,9 @@ def node_classes(
     return out
 
 
-def _node_of(inventory: Inventory, item: RunningItem) -> tuple[str, int]:
+def _node_of(
+    inventory: Inventory, item: RunningItem, named: dict[tuple[str, str], int]
+) -> tuple[str, int]:
     """(node set id, node index) of a running item; LoadError when it names no node."""
     sets = [s for s in inventory.node_sets() if s.cluster == item.cluster]
     if not sets:
@@ -95,8 +102,9 @@ def _node_of(inventory: Inventory, item: RunningItem) -> tuple[str, int]:
             )
         return ref.id, item.node
     for ref in sets:
-        if item.node in ref.spec.node_names:
-            return ref.id, ref.spec.node_names.index(item.node)
+        index = named.get((ref.id, item.node))
+        if index is not None:
+            return ref.id, index
     raise LoadError(
         f'running work on node "{item.node}", which no node set of cluster'
         f' "{item.cluster}" names (node_names)'
