@@ -312,13 +312,16 @@ def cut_rows(
 
 
 def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:
+    if not quotas:
+        return
+    cands = [(v, agg.candidate(v)) for v in range(len(agg.variables))]
+    by_group = [[cands[v] for v in vs] for vs in agg.choices]
     for qi, q in enumerate(quotas):
         terms = []
-        for g in range(len(agg.groups)):
-            if not agg.groups[g].quotas[qi]:
+        for g, group in enumerate(agg.groups):
+            if not group.quotas[qi]:
                 continue
-            for v in agg.choices[g]:
-                c = agg.candidate(v)
+            for v, c in by_group[g]:
                 if c.target.id in q.targets:
                     u = usage(q.resource, c.resources, c.target)
                     if u:

@@ -104,6 +104,7 @@ from router.evaluate.evaluate import Candidate
 from router.solve.aggregate import Aggregate
 from router.solve.decompose import Component, components
 from router.solve.greedy import best_hint, previous_hint
+from router.solve.paused import paused_gc
 from router.solve.problem import Problem
 
 SEED = 0
@@ -121,6 +122,8 @@ CUT_ROUNDS = 0
 SMALL_COMPONENT = 300  # aggregate variables
 SMALL_ROUNDS = 20
 RETRY_SHARE = 0.5  # of a level's budget, for each of those solves
+POLISHED = ("rank", "preference", "gpu_nodes", "tie_break")
+HINT_CONFLICTS = 0
 
 
 def auto_limit(variables: int) -> float:
@@ -180,6 +183,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> SolveResult:
     return solve_aggregate(agg, options)
 
 
+@paused_gc
 def solve_aggregate(
     agg: Aggregate, options: SolveOptions | None = None, hint: list[int] | None = None
 ) -> SolveResult:
@@ -239,7 +243,7 @@ def solve_aggregate(
         # first): a level that stopped at its limit or was repaired leaves none of it out.
         from router.solve.greedy import completed
 
-        filled, packings = completed(agg, counts)
+        filled, packings = completed(agg, counts, better=True)
         if filled != counts:
             counts[:] = filled
             optimal = [False] * len(names)
@@ -315,6 +319,8 @@ def _solve_component(
     # second than the interleaved portfolio, whose LNS batches starve the LP-based search.
     p.num_workers = 1
     p.interleave_search = False
+    if len(comp.variables) > SMALL_COMPONENT:
+        p.hint_conflict_limit = HINT_CONFLICTS
     det = 0.0
     out: list[tuple[int, int, bool]] = []
     stab = next((li for li, lv in enumerate(agg.levels) if lv.name == "stability"), -1)
@@ -345,6 +351,15 @@ def _solve_component(
         if not ts:
             out.append((0, 0, True))
             continue
+        small = len(comp.variables) <= SMALL_COMPONENT  # solves are cheap: cut until it packs
+        if li and not small and level.name in POLISHED:
+            # A large component's lower levels are polished by the last fill (greedy.py):
+            # CP-SAT found nothing there within any budget worth spending (see the docstring).
+            for lv in (li,) if partner is None else (li, partner):
+                got = sum(c * counts[v] for c, v in terms[lv])
+                trivial = sum(c * agg.bound(v) for c, v in terms[lv] if c * agg.levels[lv].sense > 0)
+                out.append((got, max(trivial, got) if agg.levels[lv].sense > 0 else min(trivial, got), False))
+            continue
         # Placed work and stability get the big budgets; the others polish a plan made.
         budget = limit * (
             1.0 if li == 0 else STABILITY_SHARE if level.name == "stability" else LOWER_LEVEL_SHARE
@@ -366,7 +381,6 @@ def _solve_component(
         found = None
         proven = True  # False once a solution had to be repaired or given up
         status = cp_model.UNKNOWN
-        small = len(comp.variables) <= SMALL_COMPONENT  # solves are cheap: cut until it packs
         rounds = (
             (SMALL_ROUNDS if small else CUT_ROUNDS) if li == 0 else (SMALL_ROUNDS if small else 0)
         )

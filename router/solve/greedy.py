@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.pack import Entry, Packing, first_fit
+from router.solve.paused import paused_gc
 
 REPACK_TRIES = 10  # fresh packings tried per capacity component in the last fill
 FILL_PASSES = 4
@@ -81,6 +82,46 @@ class Filler:
             self.slack[r] -= coef * n
         return n
 
+    def take(self, v: int, n: int) -> int:
+        """Take up to n members off variable v (rows and nodes freed); returns how many."""
+        agg = self.agg
+        n = min(n, self.counts[v])
+        if n <= 0:
+            return 0
+        if agg.capacity:
+            pack = self.packs[agg.cap_of[v]]
+            n = pack.remove(v, agg.items[v], n)
+        self.counts[v] -= n
+        for r, coef in self.touches[v]:
+            self.slack[r] += coef * n
+        return n
+
+    def move(self, v: int, u: int) -> int:
+        """Members of v moved to u, as many as fit once v's are off; returns how many. If
+        the rest do not go back where they were (a row they share with u), nothing moves."""
+        agg = self.agg
+        cis = {agg.cap_of[v], agg.cap_of[u]} if agg.capacity else set()
+        packs = {ci: self.packs[ci].copy() for ci in cis if ci in self.packs}
+        rows = {r for r, _ in self.touches[v]} | {r for r, _ in self.touches[u]}
+        slack = {r: self.slack[r] for r in rows}
+        was = self.counts[v], self.counts[u]
+        repack, self.repack = self.repack, False  # a fresh packing would move the others
+        n = self.take(v, self.counts[v])
+        got = self.put(u, n)
+        back = self.put(v, n - got)
+        self.repack = repack
+        if back == n - got:
+            return got
+        self.counts[v], self.counts[u] = was
+        for r, s in slack.items():
+            self.slack[r] = s
+        for ci in cis:
+            if ci in packs:
+                self.packs[ci] = packs[ci]
+            else:
+                self.packs.pop(ci, None)
+        return 0
+
     def _repacked(self, ci: int, v: int, more: int, got: int) -> int:
         """Up to `more` members of v added by packing component ci afresh; how many."""
         agg = self.agg
@@ -119,10 +160,13 @@ def by_preference(agg: Aggregate, vs: list[int]) -> list[int]:
     return sorted(vs, key=lambda v: (c(v).rank, c(v).pref, bool(gpu_waste(agg, v)), c(v).target.id))
 
 
-def completed(agg: Aggregate, counts: list[int]) -> tuple[list[int], dict[int, Packing]]:
+def completed(
+    agg: Aggregate, counts: list[int], better: bool = False
+) -> tuple[list[int], dict[int, Packing]]:
     """`counts` (which pack) completed greedily on the nodes of their canonical packing
     (benders.Nodes.canonical), and the packing of every capacity component it ends with:
-    what the plan's node assignment is read from."""
+    what the plan's node assignment is read from. With `better`, placed members also move
+    to candidates they prefer where rows and nodes have room (moved_up)."""
     fill = Filler(agg, counts, canonical=True)
     fill.repack = True
     order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
@@ -134,9 +178,38 @@ def completed(agg: Aggregate, counts: list[int]) -> tuple[list[int], dict[int, P
                 if not left:
                     break
                 left -= fill.put(v, left)
+        if better:
+            moved_up(agg, fill, order)
         if fill.counts == before:
             break
     return fill.done(), fill.packs
+
+
+def moved_up(agg: Aggregate, fill: Filler, order: list[int]) -> None:
+    """Each class's members, best worth first, moved from a candidate to one earlier in
+    by_preference order (a better rank, or the same rank and a better `prefer` place or
+    no GPU node for CPU work) as far as rows and nodes allow. Placed work stays the same
+    (a member weighs as much on any target); a member at its previous target moves only
+    for a better rank, which comes before stability. A move takes the members off (freeing
+    their nodes), puts as many as fit on the better candidate and the rest back."""
+    c = agg.candidate
+
+    def place(v: int) -> tuple[int, int, bool]:
+        return c(v).rank, c(v).pref, bool(gpu_waste(agg, v))
+
+    for g in order:
+        was = agg.groups[g].previous
+        vs = by_preference(agg, agg.choices[g])
+        for i in range(len(vs) - 1, 0, -1):
+            v = vs[i]
+            if not fill.counts[v]:
+                continue
+            for u in vs[:i]:
+                if place(u) >= place(v) or (was == c(v).target.id and c(u).rank >= c(v).rank):
+                    continue
+                fill.move(v, u)
+                if not fill.counts[v]:
+                    break
 
 
 def first_fit_decreasing(
@@ -194,6 +267,7 @@ def rounded(agg: Aggregate, lp_values: list[float], rounds: int = 0) -> list[int
     return first_fit_decreasing(agg, start)
 
 
+@paused_gc
 def best_hint(agg: Aggregate, lp_values: list[float] | None) -> list[int]:
     """The better (level 1) of first-fit decreasing and the rounded LP; ties go to greedy."""
     greedy = first_fit_decreasing(agg)
