@@ -85,6 +85,7 @@ class Aggregate:
     allowed: list[frozenset[str]] = field(default_factory=list)  # per variable: its node sets
     nodes: Any = None  # the packing checks and their witnesses (benders.Nodes)
     touches: list[list[tuple[int, int]]] | None = None  # greedy.rows_of, once built
+    preferred: list[list[int]] | None = None  # greedy.by_preference per class, once built
 
     def bound(self, v: int) -> int:
         return len(self.groups[self.variables[v][0]].members)

@@ -85,11 +85,41 @@ counts, completed by the last fill, so the same counts always get the same nodes
 Determinism: each component is solved by one sequential CP-SAT search (num_workers = 1, a
 fixed seed) under deterministic time limits (auto_limit by the model's size, or
 SolveOptions.deterministic_limit, for level 1; three times that for stability, a quarter of
-it for the others; shared among the components by size), never wall-clock ones; `workers`
+it for the others in small components; shared among the components by size), never wall-clock ones; `workers`
 threads solve components side by side, so the plan does not depend on their count. (The
 sequential LP-based search reaches 99.99% of the LP bound at L where CP-SAT's interleaved
 portfolio reached 99.4-99.7% in twice the time: its LNS batches starve it.) A level that
 stops at its limit keeps the value it reached (≥ its hint) and the status says FEASIBLE.
+
+Large components (more than SMALL_COMPONENT aggregate variables)
+----------------
+Measured at bench L (seeds 0-2, 10k workloads, 4 components of 2,500-3,000 variables,
+CPU seconds with --workers 1; wall time there is that of whatever else runs):
+* Their lower levels (rank, preference, gpu_nodes, tie-break) are not given to CP-SAT. With
+  a quarter of level 1's budget (0.11-0.13 deterministic s) all 12 of those solves ended
+  UNKNOWN: presolve alone used the budget; without presolve and with 0.2 s each they still
+  found nothing that packs (a better rank moves work onto full targets that the aggregate
+  rows admit and the nodes do not). They cost 2.4 CPU s for nothing. Instead the last fill
+  (greedy.completed) moves placed members to candidates they prefer where rows and nodes
+  have room (greedy.moved_up): rank 575 / 802 / 874 -> 7 / 68 / 39, preference and gpu_nodes
+  about the same, placed work unchanged by it. Small components still solve every level
+  exactly (and cut until they pack), so their OPTIMAL stays per-node exact.
+* Level 1 runs without CP-SAT's hint-guided first phase (hint_conflict_limit = 0): the hint
+  is complete and already the first solution, and that phase spent ~0.1 s to gain a few
+  units; without it the LP-based search's first solution past the hint comes at 0.10-0.15
+  s (one component: 1,315,544 at 0.15 s against 1,315,326 at 0.45 s with it).
+* auto_limit is variables / 14,000 (0.8 s at L, was / 6,000: 1.87 s): past the first
+  improving solution, more time bought < 0.01% of the LP bound, since the solution is then
+  repaired to pack anyway (ratio_to_lp at L budgets 0.6 / 0.8 / 1.0 s, seed 0: 0.99951 /
+  0.99946 / 0.99943; seed 1: 0.99972 at 0.7 and 1.0; seed 2: 0.99980 / 0.99980 / 0.99979).
+  Below about 0.04 s per 1,000 variables a component stays at its hint (0.4 s at L seed 0:
+  0.9969), so this keeps a factor of two.
+* The per-workload rows are expanded on first read (problem.Problem), and cyclic garbage
+  collection is paused while the model is built and solved (paused.py): the model stage
+  went from 0.8-1.0 to 0.2 CPU s at L.
+Together: solve stage (LP, hints, CP-SAT, fill) 7.0-8.7 -> 2.1-2.7 CPU s at L, deterministic
+time 2.9-3.5 -> 0.6-0.8, ratio_to_lp 0.99949 / 0.99975 / 0.99971 -> 0.99946 / 0.99972 /
+0.99980.
 """
 
 from __future__ import annotations
@@ -127,10 +157,12 @@ HINT_CONFLICTS = 0
 
 
 def auto_limit(variables: int) -> float:
-    """Level 1's deterministic budget for a model of `variables` aggregate variables: 1 s up
-    to 6,000, then growing with them, at most 10 s. The sequential search reaches 99.99% of
-    the LP bound on the generated L (10k variables) and XL (57k) platforms with it."""
-    return min(10.0, max(1.0, variables / 6000))
+    """Level 1's deterministic budget for a model of `variables` aggregate variables: 0.5 s
+    up to 7,000, then growing with them (0.8 s at bench L's 11k), at most 10 s. Level 1's
+    search finds its first solution past the hint at about 0.04 s per 1,000 variables of a
+    component (bench L: 0.10-0.12 s for 2,700); this is twice that, and more gained < 0.01%
+    of the LP bound (see the module docstring)."""
+    return min(10.0, max(0.5, variables / 14000))
 
 
 @dataclass
