@@ -85,8 +85,9 @@ counts, completed by the last fill, so the same counts always get the same nodes
 Determinism: each component is solved by one sequential CP-SAT search (num_workers = 1, a
 fixed seed) under deterministic time limits (auto_limit by the model's size, or
 SolveOptions.deterministic_limit, for level 1; three times that for stability, a quarter of
-it for the others in small components; shared among the components by size), never wall-clock ones; `workers`
-threads solve components side by side, so the plan does not depend on their count. (The
+it for the others in small components; shared among the components by size), never
+wall-clock ones; `workers` threads solve components side by side, so the plan does not
+depend on their count. (The
 sequential LP-based search reaches 99.99% of the LP bound at L where CP-SAT's interleaved
 portfolio reached 99.4-99.7% in twice the time: its LNS batches starve it.) A level that
 stops at its limit keeps the value it reached (≥ its hint) and the status says FEASIBLE.
@@ -389,8 +390,16 @@ def _solve_component(
             # CP-SAT found nothing there within any budget worth spending (see the docstring).
             for lv in (li,) if partner is None else (li, partner):
                 got = sum(c * counts[v] for c, v in terms[lv])
-                trivial = sum(c * agg.bound(v) for c, v in terms[lv] if c * agg.levels[lv].sense > 0)
-                out.append((got, max(trivial, got) if agg.levels[lv].sense > 0 else min(trivial, got), False))
+                trivial = sum(
+                    c * agg.bound(v) for c, v in terms[lv] if c * agg.levels[lv].sense > 0
+                )
+                out.append(
+                    (
+                        got,
+                        max(trivial, got) if agg.levels[lv].sense > 0 else min(trivial, got),
+                        False,
+                    )
+                )
             continue
         # Placed work and stability get the big budgets; the others polish a plan made.
         budget = limit * (
