@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.solve.pack import Answer, Entry, Packing, first_fit, pack
+from router.solve.pack import Answer, Entry, Packing, pack, plain_first_fit
 
 # The aggregate (router.solve.aggregate.Aggregate), which builds its Nodes: typed as Any here
 # so that imports flow one way (aggregate -> benders).
@@ -99,8 +99,9 @@ class Nodes:
         return out
 
     def fresh(self, ci: int, counts: list[int]) -> Packing | None:
-        """First-fit decreasing of the counts on ci afresh (never a cached exact packing)."""
-        return first_fit(self.agg.capacity[ci], self.entries(self.key(ci, counts)[1]))
+        """Plain first-fit decreasing of the counts on ci afresh (pack.plain_first_fit; never
+        a cached exact packing)."""
+        return plain_first_fit(self.agg.capacity[ci], self.entries(self.key(ci, counts)[1]))
 
     def repair(self, ci: int, counts: list[int], fresh: bool = False) -> bool:
         """Take members off component ci (in place) until it packs (with `fresh`: until

@@ -276,7 +276,11 @@ def solve_aggregate(
         # first): a level that stopped at its limit or was repaired leaves none of it out.
         from router.solve.greedy import completed
 
-        filled, packings = completed(agg, counts, better=True)
+        # Large components' lower levels are polished here (see the module docstring).
+        polish = frozenset(
+            g for comp in comps if len(comp.variables) > SMALL_COMPONENT for g in comp.groups
+        )
+        filled, packings = completed(agg, counts, polish)
         if filled != counts:
             counts[:] = filled
             optimal = [False] * len(names)

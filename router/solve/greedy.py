@@ -177,12 +177,13 @@ def preferred(agg: Aggregate, g: int) -> list[int]:
 
 
 def completed(
-    agg: Aggregate, counts: list[int], better: bool = False
+    agg: Aggregate, counts: list[int], polish: frozenset[int] = frozenset()
 ) -> tuple[list[int], dict[int, Packing]]:
     """`counts` (which pack) completed greedily on the nodes of their canonical packing
     (benders.Nodes.canonical), and the packing of every capacity component it ends with:
-    what the plan's node assignment is read from. With `better`, placed members also move
-    to candidates they prefer where rows and nodes have room (moved_up)."""
+    what the plan's node assignment is read from. Members of the classes `polish` also
+    move to candidates they prefer where rows and nodes have room (moved_up), and their
+    capacity components end packed by plain first fit (_fresh)."""
     fill = Filler(agg, counts, canonical=True)
     fill.repack = True
     order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
@@ -194,25 +195,27 @@ def completed(
                 if not left:
                     break
                 left -= fill.put(v, left)
-        if better:
-            moved_up(agg, fill, order)
+        if polish:
+            moved_up(agg, fill, [g for g in order if g in polish])
         if fill.counts == before:
             break
-    if better and agg.nodes is not None:
-        _fresh(agg, fill)
+    if polish and agg.nodes is not None:
+        _fresh(agg, fill, {agg.cap_of[v] for g in polish for v in agg.choices[g]})
     return fill.done(), fill.packs
 
 
-def _fresh(agg: Aggregate, fill: Filler) -> None:
-    """Every capacity component's counts made to pack by first-fit decreasing afresh, the
-    members least worth taken off where they do not (benders.Nodes.repair), and packed so.
-    The fill's own packing is valid, but built member by member it can reach counts that
-    only a search packs: an independent checker must then find that packing within its
-    limit (bench L seed 0: one target of 25 nodes and 298 pods stayed undecided in 5 s). What that
-    takes off, others of the component's unplaced members may take back (_refilled).
-    (Refilling every component afresh this way placed nothing more at L seed 0.)"""
+def _fresh(agg: Aggregate, fill: Filler, cis: set[int]) -> None:
+    """The counts of capacity components `cis` made to pack by plain first-fit decreasing
+    afresh (benders.Nodes.fresh), the members least worth taken off where they do not
+    (benders.Nodes.repair), and packed so. The fill's own packing is valid, but built
+    member by member it can reach counts that only a search packs: an independent checker
+    must then find that packing within its limit (bench L seed 0: one target of 25 nodes
+    and 281 pods stayed undecided in 5 s). What that takes off, others of the component's
+    unplaced members may take back (_refilled); refilling every component afresh this way
+    placed nothing more at L seed 0. Small solver components are not given here: their
+    levels are solved exactly, and a plan proven optimal stays as it is."""
     nodes = agg.nodes
-    for ci in sorted({agg.cap_of[v] for v, n in enumerate(fill.counts) if n}):
+    for ci in sorted(cis & {agg.cap_of[v] for v, n in enumerate(fill.counts) if n}):
         # Not nodes.packs: its cache may hold a packing that the exact search found.
         if nodes.fresh(ci, fill.counts) is not None:
             continue

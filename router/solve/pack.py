@@ -244,6 +244,24 @@ def first_fit(cap: Capacity, entries: list[Entry]) -> Packing | None:
     return None
 
 
+def plain_first_fit(cap: Capacity, entries: list[Entry]) -> Packing | None:
+    """First-fit decreasing in the plainest orders: whole nodes first, then the most CPUs
+    (then memory, then GPUs), or the most memory first; the first packing of every member.
+    What any packing check tries first, so counts that pack this way are verified at once."""
+    orders: list[Callable[[Entry], tuple[int, ...]]] = [
+        lambda e: (-e.item.whole, -e.item.demand[1], -e.item.demand[2], -e.item.demand[0], e.key),
+        lambda e: (-e.item.whole, -e.item.demand[2], -e.item.demand[1], -e.item.demand[0], e.key),
+    ]
+    for order in orders:
+        p = Packing.fresh(cap)
+        if all(
+            p.place(e.key, e.item, e.allowed, e.members) == e.members
+            for e in sorted(entries, key=order)
+        ):
+            return p
+    return None
+
+
 @dataclass
 class Answer:
     packing: Packing | None

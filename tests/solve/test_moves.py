@@ -106,7 +106,7 @@ def test_the_last_fill_moves_members_up_to_their_primary_route_where_it_has_room
     start[t2] = 3
     plain, _ = completed(agg, list(start))
     assert plain[t1] == 0 and plain[t2] == 3
-    moved, _ = completed(agg, list(start), better=True)
+    moved, _ = completed(agg, list(start), frozenset({0}))
     assert moved[t1] == 2 and moved[t2] == 1
 
 
@@ -120,7 +120,7 @@ def test_moves_respect_rows_shared_with_the_target_they_leave() -> None:
     t1, t2 = var(agg, 0, "t1"), var(agg, 0, "t2")
     start = [0, 0]
     start[t2] = 2
-    moved, _ = completed(agg, list(start), better=True)
+    moved, _ = completed(agg, list(start), frozenset({0}))
     assert moved[t1] == 2 and moved[t2] == 0
     for row in agg.rows:
         assert sum(c * moved[v] for c, v in row.terms) <= row.rhs
@@ -136,5 +136,5 @@ def test_a_member_at_its_previous_target_moves_only_for_a_better_rank() -> None:
         t1, t2 = var(agg, 0, "t1"), var(agg, 0, "t2")
         start = [0, 0]
         start[t2] = 2
-        moved, _ = completed(agg, list(start), better=True)
+        moved, _ = completed(agg, list(start), frozenset({0}))
         assert (moved[t1], moved[t2]) == expected
