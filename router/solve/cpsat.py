@@ -84,7 +84,7 @@ counts, completed by the last fill, so the same counts always get the same nodes
 
 Determinism: each component is solved by one sequential CP-SAT search (num_workers = 1, a
 fixed seed) under deterministic time limits (auto_limit by the model's size, or
-SolveOptions.deterministic_limit, for level 1; three times that for stability, a quarter of
+SolveOptions.deterministic_limit, for level 1; seven times that for stability, a quarter of
 it for the others in small components; shared among the components by size), never
 wall-clock ones; `workers` threads solve components side by side, so the plan does not
 depend on their count. (The
@@ -146,9 +146,11 @@ from router.solve.problem import Problem
 
 SEED = 0
 LOWER_LEVEL_SHARE = 0.25  # of SolveOptions.deterministic_limit, for rank, preference, tie-break
-# Stability (only with a previous plan) gets three times level 1's budget: GitOps reviewers
-# read every move, and with it the level usually proves its optimum at 10k workloads.
-STABILITY_SHARE = 3.0
+# Stability (only with a previous plan) gets seven times level 1's budget, as much as the
+# three times it had before auto_limit went from variables / 6,000 to / 14,000: GitOps
+# reviewers read every move, and with it the level usually proves its optimum at 10k
+# workloads.
+STABILITY_SHARE = 7.0
 DEFAULT_WORKERS = 4
 # A large component's level 1 repairs at once when its solution does not pack, and its other
 # levels keep the previous level's plan: each solve costs as much as the rest of the plan,
