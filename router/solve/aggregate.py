@@ -85,6 +85,7 @@ class Aggregate:
     allowed: list[frozenset[str]] = field(default_factory=list)  # per variable: its node sets
     nodes: Any = None  # the packing checks and their witnesses (benders.Nodes)
     touches: list[list[tuple[int, int]]] | None = None  # greedy.rows_of, once built
+    preferred: list[list[int]] | None = None  # greedy.by_preference per class, once built
 
     def bound(self, v: int) -> int:
         return len(self.groups[self.variables[v][0]].members)
@@ -312,13 +313,16 @@ def cut_rows(
 
 
 def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:
+    if not quotas:
+        return
+    cands = [(v, agg.candidate(v)) for v in range(len(agg.variables))]
+    by_group = [[cands[v] for v in vs] for vs in agg.choices]
     for qi, q in enumerate(quotas):
         terms = []
-        for g in range(len(agg.groups)):
-            if not agg.groups[g].quotas[qi]:
+        for g, group in enumerate(agg.groups):
+            if not group.quotas[qi]:
                 continue
-            for v in agg.choices[g]:
-                c = agg.candidate(v)
+            for v, c in by_group[g]:
                 if c.target.id in q.targets:
                     u = usage(q.resource, c.resources, c.target)
                     if u:

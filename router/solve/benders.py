@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from router.solve.pack import Answer, Entry, Packing, pack
+from router.solve.pack import Answer, Entry, Packing, pack, plain_first_fit
 
 # The aggregate (router.solve.aggregate.Aggregate), which builds its Nodes: typed as Any here
 # so that imports flow one way (aggregate -> benders).
@@ -98,9 +98,21 @@ class Nodes:
                 self.repair(ci, out)
         return out
 
-    def repair(self, ci: int, counts: list[int]) -> bool:
-        """Take members off component ci (in place) until it packs; False if it cannot."""
+    def fresh(self, ci: int, counts: list[int]) -> Packing | None:
+        """Plain first-fit decreasing of the counts on ci afresh (pack.plain_first_fit; never
+        a cached exact packing)."""
+        return plain_first_fit(self.agg.capacity[ci], self.entries(self.key(ci, counts)[1]))
+
+    def repair(self, ci: int, counts: list[int], fresh: bool = False) -> bool:
+        """Take members off component ci (in place) until it packs (with `fresh`: until
+        first fit packs it afresh); False if it cannot."""
         agg = self.agg
+
+        def packs(trial: list[int]) -> bool:
+            if fresh:
+                return self.fresh(ci, trial) is not None
+            return self.packs(ci, trial, exact=False).packing is not None
+
         floor = agg.floors or [0] * len(agg.groups)
         group_of = [g for g, _ in agg.variables]
         placed = [0] * len(agg.groups)
@@ -120,11 +132,11 @@ class Nodes:
             return trial
 
         lo, hi = 0, len(removable)
-        if self.packs(ci, without(hi), exact=False).packing is None:
+        if not packs(without(hi)):
             return False
         while lo < hi:  # the fewest removals that pack (first fit is nearly monotone)
             mid = (lo + hi) // 2
-            if self.packs(ci, without(mid), exact=False).packing is not None:
+            if packs(without(mid)):
                 hi = mid
             else:
                 lo = mid + 1

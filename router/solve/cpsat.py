@@ -84,12 +84,49 @@ counts, completed by the last fill, so the same counts always get the same nodes
 
 Determinism: each component is solved by one sequential CP-SAT search (num_workers = 1, a
 fixed seed) under deterministic time limits (auto_limit by the model's size, or
-SolveOptions.deterministic_limit, for level 1; three times that for stability, a quarter of
-it for the others; shared among the components by size), never wall-clock ones; `workers`
-threads solve components side by side, so the plan does not depend on their count. (The
+SolveOptions.deterministic_limit, for level 1; seven times that for stability, a quarter of
+it for the others in small components; shared among the components by size), never
+wall-clock ones; `workers` threads solve components side by side, so the plan does not
+depend on their count. (The
 sequential LP-based search reaches 99.99% of the LP bound at L where CP-SAT's interleaved
 portfolio reached 99.4-99.7% in twice the time: its LNS batches starve it.) A level that
 stops at its limit keeps the value it reached (≥ its hint) and the status says FEASIBLE.
+
+Large components (more than SMALL_COMPONENT aggregate variables)
+----------------
+Measured at bench L (seeds 0-2, 10k workloads, 4 components of 2,500-3,000 variables,
+CPU seconds with --workers 1; wall time there is that of whatever else runs):
+* Their lower levels (rank, preference, gpu_nodes, tie-break) are not given to CP-SAT. With
+  a quarter of level 1's budget (0.11-0.13 deterministic s) all 12 of those solves ended
+  UNKNOWN: presolve alone used the budget; without presolve and with 0.2 s each they still
+  found nothing that packs (a better rank moves work onto full targets that the aggregate
+  rows admit and the nodes do not). They cost 2.4 CPU s for nothing. Instead the last fill
+  (greedy.completed) moves placed members to candidates they prefer where rows and nodes
+  have room (greedy.moved_up): rank 575 / 802 / 874 -> 7 / 68 / 39, preference and gpu_nodes
+  about the same, placed work unchanged by it. Small components still solve every level
+  exactly (and cut until they pack), so their OPTIMAL stays per-node exact.
+* Level 1 runs without CP-SAT's hint-guided first phase (hint_conflict_limit = 0): the hint
+  is complete and already the first solution, and that phase spent ~0.1 s to gain a few
+  units; without it the LP-based search's first solution past the hint comes at 0.10-0.15
+  s (one component: 1,315,544 at 0.15 s against 1,315,326 at 0.45 s with it).
+* auto_limit is variables / 14,000 (0.8 s at L, was / 6,000: 1.87 s): past the first
+  improving solution, more time bought < 0.01% of the LP bound, since the solution is then
+  repaired to pack anyway (ratio_to_lp at L budgets 0.6 / 0.8 / 1.0 s, seed 0: 0.99951 /
+  0.99946 / 0.99943; seed 1: 0.99972 at 0.7 and 1.0; seed 2: 0.99980 / 0.99980 / 0.99979,
+  measured before the last fill packed by plain first fit).
+  Below about 0.04 s per 1,000 variables a component stays at its hint (0.4 s at L seed 0:
+  0.9969), so this keeps a factor of two.
+* The per-workload rows are expanded on first read (problem.Problem), and cyclic garbage
+  collection is paused while the model is built and solved (paused.py): the model stage
+  went from 0.8-1.0 to 0.2 CPU s at L.
+* The last fill ends with every large component's counts packing by plain first-fit
+  decreasing afresh (greedy._fresh): the independent checker then finds a packing at once,
+  where at L seed 0 it left one 25-node target undecided in its 5 s. It costs up to 0.006%
+  of placed work (a few dozen small jobs at L).
+Together, at L seeds 0 / 1 / 2 (before -> after): LP, hints, CP-SAT and fill 8.6 / 8.7 /
+7.0 -> 3.0 / 2.9 / 2.1 CPU s (component solves 0.55 CPU s each, side by side with 2
+workers), deterministic time 3.5 / 3.4 / 2.9 -> 0.80 / 0.78 / 0.58, ratio_to_lp 0.99949 /
+0.99975 / 0.99971 -> 0.99942 / 0.99969 / 0.99979, rank 575 / 802 / 874 -> 7 / 68 / 39.
 """
 
 from __future__ import annotations
@@ -104,13 +141,16 @@ from router.evaluate.evaluate import Candidate
 from router.solve.aggregate import Aggregate
 from router.solve.decompose import Component, components
 from router.solve.greedy import best_hint, previous_hint
+from router.solve.paused import paused_gc
 from router.solve.problem import Problem
 
 SEED = 0
 LOWER_LEVEL_SHARE = 0.25  # of SolveOptions.deterministic_limit, for rank, preference, tie-break
-# Stability (only with a previous plan) gets three times level 1's budget: GitOps reviewers
-# read every move, and with it the level usually proves its optimum at 10k workloads.
-STABILITY_SHARE = 3.0
+# Stability (only with a previous plan) gets seven times level 1's budget, as much as the
+# three times it had before auto_limit went from variables / 6,000 to / 14,000: GitOps
+# reviewers read every move, and with it the level usually proves its optimum at 10k
+# workloads.
+STABILITY_SHARE = 7.0
 DEFAULT_WORKERS = 4
 # A large component's level 1 repairs at once when its solution does not pack, and its other
 # levels keep the previous level's plan: each solve costs as much as the rest of the plan,
@@ -121,13 +161,17 @@ CUT_ROUNDS = 0
 SMALL_COMPONENT = 300  # aggregate variables
 SMALL_ROUNDS = 20
 RETRY_SHARE = 0.5  # of a level's budget, for each of those solves
+POLISHED = ("rank", "preference", "gpu_nodes", "tie_break")
+HINT_CONFLICTS = 0
 
 
 def auto_limit(variables: int) -> float:
-    """Level 1's deterministic budget for a model of `variables` aggregate variables: 1 s up
-    to 6,000, then growing with them, at most 10 s. The sequential search reaches 99.99% of
-    the LP bound on the generated L (10k variables) and XL (57k) platforms with it."""
-    return min(10.0, max(1.0, variables / 6000))
+    """Level 1's deterministic budget for a model of `variables` aggregate variables: 0.5 s
+    up to 7,000, then growing with them (0.8 s at bench L's 11k), at most 10 s. Level 1's
+    search finds its first solution past the hint at about 0.04 s per 1,000 variables of a
+    component (bench L: 0.10-0.12 s for 2,700); this is twice that, and more gained < 0.01%
+    of the LP bound (see the module docstring)."""
+    return min(10.0, max(0.5, variables / 14000))
 
 
 @dataclass
@@ -180,6 +224,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> SolveResult:
     return solve_aggregate(agg, options)
 
 
+@paused_gc
 def solve_aggregate(
     agg: Aggregate, options: SolveOptions | None = None, hint: list[int] | None = None
 ) -> SolveResult:
@@ -239,7 +284,11 @@ def solve_aggregate(
         # first): a level that stopped at its limit or was repaired leaves none of it out.
         from router.solve.greedy import completed
 
-        filled, packings = completed(agg, counts)
+        # Large components' lower levels are polished here (see the module docstring).
+        polish = frozenset(
+            g for comp in comps if len(comp.variables) > SMALL_COMPONENT for g in comp.groups
+        )
+        filled, packings = completed(agg, counts, polish)
         if filled != counts:
             counts[:] = filled
             optimal = [False] * len(names)
@@ -315,6 +364,8 @@ def _solve_component(
     # second than the interleaved portfolio, whose LNS batches starve the LP-based search.
     p.num_workers = 1
     p.interleave_search = False
+    if len(comp.variables) > SMALL_COMPONENT:
+        p.hint_conflict_limit = HINT_CONFLICTS
     det = 0.0
     out: list[tuple[int, int, bool]] = []
     stab = next((li for li, lv in enumerate(agg.levels) if lv.name == "stability"), -1)
@@ -345,6 +396,23 @@ def _solve_component(
         if not ts:
             out.append((0, 0, True))
             continue
+        small = len(comp.variables) <= SMALL_COMPONENT  # solves are cheap: cut until it packs
+        if li and not small and level.name in POLISHED:
+            # A large component's lower levels are polished by the last fill (greedy.py):
+            # CP-SAT found nothing there within any budget worth spending (see the docstring).
+            for lv in (li,) if partner is None else (li, partner):
+                got = sum(c * counts[v] for c, v in terms[lv])
+                trivial = sum(
+                    c * agg.bound(v) for c, v in terms[lv] if c * agg.levels[lv].sense > 0
+                )
+                out.append(
+                    (
+                        got,
+                        max(trivial, got) if agg.levels[lv].sense > 0 else min(trivial, got),
+                        False,
+                    )
+                )
+            continue
         # Placed work and stability get the big budgets; the others polish a plan made.
         budget = limit * (
             1.0 if li == 0 else STABILITY_SHARE if level.name == "stability" else LOWER_LEVEL_SHARE
@@ -366,7 +434,6 @@ def _solve_component(
         found = None
         proven = True  # False once a solution had to be repaired or given up
         status = cp_model.UNKNOWN
-        small = len(comp.variables) <= SMALL_COMPONENT  # solves are cheap: cut until it packs
         rounds = (
             (SMALL_ROUNDS if small else CUT_ROUNDS) if li == 0 else (SMALL_ROUNDS if small else 0)
         )

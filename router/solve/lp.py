@@ -13,8 +13,10 @@ from typing import Any
 
 from router.solve.aggregate import Aggregate
 from router.solve.decompose import Component, components
+from router.solve.paused import paused_gc
 
 
+@paused_gc
 def lp_solve(
     agg: Aggregate,
     start: list[int] | None = None,

@@ -127,6 +127,47 @@ class Packing:
         self.placed[key] = self.placed.get(key, 0) + n
         return n
 
+    def remove(self, key: int, item: Item, members: int) -> int:
+        """Take up to `members` members of `key` off, from its last nodes; returns how many.
+        What they held is free again (an idle node that a whole member had is idle again)."""
+        n = min(members, self.placed.get(key, 0))
+        if n <= 0:
+            return 0
+        left = n * (item.whole or item.pods)
+        groups = self.cap.groups
+        out: list[Block] = []  # in reverse node order, turned round at the end
+        for b in reversed(self.blocks):
+            per = sum(p for k, p in b.content if k == key)
+            if not left or not per:
+                out.append(b)
+                continue
+            grp = groups[b.group]
+            if per < 0:  # each node of the block is one of the member's whole nodes
+                take = min(left, b.count)
+                if take < b.count:
+                    out.append(Block(b.group, b.lo + b.count - take, take, grp.free, grp.empty))
+                    out.append(Block(b.group, b.lo, b.count - take, b.free, b.empty, b.content))
+                else:
+                    out.append(Block(b.group, b.lo, take, grp.free, grp.empty))
+                left -= take
+                continue
+            emptied = min(b.count, left // per)  # nodes that lose all `per` pods
+            left -= emptied * per
+            part = 1 if left and emptied < b.count else 0  # one node loses fewer
+            same = b.count - emptied - part
+            if emptied:
+                out.append(_without(b, grp.empty, b.lo + same + part, emptied, key, per, item))
+            if part:
+                out.append(_without(b, grp.empty, b.lo + same, 1, key, left, item))
+                left = 0
+            if same:
+                out.append(Block(b.group, b.lo, same, b.free, b.empty, b.content))
+        assert left == 0, "placed counted members that no block holds"
+        out.reverse()
+        self.blocks = out
+        self.placed[key] -= n
+        return n
+
     def nodes_of(self, key: int) -> list[tuple[str, int]]:
         """(node set, node index) per pod (or per whole node) of `key`, in node order."""
         groups = self.cap.groups
@@ -155,6 +196,21 @@ def _with(b: Block, lo: int, count: int, key: int, pods: int, demand: tuple[int,
     return Block(b.group, lo, count, free, False, (*b.content, (key, pods)))
 
 
+def _without(b: Block, idle: bool, lo: int, count: int, key: int, pods: int, item: Item) -> Block:
+    """Nodes [lo, lo + count) of block b, each with `pods` pods of `key` taken off; `idle`:
+    their class runs nothing, so a node left with no content is empty again."""
+    free = tuple(f + pods * d for f, d in zip(b.free, item.demand, strict=True))
+    kept = sum(p for k, p in b.content if k == key) - pods
+    content: list[tuple[int, int]] = []
+    for k, p in b.content:
+        if k != key:
+            content.append((k, p))
+        elif kept:
+            content.append((k, kept))
+            kept = 0
+    return Block(b.group, lo, count, free, idle and not content, tuple(content))
+
+
 def _orders(cap: Capacity) -> list[Callable[[Entry], tuple[float, ...]]]:
     scale = [max((g.free[a] for g in cap.groups), default=0) or 1 for a in range(len(cap.axes))]
 
@@ -179,6 +235,24 @@ def _orders(cap: Capacity) -> list[Callable[[Entry], tuple[float, ...]]]:
 def first_fit(cap: Capacity, entries: list[Entry]) -> Packing | None:
     """First-fit decreasing in each order in turn; the first packing of every member."""
     for order in _orders(cap):
+        p = Packing.fresh(cap)
+        if all(
+            p.place(e.key, e.item, e.allowed, e.members) == e.members
+            for e in sorted(entries, key=order)
+        ):
+            return p
+    return None
+
+
+def plain_first_fit(cap: Capacity, entries: list[Entry]) -> Packing | None:
+    """First-fit decreasing in the plainest orders: whole nodes first, then the most CPUs
+    (then memory, then GPUs), or the most memory first; the first packing of every member.
+    What any packing check tries first, so counts that pack this way are verified at once."""
+    orders: list[Callable[[Entry], tuple[int, ...]]] = [
+        lambda e: (-e.item.whole, -e.item.demand[1], -e.item.demand[2], -e.item.demand[0], e.key),
+        lambda e: (-e.item.whole, -e.item.demand[2], -e.item.demand[1], -e.item.demand[0], e.key),
+    ]
+    for order in orders:
         p = Packing.fresh(cap)
         if all(
             p.place(e.key, e.item, e.allowed, e.members) == e.members

@@ -141,10 +141,10 @@ def test_same_plan_whatever_the_worker_count(tmp_path: Path) -> None:
 
 
 def test_the_solver_budget_grows_with_the_model_and_is_capped() -> None:
-    assert [auto_limit(n) for n in (0, 6000, 10_138, 56_840, 10**6)] == [
-        1.0,
-        1.0,
-        10_138 / 6000,
-        56_840 / 6000,
+    assert [auto_limit(n) for n in (0, 7000, 11_229, 56_840, 10**6)] == [
+        0.5,
+        0.5,
+        11_229 / 14000,
+        56_840 / 14000,
         10.0,
     ]
