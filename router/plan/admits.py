@@ -181,7 +181,9 @@ class _Limits:
             self.group.append({d.workload.name: g for g, ds in groups.items() for d in ds})
             self.most.append(
                 {
-                    g: s.limit(len(ds), len({s.values[c.target.id] for d in ds for c in d.candidates}))
+                    g: s.limit(
+                        len(ds), len({s.values[c.target.id] for d in ds for c in d.candidates})
+                    )
                     for g, ds in groups.items()
                 }
             )
@@ -205,12 +207,13 @@ class _Limits:
         return members is None or bool(members(self._view(w), {}))
 
     def keeps_out(self, d: Decision, cand: Candidate) -> str:
-        """"quota" or "spread" when adding `d` on `cand` breaks one; "" when none."""
+        """ "quota" or "spread" when adding `d` on `cand` breaks one; "" when none."""
         tid = cand.target.id
         for k, q in enumerate(self.quotas):
-            if tid in q.targets and self._member(k, d.workload):
-                if self.used[k] + usage(q.resource, cand.resources, cand.target) > q.amount:
-                    return "quota"
+            if tid not in q.targets or not self._member(k, d.workload):
+                continue
+            if self.used[k] + usage(q.resource, cand.resources, cand.target) > q.amount:
+                return "quota"
         for k, s in enumerate(self.spreads):
             g = self.group[k].get(d.workload.name)
             if g is not None and self.on[k][g, s.values[tid]] + 1 > self.most[k][g]:
