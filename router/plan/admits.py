@@ -97,7 +97,7 @@ def referee(
     free = _Free(inventory, running, placements)
     comps = components(inventory, running, placements) if repack else []
     of_target = {t: c for c in comps for t in c.targets}
-    cache: dict[tuple[object, ...], bool | None] = {}
+    known = _Known()
     for d in sorted(left, key=lambda d: d.workload.name):
         name = d.workload.name
         out.checked.append(name)
@@ -114,7 +114,7 @@ def referee(
                 out.admitted.append(Admitted(name, cand.target.id, "beside", tuple(nodes)))
                 break
             comp = of_target.get(cand.target.id)
-            packs = _repacks(comp, work, limit, cache) if comp is not None else False
+            packs = _repacks(comp, work, limit, known) if comp is not None else False
             if packs:
                 out.admitted.append(Admitted(name, cand.target.id, "re-packed"))
                 break
@@ -124,27 +124,62 @@ def referee(
     return out
 
 
-def _repacks(
-    comp: Component, work: Work, limit: float, cache: dict[tuple[object, ...], bool | None]
-) -> bool | None:
+def _repacks(comp: Component, work: Work, limit: float, known: _Known) -> bool | None:
     """Whether the component packs with `work` added (None: undecided in `limit`)."""
-    key = (comp.targets, work.shape, work.units)
-    if key not in cache:
-        base = comp.problem
-        added = Work(
-            "\0candidate",  # a name no workload has (DNS labels have no NUL)
-            work.target,
-            work.units,
-            work.tasks,
-            work.gpus,
-            work.cpus,
-            work.memory,
-            work.slices,
-            work.whole,
-        )
-        problem = Problem(base.id, base.node_ids, base.nodes, base.reach, [*base.work, added])
-        cache[key] = check(problem, limit).packs
-    return cache[key]
+    found = known.get(comp.targets, work)
+    if found is not None:
+        return found
+    base = comp.problem
+    added = Work(
+        "\0candidate",  # a name no workload has (DNS labels have no NUL)
+        work.target,
+        work.units,
+        work.tasks,
+        work.gpus,
+        work.cpus,
+        work.memory,
+        work.slices,
+        work.whole,
+    )
+    problem = Problem(base.id, base.node_ids, base.nodes, base.reach, [*base.work, added])
+    packs = check(problem, limit).packs
+    if packs is not None:
+        known.add(comp.targets, work, packs)
+    return packs
+
+
+def _size(w: Work) -> tuple[int, ...]:
+    return (w.units, w.tasks, w.gpus, w.cpus, w.memory)
+
+
+def _at_most(a: Work, b: Work) -> bool:
+    """Every task of `a` asks no more than one of `b`, and `a` has no more of them."""
+    if (a.target, a.whole) != (b.target, b.whole):
+        return False
+    if any(x > y for x, y in zip(_size(a), _size(b), strict=True)):
+        return False
+    more = dict(b.slices)
+    return all(n <= more.get(p, 0) for p, n in a.slices)
+
+
+class _Known:
+    """Verdicts of exact re-packs per component, reused by dominance: if work fits, so does
+    any work asking no more; if it does not, neither does any work asking no less (the
+    smaller work's tasks take the bigger one's places, a subset of them)."""
+
+    def __init__(self) -> None:
+        self.fits: dict[tuple[str, ...], list[Work]] = defaultdict(list)
+        self.not_fits: dict[tuple[str, ...], list[Work]] = defaultdict(list)
+
+    def get(self, comp: tuple[str, ...], w: Work) -> bool | None:
+        if any(_at_most(w, f) for f in self.fits[comp]):
+            return True
+        if any(_at_most(f, w) for f in self.not_fits[comp]):
+            return False
+        return None
+
+    def add(self, comp: tuple[str, ...], w: Work, packs: bool) -> None:
+        (self.fits if packs else self.not_fits)[comp].append(w)
 
 
 class _Limits:

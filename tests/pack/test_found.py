@@ -1,0 +1,85 @@
+"""What the referees found in router/solve, kept as tests that fail until it is fixed.
+
+Each is a platform from the long run of tests/pack/unseen.py, made smaller by hand while the
+finding stayed. The solver is not changed here (it is another area's): each test is marked
+xfail(strict=True), so that the fix makes it pass, which fails the run until the mark is
+removed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import router
+from router.plan.admits import referee
+
+
+def _left_out(
+    policy: str,
+    inventory: dict[str, Any],
+    workloads: list[dict[str, Any]],
+    running: dict[str, Any] | None = None,
+) -> list[str]:
+    """The workloads the plan leaves out that it could still take (router/plan/admits.py)."""
+    p = router.Platform.from_objects(
+        policy=policy, inventory=inventory, workloads=workloads, running=running
+    )
+    built = router.plan(p, workers=1).built
+    i = built.inputs
+    got = referee(i.policy, i.inventory, i.workloads, built.placements, i.running)
+    return [str(a) for a in got.admitted]
+
+
+def _job(name: str, gpus: int, cpus: int, memory: str, **kw: Any) -> dict[str, Any]:
+    return {"name": name, "kind": "batch", "gpus": gpus, "cpus": cpus, "memory": memory,
+            "command": "run", "image": "ghcr.io/acme/x:1", **kw}  # fmt: skip
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="router/solve: level 1 OPTIMAL (2842 = bound) leaves out the array j10 although"
+    " all five jobs pack onto the 3 nodes (the referee's exact packing gives the assignment)",
+)
+def test_an_array_of_three_190gib_tasks_beside_four_gpu_jobs() -> None:
+    inventory = {"clusters": [{"name": "hpc", "backend": "slurm", "partitions": [
+        {"name": "p5", "nodes": 3, "gpus_per_node": 8, "gpu_type": "a100",
+         "cpus_per_node": 48, "memory_per_node": "384GiB"}]}]}  # fmt: skip
+    workloads = [
+        _job("j1", 3, 33, "190GiB"),
+        _job("j5", 2, 47, "120GiB"),
+        _job("j9", 3, 30, "5GiB"),
+        _job("j10", 0, 1, "190GiB", array={"count": 5, "parallel": 3}),
+        _job("j12", 5, 7, "16GiB"),
+    ]
+    # node 0: j10, j9, j12 (38 CPUs, 211GiB, 8 GPUs); node 1: j10, j1 (34 CPUs, 380GiB);
+    # node 2: j10, j5 (48 CPUs, 310GiB)
+    assert _left_out("rule all:\n  route slurm\n", inventory, workloads) == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="router/solve: level 1 OPTIMAL (2902 = bound) leaves out j8 (1 GPU, 47 CPUs) on a"
+    " pool of 2 + 2 headroom nodes, one with running work, where everything packs",
+)
+def test_a_47_cpu_pod_beside_services_and_running_work_on_a_pool_with_headroom() -> None:
+    inventory = {"clusters": [{"name": "k8s", "backend": "kubernetes", "node_pools": [
+        {"name": "k1", "nodes": 2, "max_nodes": 4, "gpus_per_node": 4, "gpu_type": "a100",
+         "cpus_per_node": 96, "memory_per_node": "192GiB"}]}]}  # fmt: skip
+
+    def svc(name: str, gpus: int, cpus: int, memory: str, n: int, **kw: Any) -> dict[str, Any]:
+        return _job(name, gpus, cpus, memory, kind="inference", replicas={"min": n, "max": n}, **kw)
+
+    workloads = [
+        svc("s1", 1, 33, "100GiB", 3),
+        _job("j2", 2, 30, "5GiB", kind="training", priority="high"),
+        svc("s5", 0, 30, "40GiB", 3, priority="high"),
+        svc("s7", 1, 7, "4GiB", 2),
+        _job("j8", 1, 47, "5GiB", kind="training"),
+        _job("j12", 0, 95, "16GiB", priority="high"),
+    ]
+    running = {"running": [{"cluster": "k8s", "node_set": "k1", "node": 0, "cpus": 3,
+                            "memory": "44GiB", "job": "r0"}]}  # fmt: skip
+    # node 0 (93 CPUs free): s1, s5, j2; node 1: s1, s5, s5; node 2: s1, j8, s7, s7; node 3: j12
+    assert _left_out("rule all:\n  route kubernetes\n", inventory, workloads, running) == []
