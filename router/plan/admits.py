@@ -126,9 +126,8 @@ def referee(
 
 def _repacks(comp: Component, work: Work, limit: float, known: _Known) -> bool | None:
     """Whether the component packs with `work` added (None: undecided in `limit`)."""
-    found = known.get(comp.targets, work)
-    if found is not None:
-        return found
+    if known.seen(comp.targets, work):
+        return known.get(comp.targets, work)
     base = comp.problem
     added = Work(
         "\0candidate",  # a name no workload has (DNS labels have no NUL)
@@ -143,8 +142,7 @@ def _repacks(comp: Component, work: Work, limit: float, known: _Known) -> bool |
     )
     problem = Problem(base.id, base.node_ids, base.nodes, base.reach, [*base.work, added])
     packs = check(problem, limit).packs
-    if packs is not None:
-        known.add(comp.targets, work, packs)
+    known.add(comp.targets, work, packs)
     return packs
 
 
@@ -170,16 +168,26 @@ class _Known:
     def __init__(self) -> None:
         self.fits: dict[tuple[str, ...], list[Work]] = defaultdict(list)
         self.not_fits: dict[tuple[str, ...], list[Work]] = defaultdict(list)
+        self.undecided: set[tuple[object, ...]] = set()  # asked again: undecided again
+
+    def seen(self, comp: tuple[str, ...], w: Work) -> bool:
+        """Whether the verdict on `w` is known (True, False, or undecided before)."""
+        return (comp, w.shape, w.units) in self.undecided or self.get(comp, w) is not None
 
     def get(self, comp: tuple[str, ...], w: Work) -> bool | None:
+        if (comp, w.shape, w.units) in self.undecided:
+            return None
         if any(_at_most(w, f) for f in self.fits[comp]):
             return True
         if any(_at_most(f, w) for f in self.not_fits[comp]):
             return False
         return None
 
-    def add(self, comp: tuple[str, ...], w: Work, packs: bool) -> None:
-        (self.fits if packs else self.not_fits)[comp].append(w)
+    def add(self, comp: tuple[str, ...], w: Work, packs: bool | None) -> None:
+        if packs is None:
+            self.undecided.add((comp, w.shape, w.units))
+        else:
+            (self.fits if packs else self.not_fits)[comp].append(w)
 
 
 class _Limits:
