@@ -13,7 +13,7 @@ percentages) and spreads. Each is planned through router.plan and then judged:
 
 The long run, for hours of platforms the tests do not reach:
 
-    python -m tests.pack.unseen --minutes 20 [--seed 0] [--out /tmp/unseen]
+    python -m tests.pack.unseen --minutes 20 [--seed 0] [--workloads 16] [--out /tmp/unseen]
 
 prints one line per finding (seed and what was wrong), writes each one's platform, made
 smaller by removing workloads and running items while the finding stays, as YAML under
@@ -164,9 +164,9 @@ def _service(draw: Draw, name: str) -> dict[str, Any]:
     return out
 
 
-def workloads(draw: Draw) -> list[dict[str, Any]]:
+def workloads(draw: Draw, most: int = 16) -> list[dict[str, Any]]:
     out = []
-    for k in range(draw.number(1, 16)):
+    for k in range(draw.number(1, most)):
         w = _service(draw, f"s{k}") if draw.number(0, 2) == 0 else _job(draw, f"j{k}")
         w |= {
             "team": draw.pick(["a", "b", "c"]),
@@ -258,12 +258,13 @@ def policy(draw: Draw) -> str:
     return "\n".join(lines)
 
 
-def platform(draw: Draw) -> dict[str, Any]:
+def platform(draw: Draw, most: int = 16) -> dict[str, Any]:
+    """A platform of at most `most` workloads."""
     inv = inventory(draw)
     return {
         "policy": policy(draw),
         "inventory": inv,
-        "workloads": workloads(draw),
+        "workloads": workloads(draw, most),
         "running": running(draw, inv),
     }
 
@@ -360,13 +361,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0, help="the first platform's seed")
     ap.add_argument("--out", type=Path, default=Path("/tmp/unseen"))
+    ap.add_argument("--workloads", type=int, default=16, help="at most this many per platform")
     args = ap.parse_args(argv)
     end = time.monotonic() + 60 * args.minutes
     total = Judged()
     seed = args.seed
     platforms = bad = 0
     while time.monotonic() < end:
-        data = platform(Seeded(seed))
+        data = platform(Seeded(seed), args.workloads)
         try:
             got = judge(data)
         except Exception as e:  # a traceback is a finding too
