@@ -97,10 +97,11 @@ def referee(
     free = _Free(inventory, running, placements)
     comps = components(inventory, running, placements) if repack else []
     of_target = {t: c for c in comps for t in c.targets}
-    known = _Known()
+    pending: list[tuple[Component, Work, str]] = []  # beside failed: for re-packing
     for d in sorted(left, key=lambda d: d.workload.name):
         name = d.workload.name
         out.checked.append(name)
+        mine: list[tuple[Component, Work, str]] = []
         for cand in d.candidates:
             out.pairs += 1
             why = limits.keeps_out(d, cand)
@@ -112,15 +113,32 @@ def referee(
             nodes = free.beside(work, cand.target.node_sets)
             if nodes is not None:
                 out.admitted.append(Admitted(name, cand.target.id, "beside", tuple(nodes)))
+                mine = []
                 break
             comp = of_target.get(cand.target.id)
-            packs = _repacks(comp, work, limit, known) if comp is not None else False
-            if packs:
-                out.admitted.append(Admitted(name, cand.target.id, "re-packed"))
-                break
-            if packs is None:
-                out.undecided.append((name, cand.target.id))
-            out.kept["nodes"] += 1
+            if comp is None:
+                out.kept["nodes"] += 1
+            else:
+                mine.append((comp, work, name))
+        pending += mine
+    # Smallest work first in each component: when it does not fit, nothing that asks no less
+    # does (_Known), which spares most exact checks of a full target.
+    pending.sort(key=lambda c: (c[0].targets, _size(c[1]), c[1].slices, c[2]))
+    known = _Known()
+    admitted = {a.workload for a in out.admitted}
+    for comp, work, name in pending:
+        if name in admitted:
+            continue
+        packs = _repacks(comp, work, limit, known)
+        if packs:
+            out.admitted.append(Admitted(name, work.target, "re-packed"))
+            admitted.add(name)
+            continue
+        if packs is None:
+            out.undecided.append((name, work.target))
+        out.kept["nodes"] += 1
+    out.admitted.sort(key=lambda a: a.workload)
+    out.undecided = sorted({u for u in out.undecided if u[0] not in admitted})
     return out
 
 
@@ -147,7 +165,7 @@ def _repacks(comp: Component, work: Work, limit: float, known: _Known) -> bool |
 
 
 def _size(w: Work) -> tuple[int, ...]:
-    return (w.units, w.tasks, w.gpus, w.cpus, w.memory)
+    return (w.units, w.tasks, w.gpus, w.cpus, w.memory)  # _at_most compares these
 
 
 def _at_most(a: Work, b: Work) -> bool:

@@ -8,12 +8,16 @@ removed.
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
 
 import router
+from router.models.placement import Placement
 from router.plan.admits import referee
+from router.plan.packcheck import components, work_of
+from router.plan.packing import Problem, check
 
 
 def _left_out(
@@ -83,3 +87,43 @@ def test_a_47_cpu_pod_beside_services_and_running_work_on_a_pool_with_headroom()
                             "memory": "44GiB", "job": "r0"}]}  # fmt: skip
     # node 0 (93 CPUs free): s1, s5, j2; node 1: s1, s5, s5; node 2: s1, j8, s7, s7; node 3: j12
     assert _left_out("rule all:\n  route kubernetes\n", inventory, workloads, running) == []
+
+
+def _cpu_jobs(count: int, seed: int) -> list[dict[str, Any]]:
+    """`count` CPU jobs of random small sizes (1-24 CPUs, 1-96 GiB), each its own class."""
+    rng = random.Random(seed)
+    return [
+        _job(f"j{k:04d}", 0, rng.randint(1, 24), f"{rng.randint(1, 96)}GiB", team="a")
+        for k in range(count)
+    ]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="router/solve: 150 CPU jobs of distinct sizes on 8 nodes (status FEASIBLE): j0001"
+    " (1 CPU, 25GiB), j0088 and j0115 fit once the plan's placements are re-packed",
+)
+def test_distinct_cpu_jobs_on_one_partition_leave_room_only_a_repack_finds() -> None:
+    cpu = {"name": "cpu", "nodes": 8, "cpus_per_node": 128, "memory_per_node": "512GiB"}
+    inventory = {"clusters": [{"name": "hpc", "backend": "slurm", "partitions": [cpu]}]}
+    p = router.Platform.from_objects(
+        policy="rule all:\n  route slurm\n", inventory=inventory, workloads=_cpu_jobs(150, 0)
+    )
+    built = router.plan(p, workers=1).built
+    i = built.inputs
+    (comp,) = components(i.inventory, i.running, built.placements)
+    placed = {q.workload.name for q in built.placements}
+    ev = p.evaluator()
+    fits = []
+    # The three the referee names (the whole referee run takes a minute here): each is placed,
+    # or the plan's work with it added does not pack.
+    for name in ("j0001", "j0088", "j0115"):
+        if name in placed:
+            continue
+        c = ev.decide(p.workload(name)).candidates[0]
+        work = work_of(Placement(p.workload(name), c.target, "", "", 0, c.options, c.resources))
+        base = comp.problem
+        problem = Problem(base.id, base.node_ids, base.nodes, base.reach, [*base.work, work])
+        if check(problem, 2.0).packs is not False:
+            fits.append(name)
+    assert fits == []
