@@ -37,6 +37,7 @@ from router.bench.generator import Platform, generate
 from router.evaluate.evaluate import Evaluator
 from router.models import Workload
 from router.models.placement import Placement
+from router.plan.admits import referee
 from router.plan.packcheck import check_assignment, check_plan
 from router.solve.lp import lp_level_bound
 
@@ -112,6 +113,11 @@ def run(
         built.placements,
         {q.workload.name: _units(q) for q in built.placements},
     )
+    # Workloads left out for capacity that the plan could still take, within every quota and
+    # spread, on the nodes (router/plan/admits.py, independent of router/solve too).
+    judged = referee(
+        i.policy, i.inventory, i.workloads, built.placements, i.running, built.decisions
+    )
     check_seconds = time.perf_counter() - t5
     # router.plan's own stages; "reasons" is the rest of it (why each unplaced workload is).
     stages = {
@@ -160,6 +166,9 @@ def run(
         "unpackable_targets": len(unpackable_targets),
         "undecided_targets": len(undecided_targets),
         "assignment_errors": len(assignment_errors),
+        "unplaced_checked": len(judged.checked),
+        "falsely_unplaced": judged.falsely_unplaced,
+        "unplaced_undecided": len(judged.undecided),
         "check_seconds": round(check_seconds, 3),
     }
     if churn:

@@ -10,7 +10,8 @@ Each placement becomes work on its target's nodes:
   * a service: `replicas` separate pods (the min; `at_max=True` for the max), each with the
     per-replica GPUs (or MIG slices of its profile), CPUs and memory; pods may share a node;
   * a job of k nodes: k tasks on k distinct nodes; an exclusive or multi-node job (whole_nodes)
-    takes each of its nodes alone, and only a node where nothing runs.
+    takes each of its nodes alone, and only a node where nothing runs. A job array is one
+    such unit per task in flight (`array_parallel`).
 
 `unpackable(...)` lists the targets of every component that cannot be packed (or could not be
 decided within the limit: the checker never says "fits" without an assignment in hand).
@@ -63,7 +64,7 @@ def work_of(p: Placement, at_max: bool = False) -> Work:
     return Work(
         p.workload.name,
         p.target.id,
-        1,
+        max(1, r.array_parallel),  # a job array: its tasks in flight, each a unit
         r.nodes,
         gpus,
         r.cpus_per_node,

@@ -12,7 +12,8 @@ units, so the tasks of a job land on distinct nodes (router/plan/packing.py `_de
 whole-node type is a pattern of its own. The LP of this model is much stronger than that of
 per-node variables on tight mixes (a CPU partition of many small jobs, memory full to the MiB),
 where the symmetry of identical nodes stalls the per-node search. Used when there are at most
-PATTERN_CAP maximal patterns; otherwise the caller falls back to per-node variables.
+PATTERN_CAP maximal patterns found within STEP_CAP search steps; otherwise the caller falls
+back to per-node variables.
 """
 
 from __future__ import annotations
@@ -22,6 +23,9 @@ from dataclasses import dataclass
 from router.plan.packdata import Problem, Verdict, Work, deal
 
 PATTERN_CAP = 50_000
+# Steps of the search for maximal patterns: many small task types on big nodes make a tree far
+# larger than its leaves (400 CPU jobs of distinct sizes: minutes); beyond it, per-node search.
+STEP_CAP = 500_000
 
 
 @dataclass(frozen=True)
@@ -56,12 +60,14 @@ def applies(problem: Problem, work: list[Work]) -> bool:
 
 
 def maximal_patterns(
-    cap: tuple[int, ...], types: list[_Type], limit: int = PATTERN_CAP
+    cap: tuple[int, ...], types: list[_Type], limit: int = PATTERN_CAP, steps: int = STEP_CAP
 ) -> list[tuple[int, ...]] | None:
-    """Every maximal pattern of non-whole types (None: more than `limit`)."""
+    """Every maximal pattern of non-whole types (None: more than `limit`, or more than
+    `steps` steps to find them)."""
     out: list[tuple[int, ...]] = []
     n = len(types)
     cur: list[int] = []
+    left = [steps]
 
     def fits_more(rem: tuple[int, ...]) -> bool:
         return any(
@@ -70,6 +76,9 @@ def maximal_patterns(
         )
 
     def dfs(i: int, rem: tuple[int, ...]) -> bool:
+        left[0] -= 1
+        if left[0] < 0:
+            return False
         if i == n:
             if not fits_more(rem):
                 out.append(tuple(cur))

@@ -45,6 +45,10 @@ def test_bench_small_json() -> None:
     # The independent checker and the plan's own node assignment agree: everything packs.
     assert (out["unpackable_targets"], out["undecided_targets"]) == (0, 0)
     assert out["assignment_errors"] == 0
+    # Nothing left out for capacity that the plan could still take (router/plan/admits.py);
+    # seed 3 leaves some out, so the referee had work to do.
+    assert out["unplaced_checked"] > 0
+    assert (out["falsely_unplaced"], out["unplaced_undecided"]) == (0, 0)
 
 
 def test_bench_is_deterministic_across_workers() -> None:

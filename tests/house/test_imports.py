@@ -44,3 +44,31 @@ def test_cycles_finds_a_cycle() -> None:
 
 def test_graph_reads_function_level_imports() -> None:
     assert "router.solve.cpsat" in graph()["router.plan.build"]  # inside build_plan
+
+
+def _reach(g: dict[str, set[str]], module: str) -> set[str]:
+    """Every router module `module` imports, directly or through others."""
+    seen: set[str] = set()
+    todo = [module]
+    while todo:
+        for m in g.get(todo.pop(), set()) - seen:
+            seen.add(m)
+            todo.append(m)
+    return seen
+
+
+def test_the_referees_share_nothing_with_the_solver() -> None:
+    """The packing checker and the referee of what is left out judge the solver's plan: no
+    import of router/solve, not even through another module."""
+    g = graph()
+    referees = [
+        "router.plan.admits",
+        "router.plan.packcheck",
+        "router.plan.packing",
+        "router.plan.patterns",
+        "router.plan.packdata",
+    ]
+    assert all(m in g for m in referees)
+    assert "router.evaluate.quota" in _reach(g, "router.plan.admits")  # the closure was drawn
+    for m in referees:
+        assert {r for r in _reach(g, m) if r.startswith("router.solve")} == set(), m

@@ -1,0 +1,366 @@
+"""The referee of what a plan leaves out: is any workload unplaced that the plan could still take?
+
+A workload is *unplaced for capacity* when the policy routes it (it has candidate targets) and
+the plan places it nowhere; denied and unrouted workloads are planned outcomes, not this. It is
+*falsely unplaced* when, for one of its candidates (the evaluator's, with the resources the plan
+would give it there), adding it to the plan as it stands breaks nothing:
+
+  * every quota limit it counts in (router/evaluate/quota.py: `for` and `per` parts, `on`
+    targets, percentages of capacity) stays within its amount with its usage added;
+  * every spread group it is in (router/evaluate/spread.py: `for`, `by`, `across`, the even
+    share or `max N`) stays within its limit on the candidate's attribute value;
+  * its pods, job nodes or whole nodes fit the target's nodes. First *beside* the plan: on what
+    the plan's own node assignment (placements[].nodes) and the running work leave free, node by
+    node; that is exact in closed form for one placement (identical pods: the sum over nodes of
+    how many fit each, capped at the units, must reach units x tasks, McNaughton's deal spreads a
+    job's tasks over distinct nodes; whole nodes need idle nodes nobody uses). Then, with
+    `repack`, by the exact packing checker (router/plan/packing.py) on the whole capacity
+    component with the new work added: the plan's other placements may move between nodes of
+    their targets, never between targets. Undecided in its limit is reported, never counted.
+
+Quotas and spreads are read from router/evaluate (the policy's meaning), capacity from the
+inventory and the running work (router.models.capacity); nothing here imports router/solve.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+from router.evaluate.evaluate import Candidate, Decision, Evaluator
+from router.evaluate.quota import compile_quotas, usage
+from router.evaluate.spread import compile_spreads
+from router.evaluate.views import workload_view
+from router.language import ast
+from router.models import Inventory, Running, Workload, node_classes
+from router.models.placement import Placement
+from router.plan.packcheck import Component, components, work_of
+from router.plan.packing import Problem, Work, check
+
+REPACK_LIMIT = 2.0  # deterministic seconds of the exact checker per (component, work shape)
+
+NodeKey = tuple[str, int]
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A falsely unplaced workload: the candidate that takes it, and how."""
+
+    workload: str
+    target: str
+    how: str  # "beside": on the nodes the plan leaves free; "re-packed": others moved
+    nodes: tuple[NodeKey, ...] = ()  # beside: (node set, index) per pod, job node, whole node
+
+    def __str__(self) -> str:
+        where = ", ".join(f"{s}[{i}]" for s, i in self.nodes)
+        return f"{self.workload} fits {self.target} {self.how}" + (f" ({where})" if where else "")
+
+
+@dataclass
+class Verdicts:
+    """What the referee found over every workload unplaced for capacity."""
+
+    checked: list[str] = field(default_factory=list)  # unplaced for capacity, by name
+    pairs: int = 0  # (workload, candidate) pairs tried
+    admitted: list[Admitted] = field(default_factory=list)  # falsely unplaced
+    undecided: list[tuple[str, str]] = field(default_factory=list)  # (workload, target)
+    kept: Counter[str] = field(default_factory=Counter)  # pairs kept out: quota, spread, nodes
+
+    @property
+    def falsely_unplaced(self) -> int:
+        return len(self.admitted)
+
+
+def referee(
+    policy: ast.Policy,
+    inventory: Inventory,
+    workloads: list[Workload],
+    placements: list[Placement],
+    running: Running | None = None,
+    decisions: list[Decision] | None = None,
+    repack: bool = True,
+    limit: float = REPACK_LIMIT,
+) -> Verdicts:
+    """Every workload unplaced for capacity, tried on each of its candidates (module doc).
+    `decisions` may be the evaluator's, already made for these inputs."""
+    if decisions is None:
+        ev = Evaluator(policy, inventory)
+        decisions = [ev.decide(w) for w in workloads]
+    placed = {p.workload.name for p in placements}
+    out = Verdicts()
+    left = [d for d in decisions if d.candidates and d.workload.name not in placed]
+    if not left:
+        return out
+    limits = _Limits(policy, inventory, workloads, decisions, placements)
+    free = _Free(inventory, running, placements)
+    comps = components(inventory, running, placements) if repack else []
+    of_target = {t: c for c in comps for t in c.targets}
+    pending: list[tuple[Component, Work, str]] = []  # beside failed: for re-packing
+    for d in sorted(left, key=lambda d: d.workload.name):
+        name = d.workload.name
+        out.checked.append(name)
+        mine: list[tuple[Component, Work, str]] = []
+        for cand in d.candidates:
+            out.pairs += 1
+            why = limits.keeps_out(d, cand)
+            if why:
+                out.kept[why] += 1
+                continue
+            p = Placement(d.workload, cand.target, "", "", cand.rank, cand.options, cand.resources)
+            work = work_of(p)
+            nodes = free.beside(work, cand.target.node_sets)
+            if nodes is not None:
+                out.admitted.append(Admitted(name, cand.target.id, "beside", tuple(nodes)))
+                mine = []
+                break
+            comp = of_target.get(cand.target.id)
+            if comp is None:
+                out.kept["nodes"] += 1
+            else:
+                mine.append((comp, work, name))
+        pending += mine
+    # Smallest work first in each component: when it does not fit, nothing that asks no less
+    # does (_Known), which spares most exact checks of a full target.
+    pending.sort(key=lambda c: (c[0].targets, _size(c[1]), c[1].slices, c[2]))
+    known = _Known()
+    admitted = {a.workload for a in out.admitted}
+    for comp, work, name in pending:
+        if name in admitted:
+            continue
+        packs = _repacks(comp, work, limit, known)
+        if packs:
+            out.admitted.append(Admitted(name, work.target, "re-packed"))
+            admitted.add(name)
+            continue
+        if packs is None:
+            out.undecided.append((name, work.target))
+        out.kept["nodes"] += 1
+    out.admitted.sort(key=lambda a: a.workload)
+    out.undecided = sorted({u for u in out.undecided if u[0] not in admitted})
+    return out
+
+
+def _repacks(comp: Component, work: Work, limit: float, known: _Known) -> bool | None:
+    """Whether the component packs with `work` added (None: undecided in `limit`)."""
+    if known.seen(comp.targets, work):
+        return known.get(comp.targets, work)
+    base = comp.problem
+    added = Work(
+        "\0candidate",  # a name no workload has (DNS labels have no NUL)
+        work.target,
+        work.units,
+        work.tasks,
+        work.gpus,
+        work.cpus,
+        work.memory,
+        work.slices,
+        work.whole,
+    )
+    problem = Problem(base.id, base.node_ids, base.nodes, base.reach, [*base.work, added])
+    packs = check(problem, limit).packs
+    known.add(comp.targets, work, packs)
+    return packs
+
+
+def _size(w: Work) -> tuple[int, ...]:
+    return (w.units, w.tasks, w.gpus, w.cpus, w.memory)  # _at_most compares these
+
+
+def _at_most(a: Work, b: Work) -> bool:
+    """Every task of `a` asks no more than one of `b`, and `a` has no more of them."""
+    if (a.target, a.whole) != (b.target, b.whole):
+        return False
+    if any(x > y for x, y in zip(_size(a), _size(b), strict=True)):
+        return False
+    more = dict(b.slices)
+    return all(n <= more.get(p, 0) for p, n in a.slices)
+
+
+class _Known:
+    """Verdicts of exact re-packs per component, reused by dominance: if work fits, so does
+    any work asking no more; if it does not, neither does any work asking no less (the
+    smaller work's tasks take the bigger one's places, a subset of them)."""
+
+    def __init__(self) -> None:
+        self.fits: dict[tuple[str, ...], list[Work]] = defaultdict(list)
+        self.not_fits: dict[tuple[str, ...], list[Work]] = defaultdict(list)
+        self.undecided: set[tuple[object, ...]] = set()  # asked again: undecided again
+
+    def seen(self, comp: tuple[str, ...], w: Work) -> bool:
+        """Whether the verdict on `w` is known (True, False, or undecided before)."""
+        return (comp, w.shape, w.units) in self.undecided or self.get(comp, w) is not None
+
+    def get(self, comp: tuple[str, ...], w: Work) -> bool | None:
+        if (comp, w.shape, w.units) in self.undecided:
+            return None
+        if any(_at_most(w, f) for f in self.fits[comp]):
+            return True
+        if any(_at_most(f, w) for f in self.not_fits[comp]):
+            return False
+        return None
+
+    def add(self, comp: tuple[str, ...], w: Work, packs: bool | None) -> None:
+        if packs is None:
+            self.undecided.add((comp, w.shape, w.units))
+        else:
+            (self.fits if packs else self.not_fits)[comp].append(w)
+
+
+class _Limits:
+    """The quota limits and spread groups of the policy, with what the plan already uses."""
+
+    def __init__(
+        self,
+        policy: ast.Policy,
+        inventory: Inventory,
+        workloads: list[Workload],
+        decisions: list[Decision],
+        placements: list[Placement],
+    ) -> None:
+        self.quotas = compile_quotas(policy, inventory, workloads=workloads)
+        self.spreads = compile_spreads(policy, inventory)
+        self._views: dict[str, dict[str, Any]] = {}
+        self.used = [0] * len(self.quotas)
+        for p in placements:
+            for k, q in enumerate(self.quotas):
+                if p.target.id in q.targets and self._member(k, p.workload):
+                    self.used[k] += usage(q.resource, p.resources, p.target)
+        # Spread groups, as spread.py defines them: routed members only, two or more.
+        self.group: list[dict[str, Hashable]] = []  # per spread: workload -> group
+        self.most: list[dict[Hashable, int]] = []  # per spread: group -> its limit
+        self.on: list[Counter[tuple[Hashable, Hashable]]] = []  # (group, value) -> placed
+        target_of = {p.workload.name: p.target.id for p in placements}
+        for s in self.spreads:
+            members: dict[Hashable, list[Decision]] = defaultdict(list)
+            for d in decisions:
+                g = s.group(self._view(d.workload)) if d.candidates else None
+                if g is not None:
+                    members[g].append(d)
+            groups = {g: ds for g, ds in members.items() if len(ds) >= 2}
+            self.group.append({d.workload.name: g for g, ds in groups.items() for d in ds})
+            self.most.append(
+                {
+                    g: s.limit(
+                        len(ds), len({s.values[c.target.id] for d in ds for c in d.candidates})
+                    )
+                    for g, ds in groups.items()
+                }
+            )
+            self.on.append(
+                Counter(
+                    (g, s.values[target_of[d.workload.name]])
+                    for g, ds in groups.items()
+                    for d in ds
+                    if d.workload.name in target_of
+                )
+            )
+
+    def _view(self, w: Workload) -> dict[str, Any]:
+        view = self._views.get(w.name)
+        if view is None:
+            view = self._views[w.name] = workload_view(w)
+        return view
+
+    def _member(self, k: int, w: Workload) -> bool:
+        members = self.quotas[k].members
+        return members is None or bool(members(self._view(w), {}))
+
+    def keeps_out(self, d: Decision, cand: Candidate) -> str:
+        """ "quota" or "spread" when adding `d` on `cand` breaks one; "" when none."""
+        tid = cand.target.id
+        for k, q in enumerate(self.quotas):
+            if tid not in q.targets or not self._member(k, d.workload):
+                continue
+            if self.used[k] + usage(q.resource, cand.resources, cand.target) > q.amount:
+                return "quota"
+        for k, s in enumerate(self.spreads):
+            g = self.group[k].get(d.workload.name)
+            if g is not None and self.on[k][g, s.values[tid]] + 1 > self.most[k][g]:
+                return "spread"
+        return ""
+
+
+class _Free:
+    """What each node has free after the running work and the plan's own node assignment."""
+
+    def __init__(
+        self, inventory: Inventory, running: Running | None, placements: list[Placement]
+    ) -> None:
+        self.nodes: dict[str, list[NodeKey]] = {}  # node set -> its nodes, in index order
+        self.free: dict[NodeKey, list[int]] = {}  # [gpus, cpus, memory]
+        self.slices: dict[NodeKey, dict[str, int]] = {}
+        self.idle: dict[NodeKey, bool] = {}
+        for sid, classes in node_classes(inventory, running).items():
+            keys = sorted((sid, i) for c in classes for i in c.indices)
+            self.nodes[sid] = keys
+            for c in classes:
+                for i in c.indices:
+                    self.free[sid, i] = [c.free.gpus, c.free.cpus, c.free.memory]
+                    self.slices[sid, i] = dict(c.free.slices)
+                    self.idle[sid, i] = c.idle
+        # A placement without recorded nodes leaves its target's nodes unknown: none of them
+        # is taken as free (the re-packing check still decides).
+        self.unknown: set[str] = set()
+        for p in placements:
+            r = p.resources
+            if not p.nodes and r.units:
+                self.unknown.update(p.target.node_sets)
+            for key in p.nodes:
+                if key not in self.free:
+                    continue  # not a node of the inventory: check_assignment says so
+                self.idle[key] = False
+                if r.whole_nodes:
+                    self.free[key] = [0, 0, 0]
+                    self.slices[key] = {}
+                    continue
+                f = self.free[key]
+                f[0] -= 0 if r.mig else r.gpus_per_node
+                f[1] -= r.cpus_per_node
+                f[2] -= r.memory_per_node
+                if r.mig:
+                    s = self.slices[key]
+                    s[r.mig] = s.get(r.mig, 0) - r.gpus_per_node
+
+    def _holds(self, w: Work, key: NodeKey) -> int:
+        """How many tasks of `w` fit on the node's free capacity (at most its units)."""
+        if w.whole:
+            return 1 if self.idle[key] and _within(w, self.free[key], self.slices[key]) else 0
+        f, s = self.free[key], self.slices[key]
+        most = w.units
+        for need, have in (
+            (w.gpus, f[0]),
+            (w.cpus, f[1]),
+            (w.memory, f[2]),
+            *((n, s.get(p, 0)) for p, n in w.slices),
+        ):
+            if need:
+                most = min(most, max(0, have) // need)
+            elif have < 0:
+                return 0
+        return most
+
+    def beside(self, w: Work, node_sets: tuple[str, ...]) -> list[NodeKey] | None:
+        """The nodes, one per task (units by units), that hold `w` beside the plan; None."""
+        if any(s in self.unknown for s in node_sets):
+            return None
+        need = w.units * w.tasks
+        per_node = [(k, self._holds(w, k)) for s in node_sets for k in self.nodes.get(s, [])]
+        if sum(n for _, n in per_node) < need:
+            return None
+        # Tasks listed node by node, task t to unit t mod units: a node holds at most `units`
+        # tasks, so a job's tasks land on distinct nodes (as packdata.deal).
+        seq: list[NodeKey] = []
+        for k, n in per_node:
+            seq += [k] * min(n, need - len(seq))
+        units: list[list[NodeKey]] = [[] for _ in range(w.units)]
+        for t, k in enumerate(seq):
+            units[t % w.units].append(k)
+        return [k for unit in units for k in unit]
+
+
+def _within(w: Work, free: list[int], slices: dict[str, int]) -> bool:
+    if w.gpus > free[0] or w.cpus > free[1] or w.memory > free[2]:
+        return False
+    return all(n <= slices.get(p, 0) for p, n in w.slices)

@@ -1,0 +1,86 @@
+"""Platforms nobody tuned for (tests/pack/unseen.py), planned and judged: every target packs,
+the plan's node assignment is valid, and nothing is unplaced that the plan could still take.
+
+Bounded for CI (derandomized Hypothesis, and a fixed range of seeded platforms); the long
+run is `python -m tests.pack.unseen --minutes N`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from typing import TypeVar
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import router
+from router.plan.admits import referee
+from tests.pack.unseen import Judged, Seeded, judge, platform
+
+T = TypeVar("T")
+
+
+class Drawn:
+    """A Draw from Hypothesis, which then shrinks a failing platform."""
+
+    def __init__(self, data: st.DataObject) -> None:
+        self.data = data
+
+    def pick(self, options: Sequence[T]) -> T:
+        return self.data.draw(st.sampled_from(options))
+
+    def number(self, low: int, high: int) -> int:
+        return self.data.draw(st.integers(low, high))
+
+
+@settings(
+    max_examples=120,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(st.data())
+def test_unseen_platforms_pack_and_leave_nothing_out(data: st.DataObject) -> None:
+    got = judge(platform(Drawn(data)))
+    assert got.findings == []
+    assert got.undecided == []
+
+
+def test_seeded_platforms_reach_what_they_are_for() -> None:
+    """300 seeded platforms: no finding, and the platforms hold what the checks are about
+    (so that a pass means something): MIG placements, whole nodes, arrays, services, running
+    work, and workloads kept out by nodes, quotas and spreads."""
+    total = Judged()
+    seen: Counter[str] = Counter()
+    for seed in range(300):
+        data = platform(Seeded(seed))
+        got = judge(data)
+        total.findings += [f"seed {seed}: {f}" for f in got.findings]
+        total.undecided += [f"seed {seed}: {u}" for u in got.undecided]
+        total.unplaced += got.unplaced
+        p = router.Platform.from_objects(
+            policy=data["policy"],
+            inventory=data["inventory"],
+            workloads=data["workloads"],
+            running=data["running"],
+        )
+        built = router.plan(p, workers=1).built
+        for q in built.placements:
+            r = q.resources
+            seen["mig"] += bool(r.mig)
+            seen["whole"] += bool(r.whole_nodes)
+            seen["multi-node"] += r.nodes > 1
+            seen["array"] += bool(r.array_parallel)
+            seen["service"] += bool(r.replicas_max)
+            seen["shared node set"] += len(p.inventory.node_set(q.target.node_sets[0]).targets) > 1
+        seen["running"] += data["running"] is not None
+        i = built.inputs
+        seen.update(referee(i.policy, i.inventory, i.workloads, built.placements, i.running).kept)
+    assert total.findings == [] and total.undecided == []
+    assert total.unplaced > 300
+    for what in ("mig", "whole", "multi-node", "array", "service", "shared node set", "running"):
+        assert seen[what] >= 10, (what, seen)
+    for what in ("nodes", "quota", "spread"):
+        assert seen[what] >= 10, (what, seen)
