@@ -13,6 +13,8 @@ import json
 from collections import Counter
 from typing import Any
 
+import pydantic_core
+
 from router.evaluate.quota import capacity, usage
 from router.models.placement import Placement
 from router.models.plan import PlanDocument
@@ -184,4 +186,54 @@ def dumps(doc: dict[str, Any]) -> str:
     """plan.json's text, written through PlanDocument (strict, extra keys refused): a field
     the model does not know fails here, so the model and its schema cannot drift."""
     checked = PlanDocument.model_validate(doc, strict=True).to_json()
-    return json.dumps(checked, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return indented(checked)
+
+
+def indented(doc: dict[str, Any]) -> str:
+    """json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + a newline, written by
+    pydantic-core's serializer (Rust) from a key-sorted copy: the pure-Python encoder that
+    indent= selects was most of the time of writing plan.json. The two agree on layout and on
+    escaping strings (tests/plan compares them over generated documents); float text is
+    compared here, value by value, and anything else (another type, an int beyond 64 bits, a
+    string pydantic-core refuses) goes to json.dumps."""
+    floats: list[float] = []
+    try:
+        copy = _sorted(doc, floats)
+        if floats and json.dumps(floats) != pydantic_core.to_json(floats).decode():
+            raise _Outside
+        return pydantic_core.to_json(copy, indent=2).decode() + "\n"
+    except (_Outside, ValueError, pydantic_core.PydanticSerializationError, RecursionError):
+        return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+class _Outside(Exception):
+    """A value the fast path does not write as json.dumps does."""
+
+
+_INT = 1 << 63
+
+
+def _value(v: Any, floats: list[float]) -> Any:
+    t = type(v)
+    if t is str or t is bool or v is None:
+        return v
+    if t is dict:
+        return _sorted(v, floats)
+    if t is list:
+        return [_value(x, floats) for x in v]
+    if t is int:
+        if -_INT <= v < _INT:
+            return v
+    elif t is float:
+        floats.append(v)
+        return v
+    raise _Outside
+
+
+def _sorted(d: dict[Any, Any], floats: list[float]) -> dict[str, Any]:
+    keys = list(d)
+    for k in keys:
+        if type(k) is not str:
+            raise _Outside
+    keys.sort()
+    return {k: _value(d[k], floats) for k in keys}

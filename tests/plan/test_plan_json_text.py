@@ -1,0 +1,68 @@
+"""plan.json's text: router.plan.document.indented writes exactly what
+json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) writes, through pydantic-core's
+serializer when it can (the layout, string escapes and float text checked here over generated
+documents), and through json.dumps itself for what it cannot."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from router.plan import document
+from router.plan.document import indented
+
+
+def reference(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# Control characters, quotes, backslashes, unicode (line separators, BOM, astral), and text.
+texts = st.text(
+    st.sampled_from(["\x00", "\x1f", "\x7f", "\b", "\f", "\n", "\r", "\t", '"', "\\", "/", "é",
+                     "\u2028", "\ufeff", "😀", "a", " "]) | st.characters(),
+    max_size=10,
+)  # fmt: skip
+floats = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(
+    [0.0, -0.0, 1e16, 1e-7, 0.1, 1e22, 123456789.125, 5e-324, 1.7976931348623157e308, 0.0001]
+)
+scalars = (
+    texts
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.sampled_from([2**63, 2**64])
+    | floats
+    | st.booleans()
+    | st.none()
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=150, deadline=None, database=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(st.dictionaries(texts, values, max_size=6))
+def test_indented_writes_what_json_dumps_writes(doc: dict[str, Any]) -> None:
+    assert indented(doc) == reference(doc)
+
+
+def test_the_fast_path_writes_plan_documents_and_falls_back_for_the_rest() -> None:
+    doc = {"b": [1, {"z": "é\n", "a": None}], "a": {"y": 0.5, "x": [], "w": {}}, "c": True}
+    floats: list[float] = []
+    assert document._sorted(doc, floats) == doc and floats == [0.5]
+    assert list(document._sorted(doc, [])) == ["a", "b", "c"]
+    assert indented(doc) == reference(doc)
+    nan = {"nan": float("nan"), "inf": float("-inf")}
+    assert indented(nan) == reference(nan)  # floats: compared with json.dumps's text
+    for odd in ({"big": 2**64}, {"tuple": (1, 2)}, {1: "int key"}):
+        try:
+            document._sorted(odd, [])
+            raise AssertionError(f"{odd} taken by the fast path")
+        except document._Outside:
+            pass
+        if 1 not in odd:  # json.dumps itself cannot sort mixed keys: nothing to compare
+            assert indented(odd) == reference(odd)
