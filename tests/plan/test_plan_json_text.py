@@ -58,7 +58,8 @@ def test_the_fast_path_writes_plan_documents_and_falls_back_for_the_rest() -> No
     assert indented(doc) == reference(doc)
     nan = {"nan": float("nan"), "inf": float("-inf")}
     assert indented(nan) == reference(nan)  # floats: compared with json.dumps's text
-    for odd in ({"big": 2**64}, {"tuple": (1, 2)}, {1: "int key"}):
+    odds: list[dict[Any, Any]] = [{"big": 2**64}, {"tuple": (1, 2)}, {1: "int key"}]
+    for odd in odds:
         try:
             document._sorted(odd, [])
             raise AssertionError(f"{odd} taken by the fast path")
