@@ -13,6 +13,10 @@ happen under an exclusive `flock` of the parent folder (no lock file is left beh
 kernel drops the lock when a process dies). The last swap wins; none fails or leaves out/
 missing.
 
+A file whose bytes are unchanged since the previous out/ is not written again: the new folder
+gets a hard link to the previous file (see _Previous), so a re-plan writes and deletes only
+what changed. The previous out/ is only read; it stays whole until the swap.
+
 Test hook: ROUTER_TEST_PAUSE_BEFORE_SWAP=<seconds> sleeps after every file is written and
 before the swap, so a test can kill the process there. It does nothing else.
 """
