@@ -190,20 +190,32 @@ def dumps(doc: dict[str, Any]) -> str:
 
 
 def indented(doc: dict[str, Any]) -> str:
-    """json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + a newline, written by
-    pydantic-core's serializer (Rust) from a key-sorted copy: the pure-Python encoder that
-    indent= selects was most of the time of writing plan.json. The two agree on layout and on
-    escaping strings (tests/plan compares them over generated documents); float text is
-    compared here, value by value, and anything else (another type, an int beyond 64 bits, a
-    string pydantic-core refuses) goes to json.dumps."""
+    """json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + a newline: see _fast."""
+    text = _fast(doc)
+    if text is None:
+        text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return text
+
+
+def _fast(doc: dict[str, Any]) -> str | None:
+    """The text of `indented`, written by pydantic-core's serializer (Rust) from a key-sorted
+    copy: the pure-Python encoder that indent= selects was most of the time of writing
+    plan.json. The two agree on layout and on escaping strings (tests/plan compares them over
+    generated documents); float text is compared here, value by value (they differ below
+    1e-4: "1e-05" against "0.00001"). None for what only json.dumps writes: such a float, an
+    int beyond 64 bits, another type, a string pydantic-core refuses."""
     floats: list[float] = []
     try:
         copy = _sorted(doc, floats)
-        if floats and json.dumps(floats) != pydantic_core.to_json(floats).decode():
-            raise _Outside
-        return pydantic_core.to_json(copy, indent=2).decode() + "\n"
+        if floats and json.dumps(floats, separators=(",", ":")) != _to_json(floats):
+            return None
+        return _to_json(copy, indent=2) + "\n"
     except (_Outside, ValueError, pydantic_core.PydanticSerializationError, RecursionError):
-        return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+        return None
+
+
+def _to_json(value: Any, indent: int | None = None) -> str:
+    return pydantic_core.to_json(value, indent=indent).decode()
 
 
 class _Outside(Exception):

@@ -6,6 +6,7 @@ documents), and through json.dumps itself for what it cannot."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -13,6 +14,8 @@ from hypothesis import strategies as st
 
 from router.plan import document
 from router.plan.document import indented
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ml-platform"
 
 
 def reference(doc: dict[str, Any]) -> str:
@@ -50,12 +53,40 @@ def test_indented_writes_what_json_dumps_writes(doc: dict[str, Any]) -> None:
     assert indented(doc) == reference(doc)
 
 
+plain = st.recursive(
+    st.text(max_size=8) | st.integers(-(2**63), 2**63 - 1) | st.booleans() | st.none()
+    | st.sampled_from([0.5, 1e16, 1e22, 0.0001, 123.25, -0.0, 5e-324]),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None, database=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(st.dictionaries(st.text(max_size=8), plain, max_size=6))
+def test_documents_of_64_bit_ints_and_floats_of_the_same_text_take_the_fast_path(
+    doc: dict[str, Any],
+) -> None:
+    assert document._fast(doc) == reference(doc)
+
+
+def test_plan_documents_take_the_fast_path() -> None:
+    import router
+
+    plan = router.plan(router.Platform.load(EXAMPLE))
+    doc = plan.document()
+    assert document._fast(doc) == reference(doc) == plan.json()
+
+
 def test_the_fast_path_writes_plan_documents_and_falls_back_for_the_rest() -> None:
     doc = {"b": [1, {"z": "é\n", "a": None}], "a": {"y": 0.5, "x": [], "w": {}}, "c": True}
     floats: list[float] = []
     assert document._sorted(doc, floats) == doc and floats == [0.5]
     assert list(document._sorted(doc, [])) == ["a", "b", "c"]
-    assert indented(doc) == reference(doc)
+    assert document._fast(doc) == reference(doc)
+    small = {"gap": 1e-05}  # json.dumps: "1e-05", pydantic-core: "0.00001"
+    assert document._fast(small) is None and indented(small) == reference(small)
     nan = {"nan": float("nan"), "inf": float("-inf")}
     assert indented(nan) == reference(nan)  # floats: compared with json.dumps's text
     odds: list[dict[Any, Any]] = [{"big": 2**64}, {"tuple": (1, 2)}, {1: "int key"}]
