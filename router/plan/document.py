@@ -29,15 +29,21 @@ def _round(x: float | None, digits: int = 6) -> float | None:
     return None if x is None else round(x, digits)
 
 
-def node_json(plan: Plan, nodes: list[tuple[str, int]]) -> list[dict[str, Any]]:
+def node_json(
+    plan: Plan, nodes: list[tuple[str, int]], names: dict[str, list[str]] | None = None
+) -> list[dict[str, Any]]:
     """Where a placement's pods (or whole nodes) are: node set id, node index, and the node's
-    name when the inventory gives node_names."""
+    name when the inventory gives node_names. `names`: node set id -> node_names, a cache
+    filled as it goes (a plan names the same few node sets 100k times)."""
+    names = {} if names is None else names
     out = []
     for sid, i in nodes:
         entry: dict[str, Any] = {"node": i, "node_set": sid}
-        names = plan.inputs.inventory.node_set(sid).spec.node_names
-        if i < len(names):
-            entry["name"] = names[i]
+        known = names.get(sid)
+        if known is None:
+            known = names[sid] = plan.inputs.inventory.node_set(sid).spec.node_names
+        if i < len(known):
+            entry["name"] = known[i]
         out.append(entry)
     return out
 
@@ -62,6 +68,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
     project = plan.project
     rel = functools.lru_cache(maxsize=None)(project.relative)  # a few files, named often
     where = {p.workload.name: (p.backend, p.cluster) for p in plan.placements}
+    names: dict[str, list[str]] = {}
     placements = [
         {
             **_after(p, where),
@@ -69,7 +76,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "backend": p.backend,
             "cluster": p.cluster,
             "kind": p.workload.kind,
-            "nodes": node_json(plan, p.nodes),  # one per pod, or per whole node
+            "nodes": node_json(plan, p.nodes, names),  # one per pod, or per whole node
             "options": p.options,
             "rank": p.rank,
             "resources": p.resources.to_json(),
@@ -155,9 +162,12 @@ def plan_document(plan: Plan) -> dict[str, Any]:
 
 def target_usage(plan: Plan) -> list[dict[str, Any]]:
     """Per target: capacity and what the plan uses of it (GPUs, CPUs, memory, whole nodes)."""
+    by_target: dict[str, list[Placement]] = {}
+    for p in plan.placements:  # in plan order, as each target's sums always were
+        by_target.setdefault(p.target.id, []).append(p)
     out = []
     for ref in plan.targets:
-        mine = [p for p in plan.placements if p.target.id == ref.id]
+        mine = by_target.get(ref.id, [])
         row: dict[str, Any] = {
             "backend": ref.backend,
             "cluster": ref.cluster,
