@@ -152,40 +152,43 @@ def _styled(s: str) -> str | _Block | None:
     return None  # "|+" (then `...` ends the stream), folded, or quoted over several lines
 
 
-def _value(s: str) -> str | _Block | None:
-    try:
-        return _values[s]
-    except KeyError:
+def _value(s: str) -> str | _Block:
+    """A string as a value (cached); _Outside when PyYAML must write it."""
+    v = _values.get(s)
+    if v is None:
+        if s in _values:
+            raise _Outside
         if len(_values) >= _CACHE_MAX:
             _values.clear()
         v = _values[s] = _styled(s)
-        return v
+        if v is None:
+            raise _Outside
+    return v
 
 
-def _key(s: str) -> str | None:
-    """A string as a mapping key: plain or quoted on one line (a simple key), else None."""
-    try:
-        return _keys[s]
-    except KeyError:
+def _key(s: Any) -> str:
+    """A string as a mapping key, plain or quoted on one line (a simple key), cached;
+    _Outside for another type, or a key PyYAML writes otherwise."""
+    k = _keys.get(s) if type(s) is str else None
+    if k is None:
+        if type(s) is not str or s in _keys:
+            raise _Outside
         if len(_keys) >= _CACHE_MAX:
             _keys.clear()
-        k: str | None = None
         # PyYAML writes a key of 128 characters or more, or an empty one, as `? key`.
         if len(s) < 128:
             text: str = yaml.dump({s: 0}, Dumper=_Dumper, **_OPTIONS)
             if text.endswith(": 0\n") and text.count("\n") == 1 and not text.startswith("?"):
                 k = text[:-4]
         _keys[s] = k
-        return k
-
-
-def _scalar(v: Any) -> str | _Block:
-    t = type(v)
-    if t is str:
-        s = _value(v)
-        if s is None:
+        if k is None:
             raise _Outside
-        return s
+    return k
+
+
+def _other(v: Any) -> str:
+    """A value that is not a string, dict or list: bool, int or None, else _Outside."""
+    t = type(v)
     if t is bool:
         return "true" if v else "false"
     if t is int:
@@ -202,62 +205,82 @@ def _block(out: list[str], b: _Block, indent: str) -> None:
 
 
 def _mapping(out: list[str], d: dict[Any, Any], indent: str, inline: bool) -> None:
-    """A block mapping at `indent`; `inline`: its first key follows a `- ` already written."""
+    """A block mapping at `indent`; `inline`: its first key follows a `- ` already written.
+    (The hot loop of writing manifests: cache lookups inline, strings and ints first.)"""
     child = indent + "  "
+    room = _FOLD_SAFE - len(indent)
+    keys, values = _keys, _values
     for k, v in d.items():
-        if type(k) is not str:
-            raise _Outside
-        key = _key(k)
+        key = keys.get(k) if type(k) is str else None
         if key is None:
-            raise _Outside
+            key = _key(k)
         if inline:
+            out.append(key)
             inline = False
         else:
-            out.append(indent)
+            out.append(indent + key)
         t = type(v)
-        if t is dict and v:
-            out.append(key + ":\n")
-            _mapping(out, v, child, False)
-        elif t is list and v:
-            out.append(key + ":\n")
-            _sequence(out, v, indent, False)  # PyYAML does not indent a list in a mapping
-        elif (t is dict or t is list) and not v:
-            out.append(key + (": {}\n" if t is dict else ": []\n"))
-        else:
-            s = _scalar(v)
-            if isinstance(s, _Block):
-                out.append(key + ": ")
-                _block(out, s, child)
-            elif len(indent) + len(key) + len(s) > _FOLD_SAFE:
-                raise _Outside
+        if t is str:
+            s = values.get(v)
+            if s is None:
+                s = _value(v)
+            if isinstance(s, str):
+                if len(key) + len(s) > room:
+                    raise _Outside
+                out.append(f": {s}\n")
             else:
-                out.append(f"{key}: {s}\n")
+                out.append(": ")
+                _block(out, s, child)
+        elif t is dict:
+            if v:
+                out.append(":\n")
+                _mapping(out, v, child, False)
+            else:
+                out.append(": {}\n")
+        elif t is list:
+            if v:
+                out.append(":\n")
+                _sequence(out, v, indent, False)  # PyYAML does not indent a list in a mapping
+            else:
+                out.append(": []\n")
+        else:
+            out.append(f": {_other(v)}\n")
 
 
 def _sequence(out: list[str], items: list[Any], indent: str, inline: bool) -> None:
     """A block sequence at `indent`; `inline`: its first `- ` follows a `- ` already written."""
     child = indent + "  "
+    dash = indent + "- "
+    room = _FOLD_SAFE - len(indent)
     for v in items:
         if inline:
             out.append("- ")
             inline = False
         else:
-            out.append(indent + "- ")
+            out.append(dash)
         t = type(v)
-        if t is dict and v:
-            _mapping(out, v, child, True)
-        elif t is list and v:
-            _sequence(out, v, child, True)
-        elif (t is dict or t is list) and not v:
-            out.append("{}\n" if t is dict else "[]\n")
-        else:
-            s = _scalar(v)
-            if isinstance(s, _Block):
-                _block(out, s, child)
-            elif len(indent) + len(s) > _FOLD_SAFE:
-                raise _Outside
-            else:
+        if t is str:
+            s = _values.get(v)
+            if s is None:
+                s = _value(v)
+            if isinstance(s, str):
+                if len(s) > room:
+                    raise _Outside
                 out.append(s + "\n")
+            else:
+                _block(out, s, child)
+        elif t is dict:
+            if v:
+                _mapping(out, v, child, True)
+            else:
+                out.append("{}\n")
+        elif t is list:
+            if v:
+                _sequence(out, v, child, True)
+            else:
+                out.append("[]\n")
+        else:
+            out.append(_other(v) + "\n")
 
 
 def _fast(docs: list[dict[str, Any]]) -> str | None:
