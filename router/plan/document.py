@@ -211,54 +211,18 @@ def indented(doc: dict[str, Any]) -> str:
 
 
 def _fast(doc: dict[str, Any]) -> str | None:
-    """The text of `indented`, written by pydantic-core's serializer (Rust) from a key-sorted
-    copy: the pure-Python encoder that indent= selects was most of the time of writing
-    plan.json. The two agree on layout and on escaping strings (tests/plan compares them over
-    generated documents); float text is compared here, value by value (they differ below
-    1e-4: "1e-05" against "0.00001"). None for what only json.dumps writes: such a float, an
-    int beyond 64 bits, another type, a string pydantic-core refuses."""
-    floats: list[float] = []
+    """The text of `indented`, with pydantic-core's serializer (Rust) doing the indenting:
+    the pure-Python encoder that json.dumps's indent= selects was most of the time of writing
+    plan.json. The C encoder writes the document compact with sorted keys; pydantic-core reads
+    that back (keeping the order) and must write the very same compact text, so every string
+    escape, float and int is proven to be json.dumps's for this document (they differ on some:
+    "1e-05" against "0.00001"); what is left, where the newlines and spaces go, is the same for
+    both (tests/plan compares them over generated documents). None when the texts differ."""
     try:
-        copy = _sorted(doc, floats)
-        if floats and json.dumps(floats, separators=(",", ":")) != _to_json(floats):
+        compact = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        value = pydantic_core.from_json(compact)
+        if pydantic_core.to_json(value).decode() != compact:
             return None
-        return _to_json(copy, indent=2) + "\n"
-    except (_Outside, ValueError, pydantic_core.PydanticSerializationError, RecursionError):
+        return pydantic_core.to_json(value, indent=2).decode() + "\n"
+    except (ValueError, TypeError, pydantic_core.PydanticSerializationError):
         return None
-
-
-def _to_json(value: Any, indent: int | None = None) -> str:
-    return pydantic_core.to_json(value, indent=indent).decode()
-
-
-class _Outside(Exception):
-    """A value the fast path does not write as json.dumps does."""
-
-
-_INT = 1 << 63
-
-
-def _value(v: Any, floats: list[float]) -> Any:
-    t = type(v)
-    if t is str or t is bool or v is None:
-        return v
-    if t is dict:
-        return _sorted(v, floats)
-    if t is list:
-        return [_value(x, floats) for x in v]
-    if t is int:
-        if -_INT <= v < _INT:
-            return v
-    elif t is float:
-        floats.append(v)
-        return v
-    raise _Outside
-
-
-def _sorted(d: dict[Any, Any], floats: list[float]) -> dict[str, Any]:
-    keys = list(d)
-    for k in keys:
-        if type(k) is not str:
-            raise _Outside
-    keys.sort()
-    return {k: _value(d[k], floats) for k in keys}
