@@ -1,9 +1,16 @@
-"""The one way Kubernetes manifests become text: PyYAML's safe dumper, never string building.
+"""The one way Kubernetes manifests become text: PyYAML's safe dumper's bytes, never ad-hoc
+string building.
 
-Every user string (names, labels, env values, commands) reaches the file only as a value handed
-to the dumper, which quotes and escapes it, so no input can start a new key or document. The
-documents are dicts built in a fixed order and dumped with sort_keys=False: the same plan gives
-the same bytes, and a manifest reads apiVersion, kind, metadata, spec as people write them.
+Every user string (names, labels, env values, commands) reaches the file only as a value
+styled by PyYAML's rules, which quote and escape it, so no input can start a new key or
+document. Most files are written by the block writer below, which lays out dicts and lists as
+PyYAML does and styles each distinct string once: itself only for strings of a small safe set
+(printable ASCII without quotes, `#`, flow indicators or a leading indicator: plain, or
+single-quoted when a plain one would read as another type), and for every other string by
+asking PyYAML to write it. Whatever the writer does not reproduce, PyYAML writes whole. The
+documents are dicts built in a fixed order and written with sort_keys=False: the same plan
+gives the same bytes on any machine (the pure-Python dumper, not libyaml's), and a manifest
+reads apiVersion, kind, metadata, spec as people write them.
 """
 
 from __future__ import annotations
