@@ -223,3 +223,26 @@ def test_paths_under_out_follow_pure_posix_path_rules(rel: str) -> None:
             _safe(rel)
     else:
         assert _safe(rel) == p.as_posix()
+
+
+def test_the_garbage_collector_is_paused_only_while_out_is_built(tmp_path: Path) -> None:
+    import gc
+
+    from router.output import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer pause still holds
+    assert gc.isenabled()
+    with pytest.raises(PlanError):
+        write_out(tmp_path / "out", {"../x": ""})
+    assert gc.isenabled()  # on again after a failure too
+    gc.disable()
+    try:
+        write_out(tmp_path / "out", {"x": ""})
+        assert not gc.isenabled()  # a caller's choice is left as it was
+    finally:
+        gc.enable()
