@@ -104,7 +104,7 @@ values = st.recursive(
 documents = st.lists(st.dictionaries(keys, values, min_size=1, max_size=5), min_size=1, max_size=3)
 
 
-@settings(max_examples=150, deadline=None, database=None, derandomize=True,
+@settings(max_examples=100, deadline=None, database=None, derandomize=True,
           suppress_health_check=list(HealthCheck))  # fmt: skip
 @given(documents)
 def test_generated_documents_are_written_as_pyyaml_writes_them(docs: list[dict[str, Any]]) -> None:

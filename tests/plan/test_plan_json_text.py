@@ -46,7 +46,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None, database=None, derandomize=True,
+@settings(max_examples=100, deadline=None, database=None, derandomize=True,
           suppress_health_check=list(HealthCheck))  # fmt: skip
 @given(st.dictionaries(texts, values, max_size=6))
 def test_indented_writes_what_json_dumps_writes(doc: dict[str, Any]) -> None:
