@@ -9,6 +9,7 @@ from router.emit.base import Emitter
 from router.emit.kubernetes import KubernetesEmitter
 from router.emit.slurm import SlurmEmitter
 from router.models.placement import Placement
+from router.output import gc_paused
 
 EMITTERS: dict[str, Emitter] = {e.backend: e for e in (SlurmEmitter(), KubernetesEmitter())}
 
@@ -19,6 +20,7 @@ def assign_artifacts(placements: list[Placement]) -> None:
         p.artifacts = sorted(EMITTERS[p.backend].paths(p))
 
 
+@gc_paused()
 def emit_all(
     placements: list[Placement], kubernetes: KubernetesSettings | None = None
 ) -> dict[str, str]:

@@ -13,9 +13,12 @@ import json
 from collections import Counter
 from typing import Any
 
+import pydantic_core
+
 from router.evaluate.quota import capacity, usage
 from router.models.placement import Placement
 from router.models.plan import PlanDocument
+from router.output import gc_paused
 from router.plan.build import Plan, input_hashes
 from router.plan.packcheck import scale_out
 from router.version import __version__
@@ -27,15 +30,21 @@ def _round(x: float | None, digits: int = 6) -> float | None:
     return None if x is None else round(x, digits)
 
 
-def node_json(plan: Plan, nodes: list[tuple[str, int]]) -> list[dict[str, Any]]:
+def node_json(
+    plan: Plan, nodes: list[tuple[str, int]], names: dict[str, list[str]] | None = None
+) -> list[dict[str, Any]]:
     """Where a placement's pods (or whole nodes) are: node set id, node index, and the node's
-    name when the inventory gives node_names."""
+    name when the inventory gives node_names. `names`: node set id -> node_names, a cache
+    filled as it goes (a plan names the same few node sets 100k times)."""
+    names = {} if names is None else names
     out = []
     for sid, i in nodes:
         entry: dict[str, Any] = {"node": i, "node_set": sid}
-        names = plan.inputs.inventory.node_set(sid).spec.node_names
-        if i < len(names):
-            entry["name"] = names[i]
+        known = names.get(sid)
+        if known is None:
+            known = names[sid] = plan.inputs.inventory.node_set(sid).spec.node_names
+        if i < len(known):
+            entry["name"] = known[i]
         out.append(entry)
     return out
 
@@ -56,10 +65,12 @@ def _after(p: Placement, where: dict[str, tuple[str, str]]) -> dict[str, Any]:
     return {"after": out}
 
 
+@gc_paused()
 def plan_document(plan: Plan) -> dict[str, Any]:
     project = plan.project
     rel = functools.lru_cache(maxsize=None)(project.relative)  # a few files, named often
     where = {p.workload.name: (p.backend, p.cluster) for p in plan.placements}
+    names: dict[str, list[str]] = {}
     placements = [
         {
             **_after(p, where),
@@ -67,7 +78,7 @@ def plan_document(plan: Plan) -> dict[str, Any]:
             "backend": p.backend,
             "cluster": p.cluster,
             "kind": p.workload.kind,
-            "nodes": node_json(plan, p.nodes),  # one per pod, or per whole node
+            "nodes": node_json(plan, p.nodes, names),  # one per pod, or per whole node
             "options": p.options,
             "rank": p.rank,
             "resources": p.resources.to_json(),
@@ -153,9 +164,12 @@ def plan_document(plan: Plan) -> dict[str, Any]:
 
 def target_usage(plan: Plan) -> list[dict[str, Any]]:
     """Per target: capacity and what the plan uses of it (GPUs, CPUs, memory, whole nodes)."""
+    by_target: dict[str, list[Placement]] = {}
+    for p in plan.placements:  # in plan order, as each target's sums always were
+        by_target.setdefault(p.target.id, []).append(p)
     out = []
     for ref in plan.targets:
-        mine = [p for p in plan.placements if p.target.id == ref.id]
+        mine = by_target.get(ref.id, [])
         row: dict[str, Any] = {
             "backend": ref.backend,
             "cluster": ref.cluster,
@@ -180,8 +194,35 @@ def with_diff(doc: dict[str, Any], diff: dict[str, Any] | None) -> dict[str, Any
     return doc if diff is None else {**doc, "diff": diff}
 
 
+@gc_paused()
 def dumps(doc: dict[str, Any]) -> str:
     """plan.json's text, written through PlanDocument (strict, extra keys refused): a field
     the model does not know fails here, so the model and its schema cannot drift."""
     checked = PlanDocument.model_validate(doc, strict=True).to_json()
-    return json.dumps(checked, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return indented(checked)
+
+
+def indented(doc: dict[str, Any]) -> str:
+    """json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + a newline: see _fast."""
+    text = _fast(doc)
+    if text is None:
+        text = json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    return text
+
+
+def _fast(doc: dict[str, Any]) -> str | None:
+    """The text of `indented`, with pydantic-core's serializer (Rust) doing the indenting:
+    the pure-Python encoder that json.dumps's indent= selects was most of the time of writing
+    plan.json. The C encoder writes the document compact with sorted keys; pydantic-core reads
+    that back (keeping the order) and must write the very same compact text, so every string
+    escape, float and int is proven to be json.dumps's for this document (they differ on some:
+    "1e-05" against "0.00001"); what is left, where the newlines and spaces go, is the same for
+    both (tests/plan compares them over generated documents). None when the texts differ."""
+    try:
+        compact = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        value = pydantic_core.from_json(compact)
+        if pydantic_core.to_json(value).decode() != compact:
+            return None
+        return pydantic_core.to_json(value, indent=2).decode() + "\n"
+    except (ValueError, TypeError, pydantic_core.PydanticSerializationError):
+        return None

@@ -212,20 +212,36 @@ def scale_out(
     as not packing, so the figure errs high, never low)."""
     out = []
     comps = components(inventory, running, placements)
-    for comp in comps:
-        for t in comp.targets:
-            mine = [
+    # Each target's and each component's placements, in plan order (the order the checks
+    # have always read them in), gathered in one pass rather than once per target.
+    comp_of = {t: k for k, c in enumerate(comps) for t in c.targets}
+    by_target: dict[str, list[Placement]] = {}
+    by_comp: dict[int, list[Placement]] = {}
+    for p in placements:
+        by_target.setdefault(p.target.id, []).append(p)
+        if p.target.id in comp_of:
+            by_comp.setdefault(comp_of[p.target.id], []).append(p)
+    for k, comp in enumerate(comps):
+        scalable = {
+            t: [
                 p
-                for p in placements
-                if p.target.id == t and p.resources.replicas_max > p.resources.replicas_min
+                for p in by_target.get(t, [])
+                if p.resources.replicas_max > p.resources.replicas_min
             ]
+            for t in comp.targets
+        }
+        if not any(scalable.values()):
+            continue
+        theirs = by_comp.get(k, [])
+        as_planned = [work_of(p) for p in theirs]
+        for t in comp.targets:
+            mine = scalable[t]
             if not mine:
                 continue
             scaled = {p.workload.name for p in mine}
             work = [
-                work_of(p, at_max=p.workload.name in scaled)
-                for p in placements
-                if p.target.id in comp.targets
+                work_of(p, at_max=True) if p.workload.name in scaled else w
+                for p, w in zip(theirs, as_planned, strict=True)
             ]
             need = _more_nodes(inventory, comp, t, work)
             out.append(

@@ -722,27 +722,6 @@ def test_cluster_folder_validates_and_builds_with_kustomize(tmp_path: Path) -> N
         assert validate_manifest(d) == []
 
 
-def test_libyaml_dumper_writes_the_same_bytes_as_pure_python(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from router.emit.k8s import yamlio
-
-    if not hasattr(yaml, "CSafeDumper"):
-        pytest.skip("PyYAML is built without libyaml here: there is only the pure dumper")
-    assert issubclass(yamlio._Dumper, yaml.CSafeDumper)  # the side compared is libyaml's
-
-    class Pure(yaml.SafeDumper):
-        def ignore_aliases(self, data: Any) -> bool:
-            return True
-
-    Pure.add_representer(str, yamlio._represent_str)
-    hostile = {"A": "y", "B": "1e3", "C": "multi\nline", "D": "0o17", "E": "é: #x"}
-    placements = [service(), job(nodes=2, options={"operator": "pytorchjob"}), job(env=hostile)]
-    fast = [KubernetesEmitter().emit(p) for p in placements]
-    monkeypatch.setattr(yamlio, "_Dumper", Pure)
-    assert [KubernetesEmitter().emit(p) for p in placements] == fast
-
-
 @pytest.mark.parametrize("operator", ["job", "jobset", "volcano"])
 def test_torchrun_launcher_wraps_the_program_with_the_node_rank(operator: str) -> None:
     p = job(nodes=3, options={"operator": operator, "launcher": "torchrun"},

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -156,3 +157,92 @@ def test_leftovers_of_a_live_process_are_left_alone(tmp_path: Path) -> None:
     write_out(out, {"b.txt": "2"})
     assert mine.exists()
     assert tree(out) == {"b.txt": hashlib.sha256(b"2").hexdigest()}
+
+
+def test_a_replan_links_unchanged_files_and_writes_the_changed_ones(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    files = {"a/same.yaml": "same\n", "a/changed.yaml": "one\n", "run.sbatch": "#!/bin/sh\n"}
+    write_out(out, files)
+    inode = {rel: (out / rel).stat().st_ino for rel in files}
+    (out / "a" / "edited.yaml").write_text("by hand")
+    write_out(out, {**files, "a/changed.yaml": "two\n", "a/edited.yaml": "planned\n"})
+    assert (out / "a/same.yaml").stat().st_ino == inode["a/same.yaml"]  # linked, not copied
+    assert (out / "run.sbatch").stat().st_ino == inode["run.sbatch"]
+    assert (out / "a/changed.yaml").stat().st_ino != inode["a/changed.yaml"]
+    assert tree(out) == tree_of(
+        {**files, "a/changed.yaml": "two\n", "a/edited.yaml": "planned\n"}, tmp_path / "ref"
+    )
+    assert (out / "run.sbatch").stat().st_mode & 0o777 == 0o755
+    assert all((out / rel).stat().st_nlink == 1 for rel in files)  # the old names are gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "ref"]
+
+
+def test_files_are_not_reused_through_links_or_with_another_mode(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.yaml").write_text("x\n")
+    write_out(out, {"k/x.yaml": "x\n", "s/run.sbatch": "#!/bin/sh\n", "y.yaml": "y\n"})
+    # A folder of out/ replaced by a link to one outside, a file by a link, a mode changed.
+    shutil.rmtree(out / "k")
+    (out / "k").symlink_to(elsewhere)
+    (out / "y.yaml").unlink()
+    (out / "y.yaml").symlink_to(elsewhere / "x.yaml")
+    (out / "s/run.sbatch").chmod(0o644)
+    write_out(out, {"k/x.yaml": "x\n", "s/run.sbatch": "#!/bin/sh\n", "y.yaml": "x\n"})
+    outside = (elsewhere / "x.yaml").stat()
+    assert outside.st_nlink == 1  # never linked into out/
+    for rel in ("k/x.yaml", "y.yaml"):
+        st = (out / rel).lstat()
+        assert not (out / rel).is_symlink() and st.st_ino != outside.st_ino
+        assert (out / rel).read_text() == "x\n"
+    assert not (out / "k").is_symlink()
+    assert (out / "s/run.sbatch").stat().st_mode & 0o777 == 0o755
+    assert (elsewhere / "x.yaml").read_text() == "x\n"
+
+
+def tree_of(files: dict[str, str], root: Path) -> dict[str, str]:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return tree(root)
+
+
+@pytest.mark.parametrize(
+    "rel", ["a//b", "./a", "a/.", "a/", "a/./b/", ".", "./", "//x", "a\\b", "..", "a/../b", "x"]
+)
+def test_paths_under_out_follow_pure_posix_path_rules(rel: str) -> None:
+    from pathlib import PurePosixPath
+
+    from router.output import _safe
+
+    p = PurePosixPath(rel)
+    refused = p.is_absolute() or ".." in p.parts or not p.parts or "\\" in rel
+    if refused:
+        with pytest.raises(PlanError):
+            _safe(rel)
+    else:
+        assert _safe(rel) == p.as_posix()
+
+
+def test_the_garbage_collector_is_paused_only_while_out_is_built(tmp_path: Path) -> None:
+    import gc
+
+    from router.output import gc_paused
+
+    assert gc.isenabled()
+    with gc_paused():
+        assert not gc.isenabled()
+        with gc_paused():
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # the outer pause still holds
+    assert gc.isenabled()
+    with pytest.raises(PlanError):
+        write_out(tmp_path / "out", {"../x": ""})
+    assert gc.isenabled()  # on again after a failure too
+    gc.disable()
+    try:
+        write_out(tmp_path / "out", {"x": ""})
+        assert not gc.isenabled()  # a caller's choice is left as it was
+    finally:
+        gc.enable()

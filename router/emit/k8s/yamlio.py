@@ -1,15 +1,22 @@
-"""The one way Kubernetes manifests become text: PyYAML's safe dumper, never string building.
+"""The one way Kubernetes manifests become text: PyYAML's safe dumper's bytes, never ad-hoc
+string building.
 
-Every user string (names, labels, env values, commands) reaches the file only as a value handed
-to the dumper, which quotes and escapes it, so no input can start a new key or document. The
-documents are dicts built in a fixed order and dumped with sort_keys=False: the same plan gives
-the same bytes, and a manifest reads apiVersion, kind, metadata, spec as people write them.
+Every user string (names, labels, env values, commands) reaches the file only as a value
+styled by PyYAML's rules, which quote and escape it, so no input can start a new key or
+document. Most files are written by the block writer below, which lays out dicts and lists as
+PyYAML does and styles each distinct string once: itself only for strings of a small safe set
+(printable ASCII without quotes, `#`, flow indicators or a leading indicator: plain, or
+single-quoted when a plain one would read as another type), and for every other string by
+asking PyYAML to write it. Whatever the writer does not reproduce, PyYAML writes whole. The
+documents are dicts built in a fixed order and written with sort_keys=False: the same plan
+gives the same bytes on any machine (the pure-Python dumper, not libyaml's), and a manifest
+reads apiVersion, kind, metadata, spec as people write them.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
@@ -28,16 +35,14 @@ _AMBIGUOUS = re.compile(
 )
 
 
-# libyaml's emitter when PyYAML has it: the same bytes as the pure-Python one (tests/emit
-# compares them) and
-# about five times faster, which matters at 100k placements.
-_Base: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-
-
-class _Dumper(_Base):  # type: ignore[misc]
+class _Dumper(yaml.SafeDumper):
     """SafeDumper that quotes strings other YAML readers could take for numbers or booleans,
     and writes a dict shared by two places (a PyTorchJob's Master and Worker templates) twice
-    rather than as a YAML anchor and alias, which reviewers and some tools read badly."""
+    rather than as a YAML anchor and alias, which reviewers and some tools read badly.
+
+    The pure-Python dumper, never libyaml's (yaml.CSafeDumper): the two differ on some inputs
+    (an empty key: `? \'\'` here, `\'\':` there), and a plan must give the same bytes on a
+    machine whose PyYAML has no libyaml. Speed comes from the block writer below."""
 
     def ignore_aliases(self, data: Any) -> bool:
         return True
@@ -45,20 +50,19 @@ class _Dumper(_Base):  # type: ignore[misc]
     def represent_data(self, data: Any) -> yaml.Node:
         # The nodes SafeRepresenter makes for plain dicts, lists and strings with the options
         # dump_documents passes (no aliases, no key sorting, block style), built without its
-        # per-value type and alias lookups: most of the time of writing 100k manifests.
-        # Anything else, or other options, goes the general way.
+        # per-value type and alias lookups. Anything else, or other options, goes the general way.
         t = type(data)
         if t is str:
             return _represent_str(self, data)
         if self.sort_keys or self.default_flow_style is not False:
-            return super().represent_data(data)  # type: ignore[no-any-return]
+            return super().represent_data(data)
         if t is dict:
             pairs = [(self.represent_data(k), self.represent_data(v)) for k, v in data.items()]
             return yaml.MappingNode(_MAP, pairs, flow_style=False)
         if t is list:
             items = [self.represent_data(v) for v in data]
             return yaml.SequenceNode(_SEQ, items, flow_style=False)
-        return super().represent_data(data)  # type: ignore[no-any-return]
+        return super().represent_data(data)
 
 
 _MAP = "tag:yaml.org,2002:map"
@@ -78,15 +82,223 @@ def _represent_str(dumper: Any, data: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _represent_str)
 
 
+# The options every manifest is dumped with (dump_documents, and one scalar at a time below).
+_OPTIONS: dict[str, Any] = {
+    "sort_keys": False,
+    "default_flow_style": False,
+    "allow_unicode": True,
+    "width": 4096,  # long commands stay on one line instead of folding
+}
+
+
+def _pyyaml(docs: list[dict[str, Any]]) -> str:
+    return yaml.dump_all(docs, Dumper=_Dumper, explicit_start=True, **_OPTIONS)  # type: ignore[no-any-return]
+
+
 def dump_documents(docs: list[dict[str, Any]]) -> str:
-    """A multi-document YAML file, each document starting with `---`."""
-    text = yaml.dump_all(
-        docs,
-        Dumper=_Dumper,
-        sort_keys=False,
-        explicit_start=True,
-        default_flow_style=False,
-        allow_unicode=True,
-        width=4096,  # long commands stay on one line instead of folding
-    )
-    return HEADER + text
+    """A multi-document YAML file, each document starting with `---`.
+
+    Written by `_fast` (the block writer below) when every value is in the subset it writes the
+    same bytes for as PyYAML (tests/emit proves it over every manifest of the suite and the
+    bench platforms, and over generated strings), else by PyYAML itself."""
+    text = _fast(docs)
+    return HEADER + (text if text is not None else _pyyaml(docs))
+
+
+# The block writer: PyYAML's layout for what manifests hold (dicts with string keys, lists,
+# strings, ints, bools, None), written directly instead of through nodes and events, about
+# twenty times faster. Each distinct string is styled once (cached): plain when it is in
+# _PLAIN and resolves to a string, single-quoted when it is in _PLAIN but would read as
+# another type, and otherwise as PyYAML writes it alone in a list: on one line, or as a literal
+# block whose lines are indented where it stands. Anything else (a key PyYAML would not write
+# as a simple key, another type, a line long enough that PyYAML could fold it, a block PyYAML
+# ends the stream after with `...`) sends the whole file to PyYAML.
+
+# Printable ASCII without quotes, backslashes, `#`, flow indicators or a leading indicator;
+# a colon only before a character other than a space. Within this set PyYAML's analysis allows
+# every style, so the only question left is what a plain scalar would resolve to.
+_PLAIN = re.compile(r"(?:[A-Za-z0-9_/]|[-.=+][A-Za-z0-9_/])(?:[A-Za-z0-9_/.=+@ -]|:(?=[^ ]))*")
+_STR = "tag:yaml.org,2002:str"
+_RESOLVER = yaml.resolver.Resolver()
+_FOLD_SAFE = 4000  # PyYAML may break a line past its width (4096) only: stay below it
+_CACHE_MAX = 1 << 18  # distinct strings kept styled; past it the cache starts over
+
+
+class _Outside(Exception):
+    """A value outside the subset the block writer reproduces: PyYAML writes the file."""
+
+
+class _Block(NamedTuple):
+    """A literal block scalar: its indicator (`|`, `|-`, `|2`, `|2-`) and its lines, each
+    written indented to where the value stands (an empty line stays empty)."""
+
+    indicator: str
+    lines: tuple[str, ...]
+
+
+_values: dict[str, str | _Block | None] = {}
+_keys: dict[str, str | None] = {}
+
+
+def _styled(s: str) -> str | _Block | None:
+    """A string as a value: its text on one line, a literal block, or None (PyYAML's)."""
+    if _PLAIN.fullmatch(s) and not s.endswith(" "):
+        tag = _RESOLVER.resolve(yaml.ScalarNode, s, (True, False))  # type: ignore[no-untyped-call]
+        if _AMBIGUOUS.fullmatch(s) or tag != _STR:
+            return f"'{s}'"
+        return s
+    text: str = yaml.dump([s], Dumper=_Dumper, **_OPTIONS)
+    if not text.startswith("- "):
+        return None
+    if text.count("\n") == 1:
+        return text[2:-1]
+    first, *rest = text[:-1].split("\n")
+    # At the top of the stream PyYAML indents a block's lines by 2: take that off.
+    if first in ("- |", "- |-", "- |2", "- |2-") and all(not r or r.startswith("  ") for r in rest):
+        return _Block(first[2:], tuple(r[2:] for r in rest))
+    return None  # "|+" (then `...` ends the stream), folded, or quoted over several lines
+
+
+def _value(s: str) -> str | _Block:
+    """A string as a value (cached); _Outside when PyYAML must write it."""
+    v = _values.get(s)
+    if v is None:
+        if s in _values:
+            raise _Outside
+        if len(_values) >= _CACHE_MAX:
+            _values.clear()
+        v = _values[s] = _styled(s)
+        if v is None:
+            raise _Outside
+    return v
+
+
+def _key(s: Any) -> str:
+    """A string as a mapping key, plain or quoted on one line (a simple key), cached;
+    _Outside for another type, or a key PyYAML writes otherwise."""
+    k = _keys.get(s) if type(s) is str else None
+    if k is None:
+        if type(s) is not str or s in _keys:
+            raise _Outside
+        if len(_keys) >= _CACHE_MAX:
+            _keys.clear()
+        # PyYAML writes a key of 128 characters or more, or an empty one, as `? key`.
+        if len(s) < 128:
+            text: str = yaml.dump({s: 0}, Dumper=_Dumper, **_OPTIONS)
+            if text.endswith(": 0\n") and text.count("\n") == 1 and not text.startswith("?"):
+                k = text[:-4]
+        _keys[s] = k
+        if k is None:
+            raise _Outside
+    return k
+
+
+def _other(v: Any) -> str:
+    """A value that is not a string, dict or list: bool, int or None, else _Outside."""
+    t = type(v)
+    if t is bool:
+        return "true" if v else "false"
+    if t is int:
+        return str(v)
+    if v is None:
+        return "null"
+    raise _Outside
+
+
+def _block(out: list[str], b: _Block, indent: str) -> None:
+    out.append(b.indicator + "\n")
+    for line in b.lines:
+        out.append(f"{indent}{line}\n" if line else "\n")
+
+
+def _mapping(out: list[str], d: dict[Any, Any], indent: str, inline: bool) -> None:
+    """A block mapping at `indent`; `inline`: its first key follows a `- ` already written.
+    (The hot loop of writing manifests: cache lookups inline, strings and ints first.)"""
+    child = indent + "  "
+    room = _FOLD_SAFE - len(indent)
+    keys, values = _keys, _values
+    for k, v in d.items():
+        key = keys.get(k) if type(k) is str else None
+        if key is None:
+            key = _key(k)
+        if inline:
+            out.append(key)
+            inline = False
+        else:
+            out.append(indent + key)
+        t = type(v)
+        if t is str:
+            s = values.get(v)
+            if s is None:
+                s = _value(v)
+            if isinstance(s, str):
+                if len(key) + len(s) > room:
+                    raise _Outside
+                out.append(f": {s}\n")
+            else:
+                out.append(": ")
+                _block(out, s, child)
+        elif t is dict:
+            if v:
+                out.append(":\n")
+                _mapping(out, v, child, False)
+            else:
+                out.append(": {}\n")
+        elif t is list:
+            if v:
+                out.append(":\n")
+                _sequence(out, v, indent, False)  # PyYAML does not indent a list in a mapping
+            else:
+                out.append(": []\n")
+        else:
+            out.append(f": {_other(v)}\n")
+
+
+def _sequence(out: list[str], items: list[Any], indent: str, inline: bool) -> None:
+    """A block sequence at `indent`; `inline`: its first `- ` follows a `- ` already written."""
+    child = indent + "  "
+    dash = indent + "- "
+    room = _FOLD_SAFE - len(indent)
+    for v in items:
+        if inline:
+            out.append("- ")
+            inline = False
+        else:
+            out.append(dash)
+        t = type(v)
+        if t is str:
+            s = _values.get(v)
+            if s is None:
+                s = _value(v)
+            if isinstance(s, str):
+                if len(s) > room:
+                    raise _Outside
+                out.append(s + "\n")
+            else:
+                _block(out, s, child)
+        elif t is dict:
+            if v:
+                _mapping(out, v, child, True)
+            else:
+                out.append("{}\n")
+        elif t is list:
+            if v:
+                _sequence(out, v, child, True)
+            else:
+                out.append("[]\n")
+        else:
+            out.append(_other(v) + "\n")
+
+
+def _fast(docs: list[dict[str, Any]]) -> str | None:
+    """The documents as PyYAML writes them, or None when one is outside the subset."""
+    out: list[str] = []
+    try:
+        for d in docs:
+            if type(d) is not dict or not d:
+                return None
+            out.append("---\n")
+            _mapping(out, d, "", False)
+    except (_Outside, RecursionError):
+        return None
+    return "".join(out)

@@ -36,11 +36,24 @@ def directive(workload: str, flag: str, value: object, charset: re.Pattern[str] 
 
 def words(argv: list[str]) -> str:
     """A command line: Raw words as written, the others quoted."""
-    return " ".join(w if isinstance(w, Raw) else quote(w) for w in argv)
+    return " ".join([w if isinstance(w, Raw) else quote(w) for w in argv])
+
+
+_QUOTED: dict[str, str] = {}  # word -> quoted: scripts repeat the same few words 100k times
 
 
 def quote(word: str) -> str:
     """A shell word for `word`, on one line: control characters become $'\\xHH' escapes."""
+    quoted = _QUOTED.get(word)
+    if quoted is None:
+        quoted = _quote(word)
+        if len(_QUOTED) >= 1 << 16:
+            _QUOTED.clear()
+        _QUOTED[word] = quoted
+    return quoted
+
+
+def _quote(word: str) -> str:
     if "\x00" in word:
         raise PlanError(f"a NUL character cannot be passed to a program: {word!r}")
     try:

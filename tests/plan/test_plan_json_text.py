@@ -1,0 +1,90 @@
+"""plan.json's text: router.plan.document.indented writes exactly what
+json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) writes, through pydantic-core's
+serializer when it can (the layout, string escapes and float text checked here over generated
+documents), and through json.dumps itself for what it cannot."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from router.plan import document
+from router.plan.document import indented
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ml-platform"
+
+
+def reference(doc: dict[str, Any]) -> str:
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+# Control characters, quotes, backslashes, unicode (line separators, BOM, astral), and text.
+texts = st.text(
+    st.sampled_from(["\x00", "\x1f", "\x7f", "\b", "\f", "\n", "\r", "\t", '"', "\\", "/", "é",
+                     "\u2028", "\ufeff", "😀", "a", " "]) | st.characters(),
+    max_size=10,
+)  # fmt: skip
+floats = st.floats(allow_nan=False, allow_infinity=False) | st.sampled_from(
+    [0.0, -0.0, 1e16, 1e-7, 0.1, 1e22, 123456789.125, 5e-324, 1.7976931348623157e308, 0.0001]
+)
+scalars = (
+    texts
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.sampled_from([2**63, 2**64])
+    | floats
+    | st.booleans()
+    | st.none()
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(texts, inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=100, deadline=None, database=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(st.dictionaries(texts, values, max_size=6))
+def test_indented_writes_what_json_dumps_writes(doc: dict[str, Any]) -> None:
+    assert indented(doc) == reference(doc)
+
+
+plain = st.recursive(
+    st.text(max_size=8) | st.integers(-(2**63), 2**63 - 1) | st.booleans() | st.none()
+    | st.sampled_from([0.5, 1e16, 1e22, 0.0001, 123.25, -0.0, 5e-324]),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=20,
+)  # fmt: skip
+
+
+@settings(max_examples=100, deadline=None, database=None, derandomize=True,
+          suppress_health_check=list(HealthCheck))  # fmt: skip
+@given(st.dictionaries(st.text(max_size=8), plain, max_size=6))
+def test_documents_of_64_bit_ints_and_floats_of_the_same_text_take_the_fast_path(
+    doc: dict[str, Any],
+) -> None:
+    assert document._fast(doc) == reference(doc)
+
+
+def test_plan_documents_take_the_fast_path() -> None:
+    import router
+
+    plan = router.plan(router.Platform.load(EXAMPLE))
+    doc = plan.document()
+    assert document._fast(doc) == reference(doc) == plan.json()
+
+
+def test_what_pydantic_core_writes_otherwise_goes_to_json_dumps() -> None:
+    doc = {"b": [1, {"z": "é\n\x00", "a": None}], "a": {"y": 0.5, "x": [], "w": {}}, "c": True}
+    assert document._fast(doc) == reference(doc)
+    for odd in ({"gap": 1e-05}, {"big": -(2**70)}, {"nan": float("nan"), "inf": float("-inf")}):
+        # 1e-05 reads back as 0.00001 in pydantic-core's text; the others are compared too
+        fast = document._fast(odd)
+        assert fast is None or fast == reference(odd)
+        assert indented(odd) == reference(odd)
+    assert document._fast({"gap": 1e-05}) is None
