@@ -25,8 +25,10 @@ from router.models import Inventory, TargetRef, Workload
 from router.models.placement import Resources
 
 
-@dataclass
+@dataclass(frozen=True)
 class Candidate:
+    """One target a workload may go to. Frozen: decisions of one signature share them."""
+
     target: TargetRef
     rank: int
     pref: int
@@ -99,9 +101,11 @@ class Evaluator:
 
     Decisions are cached by routing signature (signature.py): a workload identical to one
     seen before, in everything the policy and the shape check read, costs a dict lookup.
-    With `share_candidates`, decisions of one signature share their candidate and exclusion
-    lists (read-only: what the aggregated solver and the benchmark use); otherwise each
-    decision gets its own copies, so identity-based bookkeeping downstream stays sound.
+    Decisions of one signature share their (frozen) candidates and exclusions; with
+    `share_candidates` they share the lists too (read-only: what the aggregated solver and
+    the benchmark use), otherwise each decision gets lists of its own, so that a list
+    changed downstream changes one decision only. Copying the candidates themselves took
+    most of the evaluation of a large plan (hundreds of thousands of them).
     """
 
     def __init__(
@@ -187,7 +191,7 @@ class Evaluator:
 
     def _candidates(self, d: Decision, rule: _CompiledRule, wv: dict[str, Any]) -> None:
         seen: set[str] = set()
-        cands: list[Candidate] = []
+        found: list[tuple[TargetRef, int, dict[str, Any], Resources, tuple[Any, ...]]] = []
         for rank, route in enumerate(rule.routes):
             backend = route.route.backend
             for ref, tv in self.target_views:
@@ -207,11 +211,11 @@ class Evaluator:
                     continue
                 seen.add(ref.id)
                 key = tuple(_pref_value(f(wv, tv), direction) for f, direction in route.prefer)
-                cands.append(Candidate(ref, rank, 0, options, res, key))
+                found.append((ref, rank, options, res, key))
         # Targets excluded by one clause but reached by a later one are not excluded.
         d.excluded = [e for e in d.excluded if e.target not in seen]
-        _rank_preferences(cands)
-        d.candidates = cands
+        place = _preference_places(key for *_, key in found)
+        d.candidates = [Candidate(r, k, place[p], o, s, p) for r, k, o, s, p in found]
 
 
 def _copy(d: Decision) -> Decision:
@@ -220,12 +224,7 @@ def _copy(d: Decision) -> Decision:
         d.status,
         d.rule,
         d.message,
-        # The constructor, not copy.copy: a shallow copy via __reduce_ex__ is ~10x slower,
-        # and a large plan copies hundreds of thousands of candidates.
-        [
-            Candidate(c.target, c.rank, c.pref, c.options, c.resources, c.prefer_key)
-            for c in d.candidates
-        ],
+        list(d.candidates),  # the candidates are frozen: the same objects serve every copy
         list(d.excluded),
         list(d.denies_tried),
         list(d.rules_tried),
@@ -242,12 +241,9 @@ def _pref_value(value: Any, direction: str | None) -> Any:
     return value if direction == "lower" else -value
 
 
-def _rank_preferences(cands: Iterable[Candidate]) -> None:
-    cands = list(cands)
-    keys = sorted({c.prefer_key for c in cands})
-    place = {k: i for i, k in enumerate(keys)}
-    for c in cands:
-        c.pref = place[c.prefer_key]
+def _preference_places(keys: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
+    """Each preference key's place among the distinct keys, best (smallest) first."""
+    return {k: i for i, k in enumerate(sorted(set(keys)))}
 
 
 def evaluate(policy: ast.Policy, inventory: Inventory, workloads: list[Workload]) -> list[Decision]:
