@@ -125,14 +125,19 @@ _DEEP_INLINE = re.compile(rf"(?:[-?][ \t]+){{{_C_SAFE // 2}}}")
 _DEEP_INDENT = re.compile(rf"^[ \t]{{{_C_SAFE}}}", re.MULTILINE)
 
 
+_INDICATOR_PAIR = re.compile(r"[-?][ \t]+[-?]")  # what a deep `- - - ...` run starts with
+
+
 def _could_nest_deep(text: str) -> bool:
     """Whether the text could nest past what libyaml's composer survives: depth comes from
-    flow brackets, indentation, and `- `/`? ` runs on a line (each bounded here)."""
-    return (
-        text.count("[") + text.count("{") > _C_SAFE
-        or _DEEP_INLINE.search(text) is not None
-        or _DEEP_INDENT.search(text) is not None
-    )
+    flow brackets, indentation, and `- `/`? ` runs on a line (each bounded here). The
+    regexes cost more than composing a big file; cheaper tests that each match needs (a tab
+    or _C_SAFE spaces in a row; two indicators in a row) rule them out first."""
+    if text.count("[") + text.count("{") > _C_SAFE:
+        return True
+    if ("\t" in text or " " * _C_SAFE in text) and _DEEP_INDENT.search(text) is not None:
+        return True
+    return _INDICATOR_PAIR.search(text) is not None and _DEEP_INLINE.search(text) is not None
 
 
 def _check_depth(source: Source) -> None:
@@ -177,6 +182,9 @@ class Builder:
         self._plain: dict[str, Any] = {}
         self._ctor = yaml.constructor.SafeConstructor()
         self._depth = 0
+        # An alias to a mapping or list was followed: the data shares parts (and walking it
+        # as a tree, as repr does, could take as long as a "billion laughs" file asks for).
+        self.aliased = False
 
     def error(self, node: Node, message: str) -> None:
         self.errors.append(LoadError(message, span(self.source, node)))
@@ -191,6 +199,7 @@ class Builder:
             return node.value
         seen = self._memo.get(id(node))
         if seen is not None:
+            self.aliased = True
             return seen
         if (tag == _MAP and isinstance(node, MappingNode)) or (
             tag == _SEQ and isinstance(node, SequenceNode)
@@ -242,6 +251,7 @@ class Builder:
         out: dict[str, Any] = {}
         self._memo[id(node)] = out
         merged: dict[str, Any] = {}
+        plain = self._plain
         for key, value in node.value:
             name = key.value  # a str for a scalar key, a list for a mapping or sequence key
             if name == "<<" and key.tag is _PLAIN:
@@ -250,6 +260,9 @@ class Builder:
                 self.error(key, "mapping keys must be plain names")
             elif name in out:
                 self.error(key, f'the key "{name}" is written twice in this mapping')
+            elif value.tag is _PLAIN:  # value()'s first case, inline: most values are these
+                found = plain.get(value.value, _MISSING)
+                out[name] = self._resolve(value) if found is _MISSING else found
             else:
                 out[name] = self.value(value)
         if merged:
