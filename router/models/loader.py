@@ -165,14 +165,15 @@ class _Classes:
         shares parts (YAML aliases), so no class key is made of it (repr would expand them)."""
         name = item.get("name")
         if not SAME_CLASS_SHORTCUT or type(name) is not str or aliased:
-            return _validate(Workload, item, root, source, errors)
+            one: Workload | None = _validate(Workload, item, root, source, errors)
+            return one
         rest = dict(item)
         del rest["name"]
         key = repr(rest)
         seen = self.validated.get(key)
         if seen is not None and name not in seen.after and _valid_name(name):
             return _renamed(seen, name)
-        found = _validate(Workload, item, root, source, errors)
+        found: Workload | None = _validate(Workload, item, root, source, errors)
         if found is not None and seen is None:
             self.validated[key] = found
         return found
