@@ -2,11 +2,8 @@
 
 `yamlsource` turns the YAML into plain data and keeps the nodes; a pydantic error's `loc` is
 mapped back to a line by walking the nodes along it (the deepest part of the path that the file
-has) — only when there is an error, which keeps the good path fast.
-
-Workloads come in classes: thousands that differ in their name only (the same team, image,
-shape and labels). Each class is validated once (`_Classes`); the others are copies of that
-workload with their own, checked, name: a tenth of the cost at 10,000 workloads.
+has) — only when there is an error, which keeps the good path fast. Workloads equal but for
+their names are validated once (classes.py).
 """
 
 from __future__ import annotations
@@ -16,12 +13,13 @@ import re
 from pathlib import Path
 from typing import Any, get_args
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from router.errors import ErrorGroup, LoadError, RouterError, Source, did_you_mean
+from router.models.classes import WorkloadClasses
 from router.models.dependencies import dependency_errors
-from router.models.fields import DnsLabel, show, value_problem
+from router.models.fields import show, value_problem
 from router.models.inventory import Inventory
 from router.models.running import Running
 from router.models.workload import Workload
@@ -136,70 +134,6 @@ def _validate(
         return None
 
 
-# Off only in the tests that check the shortcut against validating every workload.
-SAME_CLASS_SHORTCUT = True
-_NAME: TypeAdapter[str] | None = None
-
-
-class _Classes:
-    """Validates workloads, once per class: mappings equal in everything but `name`.
-
-    A workload of a class seen before is that class's validated workload with its own name,
-    when the name is valid and the class's `after` does not hold it (the only check that
-    reads the name); else it is validated in full, errors and all. Equal means the same
-    keys in the same order with values of the same types (`repr`), so a copy is exactly
-    what validating it would have made."""
-
-    def __init__(self) -> None:
-        self.validated: dict[str, Workload] = {}
-
-    def workload(
-        self,
-        item: dict[str, Any],
-        root: Node,
-        source: Source,
-        errors: list[RouterError],
-        aliased: bool = False,
-    ) -> Workload | None:
-        """The workload of `item`; None with its errors added. `aliased`: the file's data
-        shares parts (YAML aliases), so no class key is made of it (repr would expand them)."""
-        name = item.get("name")
-        if not SAME_CLASS_SHORTCUT or type(name) is not str or aliased:
-            one: Workload | None = _validate(Workload, item, root, source, errors)
-            return one
-        rest = dict(item)
-        del rest["name"]
-        key = repr(rest)
-        seen = self.validated.get(key)
-        if seen is not None and name not in seen.after and _valid_name(name):
-            return _renamed(seen, name)
-        found: Workload | None = _validate(Workload, item, root, source, errors)
-        if found is not None and seen is None:
-            self.validated[key] = found
-        return found
-
-
-def _renamed(w: Workload, name: str) -> Workload:
-    """`w.model_copy(update={"name": name})` without its general machinery (which took most
-    of the time of a copy): the same four slots pydantic's copy fills, filled directly."""
-    new = Workload.__new__(Workload)
-    object.__setattr__(new, "__dict__", {**w.__dict__, "name": name})
-    object.__setattr__(new, "__pydantic_fields_set__", set(w.__pydantic_fields_set__))
-    object.__setattr__(new, "__pydantic_extra__", None)
-    object.__setattr__(new, "__pydantic_private__", dict(w.__pydantic_private__ or {}))
-    return new
-
-
-def _valid_name(name: str) -> bool:
-    global _NAME
-    if _NAME is None:
-        _NAME = TypeAdapter(DnsLabel)
-    try:
-        return _NAME.validate_python(name) == name
-    except ValidationError:
-        return False
-
-
 def _raise(errors: list[RouterError]) -> None:
     if len(errors) == 1:
         raise errors[0]
@@ -280,7 +214,7 @@ def load_workloads(path: str | os.PathLike[str]) -> list[Workload]:
     workloads: list[Workload] = []
     errors: list[RouterError] = []
     first: dict[str, Workload] = {}
-    classes = _Classes()
+    classes = WorkloadClasses()
     for file, display in workload_files(path):
         with paused_gc():
             errors.extend(_load_file(read_source(file, display), first, workloads, classes))
@@ -290,7 +224,10 @@ def load_workloads(path: str | os.PathLike[str]) -> list[Workload]:
 
 
 def _load_file(
-    source: Source, first: dict[str, Workload], workloads: list[Workload], classes: _Classes
+    source: Source,
+    first: dict[str, Workload],
+    workloads: list[Workload],
+    classes: WorkloadClasses,
 ) -> list[RouterError]:
     """Appends the file's good workloads to `workloads`; returns its errors by line."""
     try:
@@ -310,9 +247,14 @@ def _load_file(
                 message = f"expected a workload (a mapping with name:), got {show(item)}"
                 found.append(LoadError(message, span(source, node)))
                 continue
-            workload = classes.workload(item, node, source, found, builder.aliased)
+            # A file with aliases shares parts between its workloads: no class keys of it
+            # (repr would walk the shared parts as often as they are named).
+            key, workload = classes.known(item) if not builder.aliased else (None, None)
             if workload is None:
-                continue
+                workload = _validate(Workload, item, node, source, found)
+                if workload is None:
+                    continue
+                classes.add(key, workload)
             bad = workload.workdir and value_problem("sbatch", workload.workdir)
             if bad:  # what the Slurm emitter refuses, here with its line (chdir in #SBATCH)
                 where = span(source, locate(node, ("workdir",))[1])

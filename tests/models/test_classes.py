@@ -1,4 +1,4 @@
-"""Workloads validated once per class (loader._Classes): a file loads to the same workloads,
+"""Workloads validated once per class (router.models.classes): a file loads to the same workloads,
 with the same sources, fields set and errors, as when every workload is validated."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from router.errors import RouterError
-from router.models import Workload, load_workloads, loader
+from router.models import Workload, classes, load_workloads
+from router.models.objects import workloads_from_data
 from router.testing.strategies import workload_dicts
 
 NAMES = st.sampled_from(["a", "b", "c-1", "Bad_Name", "-x", "w" * 64, "a"])
@@ -21,7 +22,7 @@ NAMES = st.sampled_from(["a", "b", "c-1", "Bad_Name", "-x", "w" * 64, "a"])
 
 def _outcome(path: Path, shortcut: bool, monkeypatch: pytest.MonkeyPatch) -> Any:
     """Each workload as dumped with its fields set, source and after spans; or the errors."""
-    monkeypatch.setattr(loader, "SAME_CLASS_SHORTCUT", shortcut)
+    monkeypatch.setattr(classes, "SAME_CLASS_SHORTCUT", shortcut)
     try:
         found = load_workloads(path)
     except RouterError as e:
@@ -104,3 +105,31 @@ def test_files_with_aliases_load_as_without_the_shortcut(
     expected = _outcome(path, False, monkeypatch)
     assert [w[0]["name"] for w in expected] == ["a", "b", "c"]
     assert _outcome(path, True, monkeypatch) == expected
+
+
+def _from_data(items: list[dict[str, Any]], shortcut: bool, mp: pytest.MonkeyPatch) -> Any:
+    mp.setattr(classes, "SAME_CLASS_SHORTCUT", shortcut)
+    try:
+        return [_seen(w) for w in workloads_from_data(items, "w")]
+    except RouterError as e:
+        return e.format()
+
+
+@settings(max_examples=40, deadline=None, database=None)
+@given(items=_files())
+def test_the_shortcut_gives_what_validating_each_dict_gives(items: list[dict[str, Any]]) -> None:
+    with pytest.MonkeyPatch.context() as mp:
+        assert _from_data(items, True, mp) == _from_data(items, False, mp)
+
+
+def test_python_values_that_repr_could_confuse(monkeypatch: pytest.MonkeyPatch) -> None:
+    base = {"name": "a", "command": ["x", "y"], "gpus": 1, "preemptible": False}
+    items = [
+        base,
+        {**base, "name": "b", "command": ("x", "y")},  # a tuple: not plain, validated
+        {**base, "name": "c", "gpus": True},  # True is not 1 here
+        {**base, "name": "d", "preemptible": 0},
+    ]
+    expected = _from_data(items, False, monkeypatch)
+    assert _from_data(items, True, monkeypatch) == expected
+    assert "gpus" in str(expected)
