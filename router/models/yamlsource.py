@@ -42,12 +42,9 @@ def show_text(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_C_PARSER = _Base is not yaml.SafeLoader
-
-
-class _Loader(_Base):  # type: ignore[misc]
-    """SafeLoader (libyaml's when available) with a resolver that costs nothing."""
+class _Resolving:
+    """A resolver that costs nothing: the tag of a node is its kind (plain scalars are
+    resolved in Builder, once per distinct text)."""
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         pass
@@ -59,6 +56,20 @@ class _Loader(_Base):  # type: ignore[misc]
         if kind is ScalarNode:
             return _PLAIN if implicit[0] else _STR
         return _MAP if kind is MappingNode else _SEQ
+
+
+class PureLoader(_Resolving, yaml.SafeLoader):
+    """PyYAML's own (Python) parser: what is used when libyaml is not there."""
+
+
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+C_PARSER = _Base is not yaml.SafeLoader
+
+
+class Loader(_Resolving, _Base):  # type: ignore[misc]
+    """libyaml's parser and composer when PyYAML was built with them: the same nodes, marks
+    and errors as PureLoader (tests/models/test_yaml_loaders.py holds them to that), several
+    times faster."""
 
 
 @contextmanager
@@ -96,7 +107,7 @@ def span(source: Source, node: Node) -> Span:
     return Span(source, start.line + 1, start.column + 1, end.line + 1, end.column + 1)
 
 
-def _yaml_error(source: Source, e: yaml.YAMLError) -> LoadError:
+def _yaml_error(source: Source, e: yaml.YAMLError, loader: Any) -> LoadError:
     if isinstance(e, yaml.MarkedYAMLError) and e.problem_mark is not None:
         mark = e.problem_mark
         hint = None
@@ -106,7 +117,7 @@ def _yaml_error(source: Source, e: yaml.YAMLError) -> LoadError:
         return LoadError(f"invalid YAML: {e.problem}", where, hint=hint)
     if isinstance(e, yaml.reader.ReaderError):
         # libyaml counts bytes of UTF-8; the pure-Python reader counts characters
-        if _C_PARSER:
+        if loader is Loader and C_PARSER:
             text = source.text.encode()[: e.position].decode(errors="ignore")
         else:
             text = source.text[: e.position]
@@ -140,9 +151,9 @@ def _could_nest_deep(text: str) -> bool:
     return _INDICATOR_PAIR.search(text) is not None and _DEEP_INLINE.search(text) is not None
 
 
-def _check_depth(source: Source) -> None:
+def _check_depth(source: Source, loader: Any) -> None:
     depth = 0
-    for event in yaml.parse(source.text, Loader=_Loader):
+    for event in yaml.parse(source.text, Loader=loader):
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             depth += 1
             if depth > MAX_YAML_DEPTH:
@@ -157,14 +168,16 @@ def _too_deep() -> str:
     return f"mappings and lists nest more than {MAX_YAML_DEPTH} deep here (see docs/limits.md)"
 
 
-def compose(source: Source) -> list[Node]:
-    """The root node of every non-empty document of the file; LoadError on a syntax error."""
+def compose(source: Source, loader: Any = None) -> list[Node]:
+    """The root node of every non-empty document of the file; LoadError on a syntax error.
+    `loader`: Loader (libyaml's, when there) unless told."""
+    loader = loader or Loader
     try:
         if _could_nest_deep(source.text):
-            _check_depth(source)
-        return [n for n in yaml.compose_all(source.text, Loader=_Loader) if n is not None]
+            _check_depth(source, loader)
+        return [n for n in yaml.compose_all(source.text, Loader=loader) if n is not None]
     except yaml.YAMLError as e:
-        raise _yaml_error(source, e) from None
+        raise _yaml_error(source, e, loader) from None
 
 
 def _is_merge(key: Node) -> bool:
