@@ -151,6 +151,10 @@ class Evaluator:
         if hit is None:
             hit = self._decide(w)
             hit.signature = key
+            if self.share_candidates:  # every decision of the signature holds these lists
+                hit.candidates, hit.excluded = SharedList(hit.candidates), SharedList(hit.excluded)
+                hit.denies_tried = SharedList(hit.denies_tried)
+                hit.rules_tried = SharedList(hit.rules_tried)
             self._cache[key] = hit
             # The first decision of a signature is returned as made; later ones are copies.
             return hit if self.share_candidates else _copy(hit)
@@ -164,7 +168,7 @@ class Evaluator:
                 hit.excluded,
                 hit.denies_tried,
                 hit.rules_tried,
-                key,
+                hit.signature,  # the key made here is equal, and is let go
             )
         d = _copy(hit)
         d.workload = w
@@ -216,6 +220,20 @@ class Evaluator:
         d.excluded = [e for e in d.excluded if e.target not in seen]
         place = _preference_places(key for *_, key in found)
         d.candidates = [Candidate(r, k, place[p], o, s, p) for r, k, o, s, p in found]
+
+
+class SharedList(list[Any]):
+    """A list that decisions share (share_candidates): changing it in place would change
+    every decision of its signature, so it raises; copy it (`list(d.candidates)`) instead."""
+
+
+def _refuse(self: SharedList, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError("this list is shared by the decisions of one signature: copy it to change")
+
+
+_MUTATORS = ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse")
+for _name in (*_MUTATORS, "__setitem__", "__delitem__", "__iadd__", "__imul__"):
+    setattr(SharedList, _name, _refuse)
 
 
 def _copy(d: Decision) -> Decision:
