@@ -19,7 +19,9 @@ from router.models.workload import Workload
 
 # Off only in the tests that check the shortcut against validating every workload.
 SAME_CLASS_SHORTCUT = True
-_PLAIN_TYPES = (str, int, float, bool, type(None))
+_SCALARS: frozenset[type] = frozenset({str, int, float, bool, type(None)})
+_CONTAINERS: frozenset[type] = frozenset({dict, list})
+_STR: frozenset[type] = frozenset({str})
 _NAME: TypeAdapter[str] | None = None
 
 
@@ -54,17 +56,21 @@ class WorkloadClasses:
             self.validated.setdefault(key, workload)
 
 
-def _is_plain(value: Any, depth: int) -> bool:
-    kind = type(value)
-    if kind in _PLAIN_TYPES:
+def _is_plain(value: dict[str, Any] | list[Any], depth: int) -> bool:
+    """Whether a dict or list holds only plain values (str keys), checked a level at a time
+    by the set of types met (a call per value took longer than the validation it saves)."""
+    if type(value) is dict:
+        if not {type(k) for k in value} <= _STR:
+            return False
+        items: Any = value.values()
+    else:
+        items = value
+    kinds = {type(v) for v in items}
+    if kinds <= _SCALARS:
         return True
-    if depth > 8:  # a workload nests 4 deep; deeper data is validated the long way
+    if depth >= 8 or not kinds <= _CONTAINERS | _SCALARS:  # a workload nests 4 deep
         return False
-    if kind is dict:
-        return all(type(k) is str and _is_plain(v, depth + 1) for k, v in value.items())
-    if kind is list:
-        return all(_is_plain(v, depth + 1) for v in value)
-    return False
+    return all(_is_plain(v, depth + 1) for v in items if type(v) in _CONTAINERS)
 
 
 def _renamed(w: Workload, name: str) -> Workload:
