@@ -122,9 +122,7 @@ class Platform:
         # plan.json's `inputs` hashes what was given: the texts, and the data as sorted JSON.
         contents = {name: text.encode() for name, text in texts}
         contents[MEMORY_INVENTORY] = _canonical(inv.model_dump(mode="json", exclude_unset=True))
-        contents[MEMORY_WORKLOADS] = _canonical(
-            [w.model_dump(mode="json", exclude_unset=True) for w in wls]
-        )
+        contents[MEMORY_WORKLOADS] = _canonical(_dumps(wls))
         run = running_from_data(running, MEMORY_RUNNING) if running is not None else None
         if run is not None:
             contents[MEMORY_RUNNING] = _canonical(run.model_dump(mode="json", exclude_unset=True))
@@ -247,6 +245,22 @@ class Platform:
         # Short on purpose: it is printed in test failures and Hypothesis examples.
         where = "in memory" if self.in_memory else str(self.project.root)
         return f"<Platform {where}>"
+
+
+def _dumps(workloads: list[Workload]) -> list[dict[str, Any]]:
+    """Each workload as JSON data (its fields as given). Workloads of one class share their
+    field values (router/models/classes.py), so one dump serves them all with the name
+    changed: the same objects in every other field give the same dump."""
+    seen: dict[tuple[Any, ...], dict[str, Any]] = {}
+    out: list[dict[str, Any]] = []
+    for w in workloads:
+        fields = w.__dict__
+        key = (frozenset(w.model_fields_set), *(id(v) for k, v in fields.items() if k != "name"))
+        dump = seen.get(key)
+        if dump is None:
+            dump = seen[key] = w.model_dump(mode="json", exclude_unset=True)
+        out.append({**dump, "name": w.name})
+    return out
 
 
 def _canonical(data: Any) -> bytes:

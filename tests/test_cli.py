@@ -135,6 +135,48 @@ def test_commands_that_do_not_solve_do_not_import_ortools(args: list[str]) -> No
     assert out.stdout.strip().splitlines()[-1] == "False", out.stdout + out.stderr
 
 
+# Start-up: a command imports its own module only, and the libraries only when it works.
+@pytest.mark.parametrize("args", [["plan", "--help"], ["check", "--help"], ["--version"]])
+def test_help_and_version_import_no_models_parser_or_solver(args: list[str]) -> None:
+    code = (
+        "import sys\nfrom router.cli.main import cli\n"
+        f"try:\n    cli({args!r}, standalone_mode=False)\nexcept SystemExit:\n    pass\n"
+        "heavy = ('pydantic', 'lark', 'yaml', 'ortools', 'router.api', 'router.models')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('router.cli.')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    heavy, cli_modules = out.stdout.strip().splitlines()[-2:]
+    assert heavy == "[]", out.stdout + out.stderr
+    expected = ["router.cli.main"] + [f"router.cli.{a}" for a in args[:1] if a[0] != "-"]
+    assert cli_modules == repr(sorted(expected))
+
+
+@pytest.mark.parametrize("args", [["--help"], ["plan", "--help"], ["inventory", "running", "-h"]])
+def test_python_dash_m_runs_the_command_line(args: list[str]) -> None:
+    # `python -m router.cli.main` once failed with a circular import (router.cli.plan
+    # imported the half-run __main__ through router.cli.main).
+    outputs = []
+    for module in ("router", "router.cli.main"):
+        done = subprocess.run(
+            [sys.executable, "-m", module, *args], capture_output=True, text=True, check=False
+        )
+        assert done.returncode == 0, done.stderr
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1]
+    assert outputs[0].startswith(f"Usage: router {' '.join(args[:-1])}".rstrip())
+
+
+def test_the_api_names_stay_functions_after_their_subpackages_are_imported() -> None:
+    code = (
+        "import router, router.plan.build, router.explain.render, types\n"
+        "print(type(router.plan).__name__, type(router.explain).__name__)\n"
+        "from router import plan, explain\nprint(plan is router.plan, explain is router.explain)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["function", "function", "True", "True"], out.stderr
+
+
 def test_markdown_and_text_formats(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["plan", str(EXAMPLE), "--no-write", "--format", "markdown"])
     assert r.exit_code in (0, 3)

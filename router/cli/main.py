@@ -9,6 +9,7 @@ ortools (its import alone costs about 0.75 s).
 from __future__ import annotations
 
 import functools
+import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -52,7 +53,35 @@ def reports_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+# Subcommands that live in their own modules, by name: imported only when that command runs
+# (or `router --help` lists them all), so `router plan` loads nothing `plan` does not use.
+# `inventory running` is added to the `inventory` group by the second module.
+SUBCOMMANDS: dict[str, tuple[str, ...]] = {
+    "plan": ("router.cli.plan",),
+    "check": ("router.cli.check",),
+    "test": ("router.cli.test",),
+    "explain": ("router.cli.explain",),
+    "inventory": ("router.cli.inventory", "router.cli.running"),
+    "bench": ("router.cli.bench",),
+    "apply": ("router.cli.apply",),
+}
+
+
+class _LazyGroup(click.Group):
+    """A group whose SUBCOMMANDS are imported when first asked for (click's lazy group)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *SUBCOMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        modules = SUBCOMMANDS.get(cmd_name)
+        if modules and cmd_name not in self.commands:
+            loaded = [importlib.import_module(m) for m in modules]
+            self.add_command(getattr(loaded[0], cmd_name))
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="router")
 def cli() -> None:
     """Declarative policy-as-code workload router for Slurm and Kubernetes."""
@@ -136,28 +165,9 @@ def schema(kind: str) -> None:
     click.echo(json.dumps(doc, indent=2, sort_keys=True))
 
 
-# Subcommands that live in their own modules register here, one line each.
-_SUBCOMMANDS: list[tuple[str, str]] = [
-    ("router.cli.plan", "plan"),
-    ("router.cli.check", "check"),
-    ("router.cli.test", "test"),
-    ("router.cli.explain", "explain"),
-    ("router.cli.inventory", "inventory"),
-    ("router.cli.running", "inventory"),  # adds `inventory running` to the same group
-    ("router.cli.bench", "bench"),
-    ("router.cli.apply", "apply"),
-]
-
-
-def _register() -> None:
-    import importlib
-
-    for module, name in _SUBCOMMANDS:
-        cli.add_command(getattr(importlib.import_module(module), name))
-
-
-_register()
-
-
 def main() -> None:
     cli(prog_name="router")
+
+
+if __name__ == "__main__":  # `python -m router.cli.main`, as `python -m router`
+    main()

@@ -25,8 +25,10 @@ from router.models import Inventory, TargetRef, Workload
 from router.models.placement import Resources
 
 
-@dataclass
+@dataclass(frozen=True)
 class Candidate:
+    """One target a workload may go to. Frozen: decisions of one signature share them."""
+
     target: TargetRef
     rank: int
     pref: int
@@ -99,9 +101,11 @@ class Evaluator:
 
     Decisions are cached by routing signature (signature.py): a workload identical to one
     seen before, in everything the policy and the shape check read, costs a dict lookup.
-    With `share_candidates`, decisions of one signature share their candidate and exclusion
-    lists (read-only: what the aggregated solver and the benchmark use); otherwise each
-    decision gets its own copies, so identity-based bookkeeping downstream stays sound.
+    Decisions of one signature share their (frozen) candidates and exclusions; with
+    `share_candidates` they share the lists too (read-only: what the aggregated solver and
+    the benchmark use), otherwise each decision gets lists of its own, so that a list
+    changed downstream changes one decision only. Copying the candidates themselves took
+    most of the evaluation of a large plan (hundreds of thousands of them).
     """
 
     def __init__(
@@ -148,6 +152,10 @@ class Evaluator:
         if hit is None:
             hit = self._decide(w)
             hit.signature = key
+            if self.share_candidates:  # every decision of the signature holds these lists
+                hit.candidates, hit.excluded = SharedList(hit.candidates), SharedList(hit.excluded)
+                hit.denies_tried = SharedList(hit.denies_tried)
+                hit.rules_tried = SharedList(hit.rules_tried)
             self._cache[key] = hit
             # The first decision of a signature is returned as made; later ones are copies.
             return hit if self.share_candidates else _copy(hit)
@@ -161,7 +169,7 @@ class Evaluator:
                 hit.excluded,
                 hit.denies_tried,
                 hit.rules_tried,
-                key,
+                hit.signature,  # the key made here is equal, and is let go
             )
         d = _copy(hit)
         d.workload = w
@@ -188,7 +196,7 @@ class Evaluator:
 
     def _candidates(self, d: Decision, rule: _CompiledRule, wv: dict[str, Any]) -> None:
         seen: set[str] = set()
-        cands: list[Candidate] = []
+        found: list[tuple[TargetRef, int, dict[str, Any], Resources, tuple[Any, ...]]] = []
         for rank, route in enumerate(rule.routes):
             backend = route.route.backend
             for ref, tv in self.target_views:
@@ -208,11 +216,25 @@ class Evaluator:
                     continue
                 seen.add(ref.id)
                 key = tuple(_pref_value(f(wv, tv), direction) for f, direction in route.prefer)
-                cands.append(Candidate(ref, rank, 0, options, res, key))
+                found.append((ref, rank, options, res, key))
         # Targets excluded by one clause but reached by a later one are not excluded.
         d.excluded = [e for e in d.excluded if e.target not in seen]
-        _rank_preferences(cands)
-        d.candidates = cands
+        place = _preference_places(key for *_, key in found)
+        d.candidates = [Candidate(r, k, place[p], o, s, p) for r, k, o, s, p in found]
+
+
+class SharedList(list[Any]):
+    """A list that decisions share (share_candidates): changing it in place would change
+    every decision of its signature, so it raises; copy it (`list(d.candidates)`) instead."""
+
+
+def _refuse(self: SharedList, *args: Any, **kwargs: Any) -> Any:
+    raise TypeError("this list is shared by the decisions of one signature: copy it to change")
+
+
+_MUTATORS = ("append", "extend", "insert", "remove", "pop", "clear", "sort", "reverse")
+for _name in (*_MUTATORS, "__setitem__", "__delitem__", "__iadd__", "__imul__"):
+    setattr(SharedList, _name, _refuse)
 
 
 def _copy(d: Decision) -> Decision:
@@ -221,12 +243,7 @@ def _copy(d: Decision) -> Decision:
         d.status,
         d.rule,
         d.message,
-        # The constructor, not copy.copy: a shallow copy via __reduce_ex__ is ~10x slower,
-        # and a large plan copies hundreds of thousands of candidates.
-        [
-            Candidate(c.target, c.rank, c.pref, c.options, c.resources, c.prefer_key)
-            for c in d.candidates
-        ],
+        list(d.candidates),  # the candidates are frozen: the same objects serve every copy
         list(d.excluded),
         list(d.denies_tried),
         list(d.rules_tried),
@@ -243,12 +260,9 @@ def _pref_value(value: Any, direction: str | None) -> Any:
     return value if direction == "lower" else -value
 
 
-def _rank_preferences(cands: Iterable[Candidate]) -> None:
-    cands = list(cands)
-    keys = sorted({c.prefer_key for c in cands})
-    place = {k: i for i, k in enumerate(keys)}
-    for c in cands:
-        c.pref = place[c.prefer_key]
+def _preference_places(keys: Iterable[tuple[Any, ...]]) -> dict[tuple[Any, ...], int]:
+    """Each preference key's place among the distinct keys, best (smallest) first."""
+    return {k: i for i, k in enumerate(sorted(set(keys)))}
 
 
 def evaluate(policy: ast.Policy, inventory: Inventory, workloads: list[Workload]) -> list[Decision]:

@@ -2,7 +2,8 @@
 
 `yamlsource` turns the YAML into plain data and keeps the nodes; a pydantic error's `loc` is
 mapped back to a line by walking the nodes along it (the deepest part of the path that the file
-has) — only when there is an error, which keeps the good path fast.
+has) — only when there is an error, which keeps the good path fast. Workloads equal but for
+their names are validated once (classes.py).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from router.errors import ErrorGroup, LoadError, RouterError, Source, did_you_mean
+from router.models.classes import WorkloadClasses
 from router.models.dependencies import dependency_errors
 from router.models.fields import show, value_problem
 from router.models.inventory import Inventory
@@ -212,16 +214,20 @@ def load_workloads(path: str | os.PathLike[str]) -> list[Workload]:
     workloads: list[Workload] = []
     errors: list[RouterError] = []
     first: dict[str, Workload] = {}
+    classes = WorkloadClasses()
     for file, display in workload_files(path):
         with paused_gc():
-            errors.extend(_load_file(read_source(file, display), first, workloads))
+            errors.extend(_load_file(read_source(file, display), first, workloads, classes))
     _raise(errors)
     _raise(list(dependency_errors(workloads)))  # `after:` names and cycles (issue 13)
     return workloads
 
 
 def _load_file(
-    source: Source, first: dict[str, Workload], workloads: list[Workload]
+    source: Source,
+    first: dict[str, Workload],
+    workloads: list[Workload],
+    classes: WorkloadClasses,
 ) -> list[RouterError]:
     """Appends the file's good workloads to `workloads`; returns its errors by line."""
     try:
@@ -241,18 +247,24 @@ def _load_file(
                 message = f"expected a workload (a mapping with name:), got {show(item)}"
                 found.append(LoadError(message, span(source, node)))
                 continue
-            workload = _validate(Workload, item, node, source, found)
+            # A file with aliases shares parts between its workloads: no class keys of it
+            # (repr would walk the shared parts as often as they are named).
+            key, workload = classes.known(item) if not builder.aliased else (None, None)
             if workload is None:
-                continue
+                workload = _validate(Workload, item, node, source, found)
+                if workload is None:
+                    continue
+                classes.add(key, workload)
             bad = workload.workdir and value_problem("sbatch", workload.workdir)
             if bad:  # what the Slurm emitter refuses, here with its line (chdir in #SBATCH)
                 where = span(source, locate(node, ("workdir",))[1])
                 found.append(LoadError(f"workdir: {bad}, got {show(workload.workdir)}", where))
                 continue
             workload._source = (source.path, node.start_mark.line + 1)
-            workload._after_spans = tuple(
-                span(source, locate(node, ("after", i))[1]) for i in range(len(workload.after))
-            )
+            if workload.after:  # the default () is already there
+                workload._after_spans = tuple(
+                    span(source, locate(node, ("after", i))[1]) for i in range(len(workload.after))
+                )
             seen = first.setdefault(workload.name, workload)
             if seen is workload:
                 workloads.append(workload)

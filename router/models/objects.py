@@ -9,6 +9,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from router.errors import ErrorGroup, LoadError, RouterError, did_you_mean
+from router.models.classes import WorkloadClasses
 from router.models.fields import show
 from router.models.inventory import Inventory
 from router.models.loader import _TAG, MAX_ERRORS, _message, _model_at, _path_text
@@ -72,6 +73,7 @@ def workloads_from_data(
     out: list[Workload] = []
     errors: list[RouterError] = []
     seen: dict[str, int] = {}
+    classes = WorkloadClasses(plain=False)  # validated once per class (classes.py)
     for n, item in enumerate(items):
         if isinstance(item, Workload):
             w = item
@@ -84,11 +86,14 @@ def workloads_from_data(
             )
             continue
         else:
+            data = dict(item)
+            key, found = classes.known(data)
             try:
-                w = Workload.model_validate(dict(item))
+                w = found or Workload.model_validate(data)
             except ValidationError as e:
                 errors.extend(_errors(e, Workload, where, (n,)))
                 continue
+            classes.add(key, w)
         if w.name in seen:
             errors.append(
                 LoadError(

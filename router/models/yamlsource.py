@@ -42,12 +42,9 @@ def show_text(text: str) -> str:
     return repr(text if len(text) <= 40 else text[:37] + "...")
 
 
-_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-_C_PARSER = _Base is not yaml.SafeLoader
-
-
-class _Loader(_Base):  # type: ignore[misc]
-    """SafeLoader (libyaml's when available) with a resolver that costs nothing."""
+class _Resolving:
+    """A resolver that costs nothing: the tag of a node is its kind (plain scalars are
+    resolved in Builder, once per distinct text)."""
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
         pass
@@ -59,6 +56,20 @@ class _Loader(_Base):  # type: ignore[misc]
         if kind is ScalarNode:
             return _PLAIN if implicit[0] else _STR
         return _MAP if kind is MappingNode else _SEQ
+
+
+class PureLoader(_Resolving, yaml.SafeLoader):
+    """PyYAML's own (Python) parser: what is used when libyaml is not there."""
+
+
+_Base: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+C_PARSER = _Base is not yaml.SafeLoader
+
+
+class Loader(_Resolving, _Base):  # type: ignore[misc]
+    """libyaml's parser and composer when PyYAML was built with them: the same nodes, marks
+    and errors as PureLoader (tests/models/test_yaml_loaders.py holds them to that), several
+    times faster."""
 
 
 @contextmanager
@@ -96,7 +107,7 @@ def span(source: Source, node: Node) -> Span:
     return Span(source, start.line + 1, start.column + 1, end.line + 1, end.column + 1)
 
 
-def _yaml_error(source: Source, e: yaml.YAMLError) -> LoadError:
+def _yaml_error(source: Source, e: yaml.YAMLError, loader: Any) -> LoadError:
     if isinstance(e, yaml.MarkedYAMLError) and e.problem_mark is not None:
         mark = e.problem_mark
         hint = None
@@ -106,7 +117,7 @@ def _yaml_error(source: Source, e: yaml.YAMLError) -> LoadError:
         return LoadError(f"invalid YAML: {e.problem}", where, hint=hint)
     if isinstance(e, yaml.reader.ReaderError):
         # libyaml counts bytes of UTF-8; the pure-Python reader counts characters
-        if _C_PARSER:
+        if loader is Loader and C_PARSER:
             text = source.text.encode()[: e.position].decode(errors="ignore")
         else:
             text = source.text[: e.position]
@@ -125,19 +136,24 @@ _DEEP_INLINE = re.compile(rf"(?:[-?][ \t]+){{{_C_SAFE // 2}}}")
 _DEEP_INDENT = re.compile(rf"^[ \t]{{{_C_SAFE}}}", re.MULTILINE)
 
 
+_INDICATOR_PAIR = re.compile(r"[-?][ \t]+[-?]")  # what a deep `- - - ...` run starts with
+
+
 def _could_nest_deep(text: str) -> bool:
     """Whether the text could nest past what libyaml's composer survives: depth comes from
-    flow brackets, indentation, and `- `/`? ` runs on a line (each bounded here)."""
-    return (
-        text.count("[") + text.count("{") > _C_SAFE
-        or _DEEP_INLINE.search(text) is not None
-        or _DEEP_INDENT.search(text) is not None
-    )
+    flow brackets, indentation, and `- `/`? ` runs on a line (each bounded here). The
+    regexes cost more than composing a big file; cheaper tests that each match needs (a tab
+    or _C_SAFE spaces in a row; two indicators in a row) rule them out first."""
+    if text.count("[") + text.count("{") > _C_SAFE:
+        return True
+    if ("\t" in text or " " * _C_SAFE in text) and _DEEP_INDENT.search(text) is not None:
+        return True
+    return _INDICATOR_PAIR.search(text) is not None and _DEEP_INLINE.search(text) is not None
 
 
-def _check_depth(source: Source) -> None:
+def _check_depth(source: Source, loader: Any) -> None:
     depth = 0
-    for event in yaml.parse(source.text, Loader=_Loader):
+    for event in yaml.parse(source.text, Loader=loader):
         if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
             depth += 1
             if depth > MAX_YAML_DEPTH:
@@ -152,14 +168,16 @@ def _too_deep() -> str:
     return f"mappings and lists nest more than {MAX_YAML_DEPTH} deep here (see docs/limits.md)"
 
 
-def compose(source: Source) -> list[Node]:
-    """The root node of every non-empty document of the file; LoadError on a syntax error."""
+def compose(source: Source, loader: Any = None) -> list[Node]:
+    """The root node of every non-empty document of the file; LoadError on a syntax error.
+    `loader`: Loader (libyaml's, when there) unless told."""
+    loader = loader or Loader
     try:
         if _could_nest_deep(source.text):
-            _check_depth(source)
-        return [n for n in yaml.compose_all(source.text, Loader=_Loader) if n is not None]
+            _check_depth(source, loader)
+        return [n for n in yaml.compose_all(source.text, Loader=loader) if n is not None]
     except yaml.YAMLError as e:
-        raise _yaml_error(source, e) from None
+        raise _yaml_error(source, e, loader) from None
 
 
 def _is_merge(key: Node) -> bool:
@@ -177,6 +195,9 @@ class Builder:
         self._plain: dict[str, Any] = {}
         self._ctor = yaml.constructor.SafeConstructor()
         self._depth = 0
+        # An alias to a mapping or list was followed: the data shares parts (and walking it
+        # as a tree, as repr does, could take as long as a "billion laughs" file asks for).
+        self.aliased = False
 
     def error(self, node: Node, message: str) -> None:
         self.errors.append(LoadError(message, span(self.source, node)))
@@ -191,6 +212,7 @@ class Builder:
             return node.value
         seen = self._memo.get(id(node))
         if seen is not None:
+            self.aliased = True
             return seen
         if (tag == _MAP and isinstance(node, MappingNode)) or (
             tag == _SEQ and isinstance(node, SequenceNode)
@@ -242,6 +264,7 @@ class Builder:
         out: dict[str, Any] = {}
         self._memo[id(node)] = out
         merged: dict[str, Any] = {}
+        plain = self._plain
         for key, value in node.value:
             name = key.value  # a str for a scalar key, a list for a mapping or sequence key
             if name == "<<" and key.tag is _PLAIN:
@@ -250,6 +273,9 @@ class Builder:
                 self.error(key, "mapping keys must be plain names")
             elif name in out:
                 self.error(key, f'the key "{name}" is written twice in this mapping')
+            elif value.tag is _PLAIN:  # value()'s first case, inline: most values are these
+                found = plain.get(value.value, _MISSING)
+                out[name] = self._resolve(value) if found is _MISSING else found
             else:
                 out[name] = self.value(value)
         if merged:
