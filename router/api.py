@@ -339,9 +339,9 @@ class Plan:
     def document(self) -> dict[str, Any]:
         """plan.json as a dict (with a `diff` section when planned against a previous plan).
         A copy: changing it changes nothing here."""
-        from router.output import gc_paused
+        from router.gcpause import paused_gc
 
-        with gc_paused():  # 100k small dicts, none in a cycle: no collection needed
+        with paused_gc():  # 100k small dicts, none in a cycle: no collection needed
             return json.loads(self._text)  # type: ignore[no-any-return]
 
     def json(self) -> str:

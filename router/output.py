@@ -24,7 +24,6 @@ before the swap, so a test can kill the process there. It does nothing else.
 from __future__ import annotations
 
 import fcntl
-import gc
 import os
 import shutil
 import stat
@@ -35,24 +34,9 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from router.errors import PlanError
+from router.gcpause import paused_gc
 
 TEST_PAUSE_ENV = "ROUTER_TEST_PAUSE_BEFORE_SWAP"
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Python's cyclic garbage collector off while a plan's output is built (or as a
-    decorator: while the function runs). Building it allocates millions of small dicts, lists
-    and strings, none in a cycle, and every collection they trigger scans the whole plan in
-    memory: at 10k workloads that was half the time of writing plan.json. Nested uses nest;
-    the collector is on again after the outermost, if it was on before."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
 
 
 def _safe(relative: str) -> str:
@@ -134,7 +118,7 @@ def _swap_lock(parent: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-@gc_paused()
+@paused_gc()
 def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) -> None:
     """Replace the folder `out` with exactly `files` ({relative path: text})."""
     out = Path(out)

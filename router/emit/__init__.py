@@ -8,8 +8,8 @@ from router.config import KubernetesSettings
 from router.emit.base import Emitter
 from router.emit.kubernetes import KubernetesEmitter
 from router.emit.slurm import SlurmEmitter
+from router.gcpause import paused_gc
 from router.models.placement import Placement
-from router.output import gc_paused
 
 EMITTERS: dict[str, Emitter] = {e.backend: e for e in (SlurmEmitter(), KubernetesEmitter())}
 
@@ -20,7 +20,7 @@ def assign_artifacts(placements: list[Placement]) -> None:
         p.artifacts = sorted(EMITTERS[p.backend].paths(p))
 
 
-@gc_paused()
+@paused_gc()
 def emit_all(
     placements: list[Placement], kubernetes: KubernetesSettings | None = None
 ) -> dict[str, str]:

@@ -17,13 +17,14 @@ from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from router.errors import ErrorGroup, LoadError, RouterError, Source, did_you_mean
+from router.gcpause import paused_gc
 from router.models.classes import WorkloadClasses
 from router.models.dependencies import dependency_errors
 from router.models.fields import show, value_problem
 from router.models.inventory import Inventory
 from router.models.running import Running
 from router.models.workload import Workload
-from router.models.yamlsource import Builder, compose, locate, paused_gc, read_source, span
+from router.models.yamlsource import Builder, compose, locate, read_source, span
 
 __all__ = ["load_inventory", "load_running", "load_workloads", "workload_files"]
 

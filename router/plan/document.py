@@ -16,9 +16,9 @@ from typing import Any
 import pydantic_core
 
 from router.evaluate.quota import capacity, usage
+from router.gcpause import paused_gc
 from router.models.placement import Placement
 from router.models.plan import PlanDocument
-from router.output import gc_paused
 from router.plan.build import Plan, input_hashes
 from router.plan.packcheck import scale_out
 from router.version import __version__
@@ -65,7 +65,7 @@ def _after(p: Placement, where: dict[str, tuple[str, str]]) -> dict[str, Any]:
     return {"after": out}
 
 
-@gc_paused()
+@paused_gc()
 def plan_document(plan: Plan) -> dict[str, Any]:
     project = plan.project
     rel = functools.lru_cache(maxsize=None)(project.relative)  # a few files, named often
@@ -194,7 +194,7 @@ def with_diff(doc: dict[str, Any], diff: dict[str, Any] | None) -> dict[str, Any
     return doc if diff is None else {**doc, "diff": diff}
 
 
-@gc_paused()
+@paused_gc()
 def dumps(doc: dict[str, Any]) -> str:
     """plan.json's text, written through PlanDocument (strict, extra keys refused): a field
     the model does not know fails here, so the model and its schema cannot drift."""

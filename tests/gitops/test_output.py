@@ -228,12 +228,12 @@ def test_paths_under_out_follow_pure_posix_path_rules(rel: str) -> None:
 def test_the_garbage_collector_is_paused_only_while_out_is_built(tmp_path: Path) -> None:
     import gc
 
-    from router.output import gc_paused
+    from router.gcpause import paused_gc
 
     assert gc.isenabled()
-    with gc_paused():
+    with paused_gc():
         assert not gc.isenabled()
-        with gc_paused():
+        with paused_gc():
             assert not gc.isenabled()
         assert not gc.isenabled()  # the outer pause still holds
     assert gc.isenabled()

@@ -1,0 +1,27 @@
+"""Python's cyclic garbage collector paused while router builds big acyclic data.
+
+Loading 10k workloads, building the CP-SAT model, writing manifests and plan.json each
+allocate hundreds of thousands to millions of small dicts, lists, tuples and strings, none
+in a reference cycle; every collection such a burst triggers walks every live object of the
+plan (composing 10k workloads took four times as long with it, plan.json twice). Use as
+`with paused_gc():` or as a decorator, `@paused_gc()`. Nested uses nest; the collector is on
+again after the outermost, if it was on before.
+"""
+
+from __future__ import annotations
+
+import gc
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection inside (and as before after)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
