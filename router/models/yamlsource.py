@@ -11,7 +11,8 @@ by a small walker rather than PyYAML's constructor, so that:
 
 Speed: the resolver that PyYAML calls for every node is replaced by a constant (plain scalars
 are resolved here, once per distinct text), and the cyclic garbage collector is paused while
-nodes are built (router.gcpause, by the loader): with it running, composing 10k workloads takes four times as long.
+nodes are built (router.gcpause, in the loader): with it running, composing 10k workloads
+takes four times as long.
 """
 
 from __future__ import annotations
@@ -155,13 +156,20 @@ def _too_deep() -> str:
 
 def compose(source: Source, loader: Any = None) -> list[Node]:
     """The root node of every non-empty document of the file; LoadError on a syntax error.
-    `loader`: Loader (libyaml's, when there) unless told."""
-    loader = loader or Loader
+    `loader`: the one told, or else Loader (libyaml's, when there) with PyYAML's own parser
+    as the reference: a text with a tab (which libyaml reads differently) is composed by it,
+    and so is a text libyaml refuses, so that an error, its wording and its line are the same
+    with or without libyaml."""
+    told = loader is not None
+    if loader is None:
+        loader = PureLoader if "\t" in source.text else Loader
     try:
         if _could_nest_deep(source.text):
             _check_depth(source, loader)
         return [n for n in yaml.compose_all(source.text, Loader=loader) if n is not None]
     except yaml.YAMLError as e:
+        if not told and loader is not PureLoader:
+            return compose(source, PureLoader)
         raise _yaml_error(source, e, loader) from None
 
 

@@ -137,3 +137,26 @@ def test_mutated_files_load_the_same(name: str, data: st.DataObject) -> None:
             assert fast == pure
     else:
         assert fast == pure
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: [1, 2\n",  # libyaml: "did not find expected ',' or ']'"
+        "gpu_\ttype: 1\n",  # libyaml reads one plain scalar; PyYAML stops at the tab
+        "a: 1\n  b: 2\n",
+    ],
+)
+def test_the_default_compose_answers_as_pyyaml_does(text: str) -> None:
+    """What router reads by default is what PyYAML's own parser makes of the text whenever
+    libyaml would differ (a tab, an error): the same error, wording and line on a machine
+    with libyaml as on one without."""
+
+    def read(loader: Any) -> str:
+        try:
+            docs = compose(Source("w.yaml", text), loader)
+        except RouterError as e:
+            return e.format()  # the whole message, the parser's wording included
+        return repr([Builder(Source("w.yaml", text)).value(d) for d in docs])
+
+    assert read(None) == read(PureLoader)
