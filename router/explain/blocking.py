@@ -25,12 +25,13 @@ Two ways to let it in are computed, both checked against the same rows:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
 
 from router.evaluate.evaluate import Candidate
 from router.explain.noderoom import NodeRoom
+from router.solve.greedy import rows_of
 from router.solve.problem import Problem, Row
 
 Key = tuple[str, ...]
@@ -45,7 +46,13 @@ def reason_key(row: Row) -> Key:
 
 class PlanState:
     """The plan's usage of every row, computed once and shared by all explanations, and what
-    its nodes have left (`nodes`: the plan's node assignment, SolveResult.nodes)."""
+    its nodes have left (`nodes`: the plan's node assignment, SolveResult.nodes).
+
+    Read in the aggregate model's terms (aggregate.py: one variable per class of identical
+    workloads and candidate), which the per-workload rows are expanded from row by row: a
+    per-workload variable v stands for its class's variable `agg_var(v)` with the same
+    coefficients, and a row's usage is Σ coefficient × the class's placed count. So building
+    it costs the aggregate rows and the placements, not every workload times its rows."""
 
     def __init__(
         self,
@@ -53,39 +60,86 @@ class PlanState:
         assignment: dict[str, Candidate],
         nodes: dict[str, list[tuple[str, int]]] | None = None,
     ) -> None:
+        agg = problem.aggregate
+        assert agg is not None, "a Problem is expanded from its aggregate (problem.expand)"
         self.problem = problem
+        self.agg = agg
         self.assignment = assignment
         self.nodes = nodes
         self.room = NodeRoom(self)
         self.index = {d.workload.name: i for i, d in enumerate(problem.decisions)}
+        self.group_of = [0] * len(problem.decisions)
         # Matched by (workload, target id), not object identity, so a re-built problem works.
         self.chosen: dict[int, int] = {}
-        for name, cand in assignment.items():
-            i = self.index.get(name)
-            if i is None:
-                continue
-            for v in problem.choices[i]:
-                if problem.variables[v][1].target.id == cand.target.id:
-                    self.chosen[i] = v
-        chosen_vars = set(self.chosen.values())
-        self.rows_of: dict[int, list[tuple[int, int]]] = {}  # var -> [(row, coef)]
-        self.used: list[int] = []
-        self.members: list[list[tuple[int, int]]] = []  # row -> chosen [(var, coef)]
-        for r, row in enumerate(problem.rows):
-            mine = []
-            for coef, v in row.terms:
-                self.rows_of.setdefault(v, []).append((r, coef))
-                if v in chosen_vars:
-                    mine.append((v, coef))
-            self.members.append(mine)
-            self.used.append(sum(c for _, c in mine))
-        self.weight: dict[int, int] = {}
-        for level in problem.levels:
+        count = [0] * len(agg.variables)
+        # Per class variable, the placed per-workload variables, in the order the expanded
+        # rows list them (class members in name order): members() keeps that order.
+        self._placed: dict[int, list[int]] = {}
+        for g, group in enumerate(agg.groups):
+            for i in group.members:
+                self.group_of[i] = g
+                cand = assignment.get(problem.decisions[i].workload.name)
+                if cand is None:
+                    continue
+                for j, v in enumerate(problem.choices[i]):
+                    if problem.variables[v][1].target.id == cand.target.id:
+                        self.chosen[i] = v
+                        av = agg.choices[g][j]
+                        count[av] += 1
+                        self._placed.setdefault(av, []).append(v)
+        self._rows_of = rows_of(agg)  # class variable -> [(row, coef)]
+        self.used = [sum(c * count[av] for c, av in row.terms) for row in agg.rows]
+        self._members: dict[int, list[tuple[int, int]]] = {}
+        self._weight: list[int] | None = None
+        for level in agg.levels:
             if level.name == "placed_work":
-                self.weight = {v: c for c, v in level.terms}
+                self._weight = [0] * len(agg.variables)
+                for c, av in level.terms:
+                    self._weight[av] = c
+        # overflows_at(v) without `minus` reads only v's class variable: once per class.
+        self._over: dict[int, dict[Key, list[Overflow]]] = {}
+        self._class_keys: dict[int, Hashable] = {}
+
+    def agg_var(self, v: int) -> int:
+        """The class variable a per-workload variable is expanded from. A workload's
+        variables are consecutive, in its candidates' order (problem.expand)."""
+        i = self.problem.variables[v][0]
+        return self.agg.choices[self.group_of[i]][v - self.problem.choices[i][0]]
+
+    def rows(self, v: int | None) -> list[tuple[int, int]]:
+        """The rows variable v counts in: [(row, coefficient)], rows in order."""
+        return [] if v is None else self._rows_of[self.agg_var(v)]
+
+    def members(self, r: int) -> list[tuple[int, int]]:
+        """The placed variables row r counts: [(variable, coefficient)]."""
+        found = self._members.get(r)
+        if found is None:
+            row = self.agg.rows[r]
+            found = [(v, c) for c, av in row.terms for v in self._placed.get(av, ())]
+            self._members[r] = found
+        return found
+
+    def weight(self, v: int, default: int = 1) -> int:
+        """Variable v's placed work, as the objective counts it."""
+        return default if self._weight is None else self._weight[self.agg_var(v)]
 
     def workload_of(self, v: int) -> Any:
         return self.problem.decisions[self.problem.variables[v][0]].workload
+
+    def class_key(self, i: int) -> Hashable:
+        """Everything blocking() and the reasons' words read of unplaced workload i: per
+        candidate (in its order) the target, rank, preference, resources and the rows it
+        counts in with their coefficients (so its quota and spread memberships). Unplaced
+        workloads with one key have the same reasons, word for word. Per class, once."""
+        g = self.group_of[i]
+        key = self._class_keys.get(g)
+        if key is None:
+            group = self.agg.groups[g]
+            key = self._class_keys[g] = tuple(
+                (c.target.id, c.rank, c.pref, c.resources, tuple(self._rows_of[av]))
+                for av, c in zip(self.agg.choices[g], group.candidates, strict=True)
+            )
+        return key
 
 
 def is_cut(row: Row) -> bool:
@@ -122,11 +176,23 @@ class Blocking:
 
 def overflows_at(state: PlanState, v: int, minus: int | None = None) -> dict[Key, list[Overflow]]:
     """Rows that placing variable v would break, others as planned (less variable `minus`,
-    the workload's own placement when asking about a placed workload's other targets)."""
+    the workload's own placement when asking about a placed workload's other targets).
+    Without `minus` the answer is its class's, computed once and shared: do not change it."""
+    if minus is None:
+        av = state.agg_var(v)
+        found = state._over.get(av)
+        if found is None:
+            found = state._over[av] = _overflows(state, v, None)
+        return found
+    return _overflows(state, v, minus)
+
+
+def _overflows(state: PlanState, v: int, minus: int | None) -> dict[Key, list[Overflow]]:
     out: dict[Key, list[Overflow]] = {}
-    minus_rows = dict(state.rows_of.get(minus, [])) if minus is not None else {}
+    minus_rows = dict(state.rows(minus))
+    mine = state.rows(v)
     carrier: int | None = None
-    for r, need in state.rows_of.get(v, []):
+    for r, need in mine:
         row = state.problem.rows[r]
         if row.kind in CAPACITY_KINDS:
             if carrier is None and row.kind == "capacity":
@@ -139,14 +205,14 @@ def overflows_at(state: PlanState, v: int, minus: int | None = None) -> dict[Key
     if blocked is not None:
         text, more = blocked
         found = []
-        for r, need in state.rows_of.get(v, []):
+        for r, need in mine:
             row = state.problem.rows[r]
             used = state.used[r] - minus_rows.get(r, 0)
             if row.kind in CAPACITY_KINDS and not is_cut(row) and used + need > row.rhs:
                 found.append(Overflow(r, used, need, row.rhs, "", more))
         if not found and carrier is not None:
             used = state.used[carrier] - minus_rows.get(carrier, 0)
-            need = dict(state.rows_of[v])[carrier]
+            need = dict(mine)[carrier]
             found.append(Overflow(carrier, used, need, state.problem.rows[carrier].rhs, text, more))
         if found:
             out[("capacity", state.problem.variables[v][1].target.id)] = found
@@ -204,12 +270,15 @@ def _minimal_core(
         for k, _ in over[v].items():
             if k[0] == "capacity":
                 model.add(x[v] == 0).only_enforce_if(lit[k])
-    for r in sorted({r for v in cands for r, _ in state.rows_of.get(v, [])}):
+    terms_of: dict[int, list[tuple[int, int]]] = {}  # row -> [(coef, candidate)]
+    for v in cands:
+        for r, coef in state.rows(v):
+            terms_of.setdefault(r, []).append((coef, v))
+    for r, terms in sorted(terms_of.items()):
         row = state.problem.rows[r]
         k = reason_key(row)
         if k not in lit or row.kind in CAPACITY_KINDS:
             continue  # a row no candidate would break never matters
-        terms = [(coef, v) for v in cands for rr, coef in state.rows_of.get(v, []) if rr == r]
         model.add(sum(coef * x[v] for coef, v in terms) <= row.rhs - state.used[r]).only_enforce_if(
             lit[k]
         )
@@ -244,15 +313,15 @@ def displacement(
     from ortools.sat.python import cp_model
 
     rows = [o for os in overflows.values() for o in os]
-    occupants = sorted({m for o in rows for m, _ in state.members[o.row]})
+    occupants = sorted({m for o in rows for m, _ in state.members(o.row)})
     if not occupants:
         return None
     model = cp_model.CpModel()
     y = {m: model.new_bool_var(f"y{m}") for m in occupants}
     for o in rows:
-        freed = [(coef, m) for m, coef in state.members[o.row]]
+        freed = [(coef, m) for m, coef in state.members(o.row)]
         model.add(sum(coef * y[m] for coef, m in freed) >= o.used + o.need - o.rhs)
-    model.minimize(sum(state.weight.get(m, 1) * y[m] for m in occupants))
+    model.minimize(sum(state.weight(m) * y[m] for m in occupants))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
@@ -260,7 +329,7 @@ def displacement(
     if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     chosen = [m for m in occupants if solver.value(y[m])]
-    return chosen, sum(state.weight.get(m, 1) for m in chosen)
+    return chosen, sum(state.weight(m) for m in chosen)
 
 
 def best_displacement(state: PlanState, b: Blocking) -> tuple[int, list[int], int] | None:

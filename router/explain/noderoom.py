@@ -49,6 +49,7 @@ class NodeRoom:
         self._caps: dict[str, tuple[Capacity, int] | None] = {}
         self._blocked: dict[tuple[int, frozenset[str], str, Resources], tuple[str, int] | None]
         self._blocked = {}
+        self._by_comp: dict[int, list[tuple[str, Candidate]]] | None = None
 
     def _agg_cap(self, v: int) -> tuple[Capacity, int] | None:
         tid = self.state.problem.variables[v][1].target.id
@@ -82,6 +83,18 @@ class NodeRoom:
             }
         return state.nodes
 
+    def _placements(self, ci: int) -> list[tuple[str, Candidate]]:
+        """The plan's placements on component ci, grouped once for every component."""
+        if self._by_comp is None:
+            agg = self.state.problem.aggregate
+            comp = {t: c for c, cap in enumerate(agg.capacity if agg else []) for t in cap.sets_of}
+            self._by_comp = {}
+            for name, cand in self.state.assignment.items():
+                c = comp.get(cand.target.id)
+                if c is not None:
+                    self._by_comp.setdefault(c, []).append((name, cand))
+        return self._by_comp.get(ci, [])
+
     def room(self, ci: int, cap: Capacity, minus: frozenset[str] = frozenset()) -> Packing:
         """The component's nodes after the plan (less the workloads `minus`), as blocks."""
         key = (ci, minus)
@@ -93,8 +106,8 @@ class NodeRoom:
             for j in g.indices:
                 free[g.node_set, j], idle[g.node_set, j] = g.free, g.empty
         placed = self._placed_nodes()
-        for name, cand in self.state.assignment.items():
-            if name in minus or cand.target.id not in cap.sets_of:
+        for name, cand in self._placements(ci):
+            if name in minus:
                 continue
             item = item_of(cand.resources, cap)
             for node in placed.get(name, []):

@@ -7,7 +7,7 @@ and explain prints them with more detail around them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 from router.evaluate.evaluate import Decision
@@ -212,15 +212,31 @@ def shape_fix(d: Decision) -> str | None:
 
 
 def summarise(
-    d: Decision, state: PlanState | None, rel: Relative, solver_status: str = "OPTIMAL"
+    d: Decision,
+    state: PlanState | None,
+    rel: Relative,
+    solver_status: str = "OPTIMAL",
+    cache: dict[Hashable, Summary] | None = None,
 ) -> Summary:
-    """The minimal reasons a routed workload is unplaced, and the smallest change."""
+    """The minimal reasons a routed workload is unplaced, and the smallest change. With a
+    `cache` (one per plan, status and `rel`), workloads of one class (PlanState.class_key)
+    share one computation; the Summary returned then has its own lists but no `blocking`."""
     if not d.candidates:
         if not d.excluded:
             return Summary(["no target of the rule's backend exists in the inventory"], None)
         return Summary([group_text(ts, r) for ts, r in exclusion_groups(d, rel)], shape_fix(d))
     assert state is not None
     i = state.index[d.workload.name]
+    if cache is None:
+        return _summary(state, i, rel, solver_status)
+    key = state.class_key(i)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = _summary(state, i, rel, solver_status)
+    return Summary(list(found.reasons), found.fix)
+
+
+def _summary(state: PlanState, i: int, rel: Relative, solver_status: str) -> Summary:
     b = blocking(state, i)
     if b.fits_alone:
         free = [state.problem.variables[v][1].target.id for v in b.candidates if not b.overflows[v]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +16,7 @@ from router.evaluate.evaluate import Decision, Evaluator
 from router.evaluate.quota import QuotaLimit, compile_quotas
 from router.evaluate.spread import SpreadLimit, compile_spreads
 from router.explain.blocking import PlanState
+from router.explain.reasons import Summary, summarise
 from router.language import ast, load_policy
 from router.models import (
     Inventory,
@@ -150,6 +151,25 @@ def build_plan(
     t4 = time.perf_counter()
     seconds.update(parse=t1 - t0, evaluate=t2 - t1, model=t3 - t2, solve=t4 - t3)
 
+    return finish_plan(
+        project, inputs, decisions, problem, result, bound, quotas, spreads, seconds, options
+    )
+
+
+def finish_plan(
+    project: Project,
+    inputs: Inputs,
+    decisions: list[Decision],
+    problem: Problem,
+    result: SolveResult,
+    bound: float | None,
+    quotas: list[QuotaLimit],
+    spreads: list[SpreadLimit],
+    seconds: dict[str, float],
+    options: SolveOptions | None = None,
+) -> Plan:
+    """Everything of build_plan after the solver: placements (checked against the nodes),
+    and why each routed workload that is left out is; `router bench` calls it "reasons"."""
     # One path cache per plan: a large plan names the same few policy files thousands of
     # times, and each project.relative resolves two paths on disk.
     relative = functools.lru_cache(maxsize=None)(project.relative)
@@ -185,8 +205,10 @@ def build_plan(
     # The plan's row usage, made once and shared by every reason below (when any needs it).
     needed = previous or any(d.candidates for d in left_out)
     state = PlanState(problem, result.assignment, result.nodes) if needed else None
+    # Unplaced workloads of one class have the same reasons: computed once per class.
+    cache: dict[Hashable, Summary] = {}
     unplaced = [
-        Unplaced(d, *unplaced_reasons(d, problem, result, project, state, relative))
+        Unplaced(d, *unplaced_reasons(d, problem, result, project, state, relative, cache))
         for d in left_out
     ]
     lost = None
@@ -224,16 +246,15 @@ def unplaced_reasons(
     project: Project,
     state: PlanState | None = None,
     relative: Callable[[str], str] | None = None,
+    cache: dict[Hashable, Summary] | None = None,
 ) -> tuple[list[str], str | None]:
     """Why a routed workload has no target: the minimal set of reasons `router explain`
     prints (router/explain/reasons.py), so plan.json and explain always agree. With no
     candidate, the shape and `where` exclusions, identical reasons grouped; otherwise the
     minimal quotas and target capacities that keep it out next to the placed work."""
-    from router.explain.reasons import summarise
-
     if d.candidates and state is None:
         state = PlanState(problem, result.assignment, result.nodes)
     summary = summarise(
-        d, state if d.candidates else None, relative or project.relative, result.status
+        d, state if d.candidates else None, relative or project.relative, result.status, cache
     )
     return summary.reasons, summary.fix

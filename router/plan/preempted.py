@@ -58,7 +58,7 @@ def _in_the_way(state: PlanState, name: str, was: str) -> set[str] | None:
     if v is None:
         return None
     rows = {o.row for os in overflows_at(state, v).values() for o in os}
-    return {state.workload_of(u).name for r in rows for u, _ in state.members[r]}
+    return {state.workload_of(u).name for r in rows for u, _ in state.members(r)}
 
 
 def preempted(
@@ -107,20 +107,20 @@ def _cheap_displacement(
     large plan). None when removing everything in the way is not enough."""
     short = {o.row: o.used + o.need - o.rhs for os in over.values() for o in os}
     occupants = sorted(
-        {m for r in short for m, _ in state.members[r]}, key=lambda m: (state.weight.get(m, 1), m)
+        {m for r in short for m, _ in state.members(r)}, key=lambda m: (state.weight(m), m)
     )
     chosen: list[int] = []
     for m in occupants:
         if all(left <= 0 for left in short.values()):
             break
-        frees = [(r, c) for r, c in state.rows_of.get(m, []) if short.get(r, 0) > 0]
+        frees = [(r, c) for r, c in state.rows(m) if short.get(r, 0) > 0]
         if frees:
             chosen.append(m)
             for r, c in frees:
                 short[r] -= c
     if any(left > 0 for left in short.values()):
         return None
-    return chosen, sum(state.weight.get(m, 1) for m in chosen)
+    return chosen, sum(state.weight(m) for m in chosen)
 
 
 def not_preempted(
@@ -142,7 +142,7 @@ def not_preempted(
     for v in state.problem.choices[i]:
         over = overflows_at(state, v)
         found = _cheap_displacement(state, over) if over else None
-        if found is None or found[1] >= state.weight.get(v, 0):
+        if found is None or found[1] >= state.weight(v, 0):
             continue
         kept |= {
             n
