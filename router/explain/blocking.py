@@ -76,17 +76,19 @@ class PlanState:
         # rows list them (class members in name order): members() keeps that order.
         self._placed: dict[int, list[int]] = {}
         for g, group in enumerate(agg.groups):
+            # A class's members have its candidates, in its order (aggregate.py).
+            at = {c.target.id: j for j, c in enumerate(group.candidates)}
             for i in group.members:
                 self.group_of[i] = g
                 cand = assignment.get(problem.decisions[i].workload.name)
                 if cand is None:
                     continue
-                for j, v in enumerate(problem.choices[i]):
-                    if problem.variables[v][1].target.id == cand.target.id:
-                        self.chosen[i] = v
-                        av = agg.choices[g][j]
-                        count[av] += 1
-                        self._placed.setdefault(av, []).append(v)
+                j = at[cand.target.id]
+                v = problem.choices[i][j]
+                self.chosen[i] = v
+                av = agg.choices[g][j]
+                count[av] += 1
+                self._placed.setdefault(av, []).append(v)
         self._rows_of = rows_of(agg)  # class variable -> [(row, coef)]
         self.used = [sum(c * count[av] for c, av in row.terms) for row in agg.rows]
         self._members: dict[int, list[tuple[int, int]]] = {}
@@ -98,7 +100,8 @@ class PlanState:
                     self._weight[av] = c
         # overflows_at(v) without `minus` reads only v's class variable: once per class.
         self._over: dict[int, dict[Key, list[Overflow]]] = {}
-        self._class_keys: dict[int, Hashable] = {}
+        self._class_of: dict[int, int] = {}  # model class -> class of reasons
+        self._classes: dict[Hashable, int] = {}
 
     def agg_var(self, v: int) -> int:
         """The class variable a per-workload variable is expanded from. A workload's
@@ -126,19 +129,21 @@ class PlanState:
     def workload_of(self, v: int) -> Any:
         return self.problem.decisions[self.problem.variables[v][0]].workload
 
-    def class_key(self, i: int) -> Hashable:
-        """Everything blocking() and the reasons' words read of unplaced workload i: per
-        candidate (in its order) the target, rank, preference, resources and the rows it
-        counts in with their coefficients (so its quota and spread memberships). Unplaced
-        workloads with one key have the same reasons, word for word. Per class, once."""
+    def class_key(self, i: int) -> int:
+        """Unplaced workload i's class of reasons: workloads with the same key read the same
+        of everything blocking() and the reasons' words read, so they have the same reasons,
+        word for word. That is, per candidate (in its order) the target, rank, preference,
+        resources and the rows it counts in with their coefficients (so its quota and spread
+        memberships). Computed once per class of the model, as a small number."""
         g = self.group_of[i]
-        key = self._class_keys.get(g)
+        key = self._class_of.get(g)
         if key is None:
             group = self.agg.groups[g]
-            key = self._class_keys[g] = tuple(
+            content = tuple(
                 (c.target.id, c.rank, c.pref, c.resources, tuple(self._rows_of[av]))
                 for av, c in zip(self.agg.choices[g], group.candidates, strict=True)
             )
+            key = self._class_of[g] = self._classes.setdefault(content, len(self._classes))
         return key
 
 

@@ -7,7 +7,7 @@ and explain prints them with more detail around them.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from router.evaluate.evaluate import Decision
@@ -216,10 +216,10 @@ def summarise(
     state: PlanState | None,
     rel: Relative,
     solver_status: str = "OPTIMAL",
-    cache: dict[Hashable, Summary] | None = None,
+    cache: dict[int, Summary] | None = None,
 ) -> Summary:
     """The minimal reasons a routed workload is unplaced, and the smallest change. With a
-    `cache` (one per plan, status and `rel`), workloads of one class (PlanState.class_key)
+    `cache` (one per PlanState, status and `rel`), workloads of one class (class_key)
     share one computation; the Summary returned then has its own lists but no `blocking`."""
     if not d.candidates:
         if not d.excluded:

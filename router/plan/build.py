@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -206,7 +206,7 @@ def finish_plan(
     needed = previous or any(d.candidates for d in left_out)
     state = PlanState(problem, result.assignment, result.nodes) if needed else None
     # Unplaced workloads of one class have the same reasons: computed once per class.
-    cache: dict[Hashable, Summary] = {}
+    cache: dict[int, Summary] = {}
     unplaced = [
         Unplaced(d, *unplaced_reasons(d, problem, result, project, state, relative, cache))
         for d in left_out
@@ -246,7 +246,7 @@ def unplaced_reasons(
     project: Project,
     state: PlanState | None = None,
     relative: Callable[[str], str] | None = None,
-    cache: dict[Hashable, Summary] | None = None,
+    cache: dict[int, Summary] | None = None,
 ) -> tuple[list[str], str | None]:
     """Why a routed workload has no target: the minimal set of reasons `router explain`
     prints (router/explain/reasons.py), so plan.json and explain always agree. With no
