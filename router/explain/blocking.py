@@ -25,6 +25,7 @@ Two ways to let it in are computed, both checked against the same rows:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from typing import Any
@@ -311,44 +312,96 @@ def _minimal_core(
     return sorted(core, key=lambda k: (-breadth(k)[0], k))
 
 
-def displacement(
-    state: PlanState, v: int, overflows: dict[Key, list[Overflow]]
-) -> tuple[list[int], int] | None:
-    """The least placed work to remove so variable v fits: (chosen variables, their weight)."""
+def _cover_model(state: PlanState, overflows: dict[Key, list[Overflow]]) -> Any:
+    """The least placed work to remove so the rows broken have room: (model, y, occupants)."""
     from ortools.sat.python import cp_model
 
     rows = [o for os in overflows.values() for o in os]
     occupants = sorted({m for o in rows for m, _ in state.members(o.row)})
-    if not occupants:
-        return None
     model = cp_model.CpModel()
     y = {m: model.new_bool_var(f"y{m}") for m in occupants}
     for o in rows:
         freed = [(coef, m) for m, coef in state.members(o.row)]
         model.add(sum(coef * y[m] for coef, m in freed) >= o.used + o.need - o.rhs)
     model.minimize(sum(state.weight(m) * y[m] for m in occupants))
+    return model, y, occupants
+
+
+def displacement(
+    state: PlanState, v: int, overflows: dict[Key, list[Overflow]], least: int | None = None
+) -> tuple[list[int], int] | None:
+    """The least placed work to remove so variable v fits: (chosen variables, their weight).
+    `least`, a proven lower bound (cover_bound), ends the search at the first solution that
+    reaches it: the solution the search would end with anyway (each one it finds is lighter
+    than the last, and none is lighter than the bound), without its seconds spent proving."""
+    from ortools.sat.python import cp_model
+
+    model, y, occupants = _cover_model(state, overflows)
+    if not occupants:
+        return None
+
+    class Enough(cp_model.CpSolverSolutionCallback):
+        def on_solution_callback(self) -> None:
+            if least is not None and self.objective_value <= least:
+                self.stop_search()
+
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
     solver.parameters.max_deterministic_time = 5.0
-    if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    if solver.solve(model, Enough()) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
     chosen = [m for m in occupants if solver.value(y[m])]
     return chosen, sum(state.weight(m) for m in chosen)
 
 
+def cover_bound(state: PlanState, overflows: dict[Key, list[Overflow]]) -> int | None:
+    """A proven lower bound on displacement()'s weight, in milliseconds, usually its optimum;
+    None when there is no cover at all. The same model, solved without CP-SAT's presolve
+    (whose clique and dominance passes on these covers of thousands of occupants take
+    seconds) and with its LP relaxation at every node (linearization_level 2)."""
+    from ortools.sat.python import cp_model
+
+    model, _, occupants = _cover_model(state, overflows)
+    if not occupants:
+        return None
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.cp_model_presolve = False
+    solver.parameters.linearization_level = 2
+    solver.parameters.max_deterministic_time = 1.0
+    if solver.solve(model) == cp_model.INFEASIBLE:
+        return None
+    bound = solver.best_objective_bound
+    return math.ceil(bound - 1e-6) if math.isfinite(bound) else 0
+
+
 def best_displacement(state: PlanState, b: Blocking) -> tuple[int, list[int], int] | None:
-    """Over all candidates, the cheapest displacement: (variable, displaced, their weight)."""
-    best: tuple[int, list[int], int] | None = None
-    for v in b.candidates:
-        d = displacement(state, v, b.overflows[v])
-        if d is None or (best is not None and d[1] >= best[2]):
+    """Over all candidates, the cheapest displacement: (variable, displaced, their weight),
+    the first candidate (in candidate order) of the least weight among those whose removal
+    also leaves a node for it.
+
+    Each displacement() is a CP-SAT solve of its own, seconds on a large plan, so candidates
+    go in order of a proven lower bound (cover_bound), and one whose bound shows that it
+    cannot come before the best so far is not solved. The answer is the one that solving
+    every candidate in candidate order gives, sooner."""
+    bounds = [(cover_bound(state, b.overflows[v]), pos, v) for pos, v in enumerate(b.candidates)]
+    best: tuple[int, int, int, list[int]] | None = None  # (weight, position, variable, chosen)
+    for least, pos, v in sorted((x for x in bounds if x[0] is not None), key=lambda x: x[:2]):
+        assert least is not None
+        if best is not None and (least, pos) > best[:2]:
+            if least > best[0]:
+                break  # the rest are bounded higher still
+            continue
+        d = displacement(state, v, b.overflows[v], least)
+        if d is None or (best is not None and (d[1], pos) > best[:2]):
             continue
         gone = frozenset(state.workload_of(m).name for m in d[0])
         if state.room.blocked(v, without=gone) is not None:
             continue  # room in the sums, but still no node for it: no displacement helps
-        best = (v, d[0], d[1])
-    return best
+        best = (d[1], pos, v, d[0])
+    return None if best is None else (best[2], best[3], best[0])
 
 
 def smallest_fix(
