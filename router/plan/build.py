@@ -67,6 +67,9 @@ class Plan:
     seconds: dict[str, float] = field(default_factory=dict)
     spreads: list[SpreadLimit] = field(default_factory=list)
     preempted: list[Preempted] | None = None  # None: planned without a previous plan
+    # The plan's row usage and node room that the reasons read (None when nothing needed
+    # it): `router explain` reads the same, without building it again.
+    state: PlanState | None = None
 
     @property
     def denied(self) -> list[Decision]:
@@ -236,6 +239,7 @@ def finish_plan(
         seconds,
         spreads,
         lost,
+        state,
     )
 
 
