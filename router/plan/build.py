@@ -220,11 +220,12 @@ def finish_plan(
         lost = preempted(decisions, result.assignment, previous, state)
         said = {p.workload: p.reason for p in lost}
         named = {d.workload.name: d.workload for d in decisions}
+        kept: dict[tuple[int, int], str | None] = {}  # one answer per class and priority
         for u in unplaced:
             name = u.decision.workload.name
             if name in said:  # first: what changed since the previous plan
                 u.reasons.insert(0, said[name])
-            elif note := not_preempted(u.decision, state, result.assignment, previous, named):
+            elif note := not_preempted(u.decision, state, result.assignment, previous, named, kept):
                 u.reasons.append(note)
     return Plan(
         project,

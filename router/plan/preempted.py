@@ -129,15 +129,34 @@ def not_preempted(
     assignment: dict[str, Candidate],
     previous: dict[str, str],
     workloads: dict[str, Workload],
+    cache: dict[tuple[int, int], str | None] | None = None,
 ) -> str | None:
     """For a workload the previous plan did not place and that is unplaced now, when
     protection keeps it out: on some candidate, placed work whose removal would make room
     (lightest first) is worth less than it, so without protection the objective would take
-    it, and holds planned work of equal or higher priority. None otherwise."""
+    it, and holds planned work of equal or higher priority. None otherwise. With a `cache`
+    (one per state, assignment and previous plan), workloads of one class of reasons and one
+    priority (all that is read of them) share the answer."""
     w = d.workload
     i = state.index.get(w.name)
     if w.name in previous or i is None:
         return None
+    if cache is None:
+        return _not_preempted(w, i, state, assignment, previous, workloads)
+    key = (state.class_key(i), w.priority)  # its weight and its name in words follow
+    if key not in cache:
+        cache[key] = _not_preempted(w, i, state, assignment, previous, workloads)
+    return cache[key]
+
+
+def _not_preempted(
+    w: Workload,
+    i: int,
+    state: PlanState,
+    assignment: dict[str, Candidate],
+    previous: dict[str, str],
+    workloads: dict[str, Workload],
+) -> str | None:
     kept: set[str] = set()
     for v in state.problem.choices[i]:
         over = overflows_at(state, v)

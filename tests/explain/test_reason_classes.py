@@ -15,6 +15,7 @@ import router
 from router.explain.blocking import PlanState, blocking
 from router.explain.reasons import summarise
 from router.plan.build import Plan
+from router.plan.preempted import not_preempted
 from tests.helpers import INVENTORY, job
 
 pytestmark = pytest.mark.slow
@@ -100,11 +101,16 @@ def platforms(draw: st.DrawFn) -> dict[str, Any]:
     return {"policy": policy, "inventory": inventory, "workloads": draw(workloads())}
 
 
-def plan_of(platform: dict[str, Any]) -> tuple[router.Platform, Plan]:
+def plan_of(
+    platform: dict[str, Any], previous: dict[str, str] | None = None
+) -> tuple[router.Platform, Plan]:
     p = router.Platform.from_objects(
         policy=platform["policy"], inventory=platform["inventory"], workloads=platform["workloads"]
     )
-    return p, router.plan(p).built
+    before = None
+    if previous is not None:
+        before = {"placements": [{"workload": n, "target_id": t} for n, t in previous.items()]}
+    return p, router.plan(p, before).built
 
 
 def reference_state(plan: Plan) -> dict[str, Any]:
@@ -152,6 +158,30 @@ def test_class_cache_and_aggregate_state_change_no_reason(platform: dict[str, An
         assert (u.reasons, u.fix) == (alone.reasons, alone.fix)  # what plan.json says
 
 
+@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(platforms(), st.data())
+def test_not_preempted_per_class_is_each_workloads_own(platform: dict[str, Any], data: Any) -> None:
+    # The previous plan: the platform's smallest workloads planned alone; the others are new
+    # and bigger, and find planned work that is worth less in their way, yet protected.
+    ws = sorted(platform["workloads"], key=lambda w: (w["gpus"], w["cpus"], w["name"]))
+    k = data.draw(st.integers(1, len(ws)))
+    _, first = plan_of(platform | {"workloads": ws[:k]})
+    previous = {p.workload.name: p.target.id for p in first.placements}
+    _, plan = plan_of(platform, previous)
+    state = plan.state
+    named = {d.workload.name: d.workload for d in plan.decisions}
+    cache: dict[Any, Any] = {}
+    for u in plan.unplaced:
+        if not u.decision.candidates:
+            continue
+        assert state is not None
+        alone = not_preempted(u.decision, state, plan.solve.assignment, previous, named)
+        shared = not_preempted(u.decision, state, plan.solve.assignment, previous, named, cache)
+        assert shared == alone
+        if alone is not None and not any(r.startswith("preempted on") for r in u.reasons):
+            assert u.reasons[-1] == alone  # what plan.json says
+
+
 def test_one_class_is_summarised_once_and_each_member_says_the_same() -> None:
     # Four identical 16-GPU exclusive jobs (two nodes each) for two h100 and two a100 nodes:
     # two of them wait, of one class, with one reason computed for both.
@@ -175,3 +205,28 @@ def test_one_class_is_summarised_once_and_each_member_says_the_same() -> None:
     # The two members' own blockings differ only in their variables.
     b0, b1 = (blocking(state, state.index[u.decision.workload.name]) for u in left)
     assert b0.candidates != b1.candidates and b0.core == b1.core
+
+
+def test_not_preempted_once_per_class_and_priority() -> None:
+    # Four planned 8-GPU jobs fill both GPU partitions; three new ones of the same priority
+    # but more work would be worth displacing one each, and planned work keeps its place.
+    planned = [job(f"a{k}", gpus=8, cpus=8, memory="32GiB") for k in range(4)]
+    new = [job(f"z{k}", gpus=8, cpus=60, memory="32GiB") for k in range(3)]
+    platform = {"policy": POLICY, "inventory": copy.deepcopy(INVENTORY), "workloads": planned}
+    _, first = plan_of(platform)
+    previous = {p.workload.name: p.target.id for p in first.placements}
+    assert sorted(previous) == ["a0", "a1", "a2", "a3"]
+    _, plan = plan_of(platform | {"workloads": planned + new}, previous)
+    assert [u.decision.workload.name for u in plan.unplaced] == ["z0", "z1", "z2"]
+    note = (
+        "not preempted for it on hpc/a100, hpc/h100: planned a0, a2 (priority normal or "
+        "higher; only higher priority preempts)"
+    )
+    assert all(u.reasons[-1] == note for u in plan.unplaced)
+    assert plan.state is not None
+    named = {d.workload.name: d.workload for d in plan.decisions}
+    cache: dict[Any, Any] = {}
+    for u in plan.unplaced:
+        got = not_preempted(u.decision, plan.state, plan.solve.assignment, previous, named, cache)
+        assert got == note
+    assert len(cache) == 1
