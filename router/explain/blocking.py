@@ -25,6 +25,8 @@ Two ways to let it in are computed, both checked against the same rows:
 
 from __future__ import annotations
 
+import functools
+import heapq
 import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
@@ -94,6 +96,7 @@ class PlanState:
         self.used = [sum(c * count[av] for c, av in row.terms) for row in agg.rows]
         self._members: dict[int, list[tuple[int, int]]] = {}
         self._weight: list[int] | None = None
+        self._weights: dict[int, int] = {}
         for level in agg.levels:
             if level.name == "placed_work":
                 self._weight = [0] * len(agg.variables)
@@ -125,7 +128,12 @@ class PlanState:
 
     def weight(self, v: int, default: int = 1) -> int:
         """Variable v's placed work, as the objective counts it."""
-        return default if self._weight is None else self._weight[self.agg_var(v)]
+        if self._weight is None:
+            return default
+        w = self._weights.get(v)
+        if w is None:  # asked for every occupant of every row a displacement reads
+            w = self._weights[v] = self._weight[self.agg_var(v)]
+        return w
 
     def workload_of(self, v: int) -> Any:
         return self.problem.decisions[self.problem.variables[v][0]].workload
@@ -328,7 +336,11 @@ def _cover_model(state: PlanState, overflows: dict[Key, list[Overflow]]) -> Any:
 
 
 def displacement(
-    state: PlanState, v: int, overflows: dict[Key, list[Overflow]], least: int | None = None
+    state: PlanState,
+    v: int,
+    overflows: dict[Key, list[Overflow]],
+    least: int | None = None,
+    built: Any = None,
 ) -> tuple[list[int], int] | None:
     """The least placed work to remove so variable v fits: (chosen variables, their weight).
     `least`, a proven lower bound (cover_bound), ends the search at the first solution that
@@ -336,7 +348,7 @@ def displacement(
     than the last, and none is lighter than the bound), without its seconds spent proving."""
     from ortools.sat.python import cp_model
 
-    model, y, occupants = _cover_model(state, overflows)
+    model, y, occupants = built or _cover_model(state, overflows)
     if not occupants:
         return None
 
@@ -355,14 +367,16 @@ def displacement(
     return chosen, sum(state.weight(m) for m in chosen)
 
 
-def cover_bound(state: PlanState, overflows: dict[Key, list[Overflow]]) -> int | None:
+def cover_bound(
+    state: PlanState, overflows: dict[Key, list[Overflow]], built: Any = None
+) -> int | None:
     """A proven lower bound on displacement()'s weight, in milliseconds, usually its optimum;
     None when there is no cover at all. The same model, solved without CP-SAT's presolve
     (whose clique and dominance passes on these covers of thousands of occupants take
     seconds) and with its LP relaxation at every node (linearization_level 2)."""
     from ortools.sat.python import cp_model
 
-    model, _, occupants = _cover_model(state, overflows)
+    model, _, occupants = built or _cover_model(state, overflows)
     if not occupants:
         return None
     solver = cp_model.CpSolver()
@@ -377,24 +391,68 @@ def cover_bound(state: PlanState, overflows: dict[Key, list[Overflow]]) -> int |
     return math.ceil(bound - 1e-6) if math.isfinite(bound) else 0
 
 
+# Occupants by weight per unit freed, compared exactly (w1/c1 < w2/c2 as w1·c2 < w2·c1).
+_per_unit = functools.cmp_to_key(lambda a, b: a[1] * b[0] - b[1] * a[0])
+
+
+def least_work(state: PlanState, overflows: dict[Key, list[Overflow]]) -> int | None:
+    """A lower bound on displacement()'s weight without a solver; None when removing all
+    placed work in the way is not enough (displacement() finds none either). Per row broken,
+    any cover of its shortfall removes at least its lightest occupant, and at least the LP
+    bound (occupants by weight per unit freed, the last one in part); the largest of these
+    over the rows, in exact integers."""
+    bound = 0
+    for os in overflows.values():
+        for o in os:
+            short = o.used + o.need - o.rhs
+            if short <= 0:
+                continue  # the sums have room (the nodes do not): no cover needed here
+            items = [(c, state.weight(m)) for m, c in state.members(o.row) if c > 0]
+            if sum(c for c, _ in items) < short:
+                return None
+            items.sort(key=_per_unit)
+            lp, left = 0, short
+            for c, w in items:
+                if c >= left:
+                    lp += -(-w * left // c)  # the last one in part, rounded up
+                    break
+                lp, left = lp + w, left - c
+            bound = max(bound, lp, min(w for _, w in items))
+    return bound
+
+
 def best_displacement(state: PlanState, b: Blocking) -> tuple[int, list[int], int] | None:
     """Over all candidates, the cheapest displacement: (variable, displaced, their weight),
     the first candidate (in candidate order) of the least weight among those whose removal
     also leaves a node for it.
 
-    Each displacement() is a CP-SAT solve of its own, seconds on a large plan, so candidates
-    go in order of a proven lower bound (cover_bound), and one whose bound shows that it
-    cannot come before the best so far is not solved. The answer is the one that solving
-    every candidate in candidate order gives, sooner."""
-    bounds = [(cover_bound(state, b.overflows[v]), pos, v) for pos, v in enumerate(b.candidates)]
+    Each displacement() is a CP-SAT solve of its own, up to seconds on a large plan, so the
+    candidates go best bound first: each starts with least_work's, is bounded again with
+    cover_bound's when it comes first, and is solved when it comes first again. Once the
+    least bound left cannot come before the best so far (weight, then candidate order),
+    no other can: the answer is the one solving every candidate in order gives, sooner."""
+    heap: list[tuple[int, int, bool, int]] = []  # (bound, position, bounded again, variable)
+    for pos, v in enumerate(b.candidates):
+        lower = least_work(state, b.overflows[v])
+        if lower is not None:
+            # One row to cover: CP-SAT proves such a cover at once, a second bound costs more.
+            rows = sum(1 for os in b.overflows[v].values() for o in os if o.used + o.need > o.rhs)
+            heap.append((lower, pos, rows <= 1, v))
+    heapq.heapify(heap)
+    models: dict[int, Any] = {}  # one model per candidate, for its bound and its solve
     best: tuple[int, int, int, list[int]] | None = None  # (weight, position, variable, chosen)
-    for least, pos, v in sorted((x for x in bounds if x[0] is not None), key=lambda x: x[:2]):
-        assert least is not None
-        if best is not None and (least, pos) > best[:2]:
-            if least > best[0]:
-                break  # the rest are bounded higher still
+    while heap:
+        lower, pos, again, v = heapq.heappop(heap)
+        if best is not None and (lower, pos) > best[:2]:
+            break
+        if v not in models:
+            models[v] = _cover_model(state, b.overflows[v])
+        if not again:
+            least = cover_bound(state, b.overflows[v], models[v])
+            if least is not None:
+                heapq.heappush(heap, (max(lower, least), pos, True, v))
             continue
-        d = displacement(state, v, b.overflows[v], least)
+        d = displacement(state, v, b.overflows[v], lower, models[v])
         if d is None or (best is not None and (d[1], pos) > best[:2]):
             continue
         gone = frozenset(state.workload_of(m).name for m in d[0])
