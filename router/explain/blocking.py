@@ -392,7 +392,11 @@ def cover_bound(
 
 
 # Occupants by weight per unit freed, compared exactly (w1/c1 < w2/c2 as w1·c2 < w2·c1).
-_per_unit = functools.cmp_to_key(lambda a, b: a[1] * b[0] - b[1] * a[0])
+def _by_unit(a: tuple[int, int], b: tuple[int, int]) -> int:
+    return a[1] * b[0] - b[1] * a[0]
+
+
+_per_unit = functools.cmp_to_key(_by_unit)
 
 
 def least_work(state: PlanState, overflows: dict[Key, list[Overflow]]) -> int | None:
