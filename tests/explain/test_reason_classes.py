@@ -1,6 +1,8 @@
-"""What the reasons of a plan cache must not change: PlanState read in the aggregate model's
-terms against the expanded per-workload rows, and one summary per class of unplaced
-workloads against each workload's own, on small random platforms (bounded Hypothesis)."""
+"""What the reasons of a plan cache or skip must not change, on small random platforms
+(bounded Hypothesis): PlanState read in the aggregate model's terms against the expanded
+per-workload rows; one summary (and one not-preempted note) per class of unplaced workloads
+against each workload's own; explain's cheapest displacement, bounds first, against solving
+every candidate in order."""
 
 from __future__ import annotations
 
@@ -12,7 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import router
-from router.explain.blocking import PlanState, blocking
+from router.explain.blocking import (
+    PlanState,
+    best_displacement,
+    blocking,
+    cover_bound,
+    displacement,
+    least_work,
+)
 from router.explain.reasons import summarise
 from router.plan.build import Plan
 from router.plan.preempted import not_preempted
@@ -156,6 +165,28 @@ def test_class_cache_and_aggregate_state_change_no_reason(platform: dict[str, An
         shared = summarise(u.decision, state, rel, status, cache)
         assert (shared.reasons, shared.fix) == (alone.reasons, alone.fix)
         assert (u.reasons, u.fix) == (alone.reasons, alone.fix)  # what plan.json says
+        if u.decision.candidates:
+            check_displacement(state, blocking(state, state.index[u.decision.workload.name]))
+
+
+def check_displacement(state: PlanState, b: Any) -> None:
+    """best_displacement (bounds first, solves skipped) against solving every candidate in
+    candidate order, and its bounds against each solve."""
+    best = None
+    for v in b.candidates:
+        d = displacement(state, v, b.overflows[v])
+        lower, least = least_work(state, b.overflows[v]), cover_bound(state, b.overflows[v])
+        if d is None:
+            continue
+        assert lower is not None and least is not None
+        assert lower <= d[1] and least <= d[1]
+        assert displacement(state, v, b.overflows[v], max(lower, least)) == d
+        if best is not None and d[1] >= best[2]:
+            continue
+        gone = frozenset(state.workload_of(m).name for m in d[0])
+        if state.room.blocked(v, without=gone) is None:
+            best = (v, d[0], d[1])
+    assert best_displacement(state, b) == best
 
 
 @settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
