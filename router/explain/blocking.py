@@ -55,7 +55,9 @@ class PlanState:
     workloads and candidate), which the per-workload rows are expanded from row by row: a
     per-workload variable v stands for its class's variable `agg_var(v)` with the same
     coefficients, and a row's usage is Σ coefficient × the class's placed count. So building
-    it costs the aggregate rows and the placements, not every workload times its rows."""
+    it costs the aggregate rows and the placements, not every workload times its rows; and
+    a row's kind, subject and bounds are read from `agg.rows` (the same, index for index),
+    never from the expanded per-workload rows."""
 
     def __init__(
         self,
@@ -207,7 +209,7 @@ def _overflows(state: PlanState, v: int, minus: int | None) -> dict[Key, list[Ov
     mine = state.rows(v)
     carrier: int | None = None
     for r, need in mine:
-        row = state.problem.rows[r]
+        row = state.agg.rows[r]
         if row.kind in CAPACITY_KINDS:
             if carrier is None and row.kind == "capacity":
                 carrier = r
@@ -220,14 +222,14 @@ def _overflows(state: PlanState, v: int, minus: int | None) -> dict[Key, list[Ov
         text, more = blocked
         found = []
         for r, need in mine:
-            row = state.problem.rows[r]
+            row = state.agg.rows[r]
             used = state.used[r] - minus_rows.get(r, 0)
             if row.kind in CAPACITY_KINDS and not is_cut(row) and used + need > row.rhs:
                 found.append(Overflow(r, used, need, row.rhs, "", more))
         if not found and carrier is not None:
             used = state.used[carrier] - minus_rows.get(carrier, 0)
             need = dict(mine)[carrier]
-            found.append(Overflow(carrier, used, need, state.problem.rows[carrier].rhs, text, more))
+            found.append(Overflow(carrier, used, need, state.agg.rows[carrier].rhs, text, more))
         if found:
             out[("capacity", state.problem.variables[v][1].target.id)] = found
     return out
@@ -289,7 +291,7 @@ def _minimal_core(
         for r, coef in state.rows(v):
             terms_of.setdefault(r, []).append((coef, v))
     for r, terms in sorted(terms_of.items()):
-        row = state.problem.rows[r]
+        row = state.agg.rows[r]
         k = reason_key(row)
         if k not in lit or row.kind in CAPACITY_KINDS:
             continue  # a row no candidate would break never matters

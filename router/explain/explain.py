@@ -125,7 +125,7 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
     chosen = state.problem.variables[v][1]
     rows = []
     for r, coef in sorted(state.rows(v)):
-        row = state.problem.rows[r]
+        row = state.agg.rows[r]
         used = state.used[r]
         where = f" ({source_of(row.source, rel)})" if row.source else ""
         share = f" ({row.detail[0]})" if row.kind == "quota" and row.detail else ""
@@ -172,7 +172,7 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
         blocked = out["first_choice_blocked"]
         over = overflows_at(state, best, minus=v)
         for o in (o for _, overs in sorted(over.items()) for o in overs):
-            row = state.problem.rows[o.row]
+            row = state.agg.rows[o.row]
             takers = sorted(state.members(o.row), key=lambda m: (-m[1], m[0]))
             takers = [(m, c) for m, c in takers if m != v]
             names = ", ".join(_who(state, m, c, row.resource) for m, c in takers[:5])
