@@ -569,7 +569,9 @@ def explain(
 
     # A routed workload's place depends on everyone else's: plan them all.
     made = plan(platform, previous)
-    state = PlanState(made.built.problem, made.built.solve.assignment, made.built.solve.nodes)
+    state = made.built.state or PlanState(
+        made.built.problem, made.built.solve.assignment, made.built.solve.nodes
+    )
     doc = explain_one(
         workload,
         decision,

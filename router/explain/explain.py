@@ -124,8 +124,8 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
     v = state.chosen[i]
     chosen = state.problem.variables[v][1]
     rows = []
-    for r, coef in sorted(state.rows_of.get(v, [])):
-        row = state.problem.rows[r]
+    for r, coef in sorted(state.rows(v)):
+        row = state.agg.rows[r]
         used = state.used[r]
         where = f" ({source_of(row.source, rel)})" if row.source else ""
         share = f" ({row.detail[0]})" if row.kind == "quota" and row.detail else ""
@@ -172,8 +172,8 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
         blocked = out["first_choice_blocked"]
         over = overflows_at(state, best, minus=v)
         for o in (o for _, overs in sorted(over.items()) for o in overs):
-            row = state.problem.rows[o.row]
-            takers = sorted(state.members[o.row], key=lambda m: (-m[1], m[0]))
+            row = state.agg.rows[o.row]
+            takers = sorted(state.members(o.row), key=lambda m: (-m[1], m[0]))
             takers = [(m, c) for m, c in takers if m != v]
             names = ", ".join(_who(state, m, c, row.resource) for m, c in takers[:5])
             more = f" and {len(takers) - 5} more" if len(takers) > 5 else ""
@@ -213,7 +213,7 @@ def unplaced_part(
     disp = best_displacement(state, b) if not b.fits_alone else None
     if disp is not None:
         v, displaced, weight = disp
-        mine = state.weight.get(v, 0)
+        mine = state.weight(v, 0)
         ws = [state.workload_of(m) for m in displaced]
         names = ", ".join(f"{w.name} (priority {priority_name(w.priority)})" for w in ws)
         target = state.problem.variables[v][1].target.id

@@ -46,24 +46,23 @@ class NodeRoom:
         self._rooms: dict[tuple[int, frozenset[str]], Packing] = {}
         # The answers by value (component, workloads left out, target, resources): thousands
         # of unplaced workloads of one class ask the same question of the same room.
-        self._caps: dict[str, tuple[Capacity, int] | None] = {}
+        self._caps: dict[str, tuple[Capacity, int]] | None = None
         self._blocked: dict[tuple[int, frozenset[str], str, Resources], tuple[str, int] | None]
         self._blocked = {}
+        self._by_comp: dict[int, list[tuple[str, Candidate]]] | None = None
+
+    def _components(self) -> dict[str, tuple[Capacity, int]]:
+        """Each target's capacity component (the first that has it), once."""
+        if self._caps is None:
+            agg = self.state.problem.aggregate
+            self._caps = {}
+            for ci, cap in enumerate(agg.capacity if agg else []):
+                for tid in cap.sets_of:
+                    self._caps.setdefault(tid, (cap, ci))
+        return self._caps
 
     def _agg_cap(self, v: int) -> tuple[Capacity, int] | None:
-        tid = self.state.problem.variables[v][1].target.id
-        if tid not in self._caps:
-            self._caps[tid] = self._find_cap(tid)
-        return self._caps[tid]
-
-    def _find_cap(self, tid: str) -> tuple[Capacity, int] | None:
-        agg = self.state.problem.aggregate
-        if agg is None or not agg.capacity:
-            return None
-        for ci, cap in enumerate(agg.capacity):
-            if tid in cap.sets_of:
-                return cap, ci
-        return None
+        return self._components().get(self.state.problem.variables[v][1].target.id)
 
     def _placed_nodes(self) -> dict[str, list[tuple[str, int]]]:
         state = self.state
@@ -82,6 +81,17 @@ class NodeRoom:
             }
         return state.nodes
 
+    def _placements(self, ci: int) -> list[tuple[str, Candidate]]:
+        """The plan's placements on component ci, grouped once for every component."""
+        if self._by_comp is None:
+            comp = self._components()
+            self._by_comp = {}
+            for name, cand in self.state.assignment.items():
+                found = comp.get(cand.target.id)
+                if found is not None:
+                    self._by_comp.setdefault(found[1], []).append((name, cand))
+        return self._by_comp.get(ci, [])
+
     def room(self, ci: int, cap: Capacity, minus: frozenset[str] = frozenset()) -> Packing:
         """The component's nodes after the plan (less the workloads `minus`), as blocks."""
         key = (ci, minus)
@@ -93,8 +103,8 @@ class NodeRoom:
             for j in g.indices:
                 free[g.node_set, j], idle[g.node_set, j] = g.free, g.empty
         placed = self._placed_nodes()
-        for name, cand in self.state.assignment.items():
-            if name in minus or cand.target.id not in cap.sets_of:
+        for name, cand in self._placements(ci):
+            if name in minus:
                 continue
             item = item_of(cand.resources, cap)
             for node in placed.get(name, []):

@@ -79,8 +79,8 @@ def reason_text(
         if texts:  # room is there in total, not on any node
             return "; ".join(texts)
         parts = []
-        for o in sorted(overs, key=lambda o: state.problem.rows[o.row].resource):
-            res = state.problem.rows[o.row].resource
+        for o in sorted(overs, key=lambda o: state.agg.rows[o.row].resource):
+            res = state.agg.rows[o.row].resource
             part = (
                 f"{res} {amount(res, o.used)} of {amount(res, o.rhs)} used, "
                 f"needs {amount(res, o.need)}"
@@ -88,7 +88,7 @@ def reason_text(
             if part not in parts:
                 parts.append(part)
         return f"{key[1]} is full: " + "; ".join(parts)
-    row = state.problem.rows[overs[0].row]
+    row = state.agg.rows[overs[0].row]
     need = min(o.need for o in overs)
     where = f" ({source_of(row.source, rel)})" if row.source else ""
     blocked = sorted({state.problem.variables[v][1].target.id for v in vs})
@@ -123,13 +123,13 @@ def change_text(state: PlanState, b: Blocking, key: Key, v: int, rel: Relative) 
     if key[0] == "capacity":
         ref = _target_of(state, b, key)
         assert ref is not None
-        kinds = [state.problem.rows[o.row].resource for o in overs]
+        kinds = [state.agg.rows[o.row].resource for o in overs]
         more = max([_nodes_needed(ref, overs, kinds), *(o.more_nodes for o in overs)])
         mx = getattr(ref.target, "max_nodes", None)
         if mx:
             return f"{ref.id} needs max_nodes {mx + more} (has {mx})"
         return f"{ref.id} needs {more} more node{'s' if more > 1 else ''} (has {ref.target.nodes})"
-    row = state.problem.rows[overs[0].row]
+    row = state.agg.rows[overs[0].row]
     where = f" ({source_of(row.source, rel)})" if row.source else ""
     want = max(o.used + o.need for o in overs)
     if row.kind == "spread" and len(row.detail) == 3:
@@ -212,15 +212,31 @@ def shape_fix(d: Decision) -> str | None:
 
 
 def summarise(
-    d: Decision, state: PlanState | None, rel: Relative, solver_status: str = "OPTIMAL"
+    d: Decision,
+    state: PlanState | None,
+    rel: Relative,
+    solver_status: str = "OPTIMAL",
+    cache: dict[int, Summary] | None = None,
 ) -> Summary:
-    """The minimal reasons a routed workload is unplaced, and the smallest change."""
+    """The minimal reasons a routed workload is unplaced, and the smallest change. With a
+    `cache` (one per PlanState, status and `rel`), workloads of one class (class_key)
+    share one computation; the Summary returned then has its own lists but no `blocking`."""
     if not d.candidates:
         if not d.excluded:
             return Summary(["no target of the rule's backend exists in the inventory"], None)
         return Summary([group_text(ts, r) for ts, r in exclusion_groups(d, rel)], shape_fix(d))
     assert state is not None
     i = state.index[d.workload.name]
+    if cache is None:
+        return _summary(state, i, rel, solver_status)
+    key = state.class_key(i)
+    found = cache.get(key)
+    if found is None:
+        found = cache[key] = _summary(state, i, rel, solver_status)
+    return Summary(list(found.reasons), found.fix)
+
+
+def _summary(state: PlanState, i: int, rel: Relative, solver_status: str) -> Summary:
     b = blocking(state, i)
     if b.fits_alone:
         free = [state.problem.variables[v][1].target.id for v in b.candidates if not b.overflows[v]]

@@ -16,6 +16,7 @@ from router.evaluate.evaluate import Decision, Evaluator
 from router.evaluate.quota import QuotaLimit, compile_quotas
 from router.evaluate.spread import SpreadLimit, compile_spreads
 from router.explain.blocking import PlanState
+from router.explain.reasons import Summary, summarise
 from router.language import ast, load_policy
 from router.models import (
     Inventory,
@@ -66,6 +67,9 @@ class Plan:
     seconds: dict[str, float] = field(default_factory=dict)
     spreads: list[SpreadLimit] = field(default_factory=list)
     preempted: list[Preempted] | None = None  # None: planned without a previous plan
+    # The plan's row usage and node room that the reasons read (None when nothing needed
+    # it): `router explain` reads the same, without building it again.
+    state: PlanState | None = None
 
     @property
     def denied(self) -> list[Decision]:
@@ -150,6 +154,25 @@ def build_plan(
     t4 = time.perf_counter()
     seconds.update(parse=t1 - t0, evaluate=t2 - t1, model=t3 - t2, solve=t4 - t3)
 
+    return finish_plan(
+        project, inputs, decisions, problem, result, bound, quotas, spreads, seconds, options
+    )
+
+
+def finish_plan(
+    project: Project,
+    inputs: Inputs,
+    decisions: list[Decision],
+    problem: Problem,
+    result: SolveResult,
+    bound: float | None,
+    quotas: list[QuotaLimit],
+    spreads: list[SpreadLimit],
+    seconds: dict[str, float],
+    options: SolveOptions | None = None,
+) -> Plan:
+    """Everything of build_plan after the solver: placements (checked against the nodes),
+    and why each routed workload that is left out is; `router bench` calls it "reasons"."""
     # One path cache per plan: a large plan names the same few policy files thousands of
     # times, and each project.relative resolves two paths on disk.
     relative = functools.lru_cache(maxsize=None)(project.relative)
@@ -185,8 +208,10 @@ def build_plan(
     # The plan's row usage, made once and shared by every reason below (when any needs it).
     needed = previous or any(d.candidates for d in left_out)
     state = PlanState(problem, result.assignment, result.nodes) if needed else None
+    # Unplaced workloads of one class have the same reasons: computed once per class.
+    cache: dict[int, Summary] = {}
     unplaced = [
-        Unplaced(d, *unplaced_reasons(d, problem, result, project, state, relative))
+        Unplaced(d, *unplaced_reasons(d, problem, result, project, state, relative, cache))
         for d in left_out
     ]
     lost = None
@@ -195,11 +220,12 @@ def build_plan(
         lost = preempted(decisions, result.assignment, previous, state)
         said = {p.workload: p.reason for p in lost}
         named = {d.workload.name: d.workload for d in decisions}
+        kept: dict[tuple[int, int], str | None] = {}  # one answer per class and priority
         for u in unplaced:
             name = u.decision.workload.name
             if name in said:  # first: what changed since the previous plan
                 u.reasons.insert(0, said[name])
-            elif note := not_preempted(u.decision, state, result.assignment, previous, named):
+            elif note := not_preempted(u.decision, state, result.assignment, previous, named, kept):
                 u.reasons.append(note)
     return Plan(
         project,
@@ -214,6 +240,7 @@ def build_plan(
         seconds,
         spreads,
         lost,
+        state,
     )
 
 
@@ -224,16 +251,15 @@ def unplaced_reasons(
     project: Project,
     state: PlanState | None = None,
     relative: Callable[[str], str] | None = None,
+    cache: dict[int, Summary] | None = None,
 ) -> tuple[list[str], str | None]:
     """Why a routed workload has no target: the minimal set of reasons `router explain`
     prints (router/explain/reasons.py), so plan.json and explain always agree. With no
     candidate, the shape and `where` exclusions, identical reasons grouped; otherwise the
     minimal quotas and target capacities that keep it out next to the placed work."""
-    from router.explain.reasons import summarise
-
     if d.candidates and state is None:
         state = PlanState(problem, result.assignment, result.nodes)
     summary = summarise(
-        d, state if d.candidates else None, relative or project.relative, result.status
+        d, state if d.candidates else None, relative or project.relative, result.status, cache
     )
     return summary.reasons, summary.fix

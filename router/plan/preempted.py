@@ -58,7 +58,7 @@ def _in_the_way(state: PlanState, name: str, was: str) -> set[str] | None:
     if v is None:
         return None
     rows = {o.row for os in overflows_at(state, v).values() for o in os}
-    return {state.workload_of(u).name for r in rows for u, _ in state.members[r]}
+    return {state.workload_of(u).name for r in rows for u, _ in state.members(r)}
 
 
 def preempted(
@@ -107,20 +107,20 @@ def _cheap_displacement(
     large plan). None when removing everything in the way is not enough."""
     short = {o.row: o.used + o.need - o.rhs for os in over.values() for o in os}
     occupants = sorted(
-        {m for r in short for m, _ in state.members[r]}, key=lambda m: (state.weight.get(m, 1), m)
+        {m for r in short for m, _ in state.members(r)}, key=lambda m: (state.weight(m), m)
     )
     chosen: list[int] = []
     for m in occupants:
         if all(left <= 0 for left in short.values()):
             break
-        frees = [(r, c) for r, c in state.rows_of.get(m, []) if short.get(r, 0) > 0]
+        frees = [(r, c) for r, c in state.rows(m) if short.get(r, 0) > 0]
         if frees:
             chosen.append(m)
             for r, c in frees:
                 short[r] -= c
     if any(left > 0 for left in short.values()):
         return None
-    return chosen, sum(state.weight.get(m, 1) for m in chosen)
+    return chosen, sum(state.weight(m) for m in chosen)
 
 
 def not_preempted(
@@ -129,20 +129,39 @@ def not_preempted(
     assignment: dict[str, Candidate],
     previous: dict[str, str],
     workloads: dict[str, Workload],
+    cache: dict[tuple[int, int], str | None] | None = None,
 ) -> str | None:
     """For a workload the previous plan did not place and that is unplaced now, when
     protection keeps it out: on some candidate, placed work whose removal would make room
     (lightest first) is worth less than it, so without protection the objective would take
-    it, and holds planned work of equal or higher priority. None otherwise."""
+    it, and holds planned work of equal or higher priority. None otherwise. With a `cache`
+    (one per state, assignment and previous plan), workloads of one class of reasons and one
+    priority (all that is read of them) share the answer."""
     w = d.workload
     i = state.index.get(w.name)
     if w.name in previous or i is None:
         return None
+    if cache is None:
+        return _not_preempted(w, i, state, assignment, previous, workloads)
+    key = (state.class_key(i), w.priority)  # its weight and its name in words follow
+    if key not in cache:
+        cache[key] = _not_preempted(w, i, state, assignment, previous, workloads)
+    return cache[key]
+
+
+def _not_preempted(
+    w: Workload,
+    i: int,
+    state: PlanState,
+    assignment: dict[str, Candidate],
+    previous: dict[str, str],
+    workloads: dict[str, Workload],
+) -> str | None:
     kept: set[str] = set()
     for v in state.problem.choices[i]:
         over = overflows_at(state, v)
         found = _cheap_displacement(state, over) if over else None
-        if found is None or found[1] >= state.weight.get(v, 0):
+        if found is None or found[1] >= state.weight(v, 0):
             continue
         kept |= {
             n
