@@ -312,9 +312,12 @@ def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
         return Answer(None, False)
     model = cp_model.CpModel()
     x: dict[tuple[int, int], cp_model.IntVar] = {}
+    # Upper bounds kept here: ortools 9.15's proto wrapper reads domain[-1] as 0, which
+    # dropped node capacity rows and proved packable counts "infeasible".
+    top: dict[tuple[int, int], int] = {}
     for n, (g, _) in enumerate(nodes):
         grp = cap.groups[g]
-        load = [[] for _ in cap.axes]  # type: list[list[tuple[int, cp_model.IntVar]]]
+        load = [[] for _ in cap.axes]  # type: list[list[tuple[int, int, cp_model.IntVar]]]
         wholes = []
         pods = []
         for k, key in enumerate(keys):
@@ -326,19 +329,21 @@ def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
             if item.whole:
                 if grp.empty:
                     x[k, n] = v = model.new_bool_var("")
+                    top[k, n] = 1
                     wholes.append(v)
                 continue
             most = min(total * item.pods, _fits(grp.free, item.demand))
             if most <= 0:
                 continue
             x[k, n] = v = model.new_int_var(0, most, "")
+            top[k, n] = most
             pods.append(v)
             for a, d in enumerate(item.demand):
                 if d:
-                    load[a].append((d, v))
+                    load[a].append((d, most, v))
         for a, terms in enumerate(load):
-            if terms and sum(d * v.proto.domain[-1] for d, v in terms) > grp.free[a]:
-                model.add(sum(d * v for d, v in terms) <= grp.free[a])
+            if terms and sum(d * m for d, m, _ in terms) > grp.free[a]:
+                model.add(sum(d * v for d, _, v in terms) <= grp.free[a])
         if wholes:
             taken = model.new_bool_var("")
             model.add(sum(wholes) == taken)
@@ -348,11 +353,11 @@ def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
         item = key[0]
         assert isinstance(item, Item)
         total = sum(e.members for e in kinds[key])
-        vs = [x[k, n] for n in range(len(nodes)) if (k, n) in x]
+        cells = [(k, n) for n in range(len(nodes)) if (k, n) in x]
         need = total * (item.whole or item.pods)
-        if sum(v.proto.domain[-1] for v in vs) < need:
+        if sum(top[c] for c in cells) < need:
             return Answer(None, True)
-        model.add(sum(vs) == need)
+        model.add(sum(x[c] for c in cells) == need)
     # Identical nodes of a class in decreasing order of a load: no two permutations of one
     # packing are both searched.
     weights = [1 + k for k in range(len(keys))]
