@@ -464,7 +464,9 @@ def _solve_component(
             trial = [0] * len(counts)
             for v in comp.variables:
                 trial[v] = sol[v]
-            bad = nodes.failing(trial, caps) if nodes is not None else []
+            # A large component repairs at once (no cuts): the exact search would only
+            # spend its limit (2 s per check) where first fit already failed.
+            bad = nodes.failing(trial, caps, exact=small) if nodes is not None else []
             if not bad:
                 reached = found
                 for v in comp.variables:
