@@ -12,11 +12,17 @@ node by node: a complete, feasible hint for CP-SAT.
 from __future__ import annotations
 
 from router.solve.aggregate import Aggregate, gpu_waste
-from router.solve.pack import Entry, Packing, first_fit
+from router.solve.nodes import Item
+from router.solve.pack import Entry, Packing, balanced, first_fit
 from router.solve.paused import paused_gc
 
 REPACK_TRIES = 10  # fresh packings tried per capacity component in the last fill
 FILL_PASSES = 4
+REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
+# Components of more nodes end packed by plain first fit all the same (they keep what the
+# re-packing adds only as far as first fit packs it): bench L seed 0 had two of 25 and 28
+# nodes (342 and 514 pods) that the independent checker left undecided when they kept it.
+KEPT_NODES = 16
 
 
 def rows_of(agg: Aggregate) -> list[list[tuple[int, int]]]:
@@ -200,8 +206,93 @@ def completed(
         if fill.counts == before:
             break
     if polish and agg.nodes is not None:
-        _fresh(agg, fill, {agg.cap_of[v] for g in polish for v in agg.choices[g]})
+        cis = {agg.cap_of[v] for g in polish for v in agg.choices[g]}
+        # A re-packed component of few nodes keeps its packing (an exact checker decides
+        # it at once); a larger one must pack by plain first fit again (_fresh).
+        kept = {ci for ci in sorted(cis) if _rebalanced(agg, fill, ci)}
+        _fresh(agg, fill, cis - kept)
     return fill.done(), fill.packs
+
+
+def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
+    """Component ci packed afresh by pack.balanced with the unplaced members of its classes
+    added, as many as rows allow and fit (best worth first), in both of its scores, the
+    one that adds most worth kept; again from there until nothing more goes in. A
+    component of more than KEPT_NODES nodes keeps only as many of them (in that order) as
+    plain first fit packs afresh, packed so. True if the component keeps a re-packing
+    (not plain first fit's)."""
+    nodes = agg.nodes
+    cap = agg.capacity[ci]
+    few = cap.nodes <= KEPT_NODES
+    weight = {v: agg.groups[agg.variables[v][0]].weight for v in nodes.by_cap[ci]}
+    added = False
+    for _ in range(REBALANCE_ROUNDS):
+        must = [Entry(v, agg.items[v], agg.allowed[v], fill.counts[v]) for v in nodes.by_cap[ci]]
+        extra: list[tuple[int, Item, frozenset[str]]] = []
+        for v in nodes.by_cap[ci]:
+            g = agg.variables[v][0]
+            left = len(agg.groups[g].members) - sum(fill.counts[u] for u in agg.choices[g])
+            for r, coef in fill.touches[v]:
+                left = min(left, fill.slack[r] // coef)
+            extra.extend([(v, agg.items[v], agg.allowed[v])] * max(0, left))
+        if not extra:
+            break
+        extra.sort(key=lambda e: (-weight[e[0]], e[0]))
+        best: tuple[int, Packing, list[int]] | None = None
+        for aligned in (True, False):
+            slack: dict[int, int] = {}
+            left_of: dict[int, int] = {}
+
+            def allow(v: int) -> bool:
+                g = agg.variables[v][0]
+                if g not in left_of:
+                    left_of[g] = len(agg.groups[g].members) - sum(
+                        fill.counts[u] for u in agg.choices[g]
+                    )
+                if left_of[g] <= 0:
+                    return False
+                return all(slack.get(r, fill.slack[r]) >= coef for r, coef in fill.touches[v])
+
+            def took(v: int) -> None:
+                left_of[agg.variables[v][0]] -= 1
+                for r, coef in fill.touches[v]:
+                    slack[r] = slack.get(r, fill.slack[r]) - coef
+
+            got = balanced(cap, must, extra, allow, took, aligned)
+            if got is None:
+                continue  # too large, or it cannot hold what is placed
+            worth = sum(weight[v] for v in got[1])
+            if got[1] and (best is None or worth > best[0]):
+                best = (worth, got[0], got[1])
+        if best is None:
+            break
+        packing, placed = best[1], best[2]
+        if not few:  # the most of them, in order, that plain first fit packs afresh
+            lo, hi = 0, len(placed)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                trial = list(fill.counts)
+                for v in placed[:mid]:
+                    trial[v] += 1
+                if nodes.fresh(ci, trial) is not None:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            placed = placed[:lo]
+            if not placed:
+                break
+        for v in placed:
+            fill.counts[v] += 1
+            for r, coef in fill.touches[v]:
+                fill.slack[r] -= coef
+        if few:
+            fill.packs[ci] = packing
+            added = True
+        else:
+            found = nodes.fresh(ci, fill.counts)
+            assert found is not None
+            fill.packs[ci] = found
+    return added
 
 
 def _fresh(agg: Aggregate, fill: Filler, cis: set[int]) -> None:
