@@ -214,6 +214,31 @@ def completed(
     return fill.done(), fill.packs
 
 
+class _Room:
+    """What rows and classes still admit while a re-packing adds members (the fill's own
+    slack is changed only once the re-packing is kept)."""
+
+    def __init__(self, agg: Aggregate, fill: Filler) -> None:
+        self.agg, self.fill = agg, fill
+        self.slack: dict[int, int] = {}
+        self.left: dict[int, int] = {}
+
+    def allow(self, v: int) -> bool:
+        agg, fill = self.agg, self.fill
+        g = agg.variables[v][0]
+        if g not in self.left:
+            placed = sum(fill.counts[u] for u in agg.choices[g])
+            self.left[g] = len(agg.groups[g].members) - placed
+        if self.left[g] <= 0:
+            return False
+        return all(self.slack.get(r, fill.slack[r]) >= coef for r, coef in fill.touches[v])
+
+    def took(self, v: int) -> None:
+        self.left[self.agg.variables[v][0]] -= 1
+        for r, coef in self.fill.touches[v]:
+            self.slack[r] = self.slack.get(r, self.fill.slack[r]) - coef
+
+
 def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
     """Component ci packed afresh by pack.balanced with the unplaced members of its classes
     added, as many as rows allow and fit (best worth first), in both of its scores, the
@@ -240,25 +265,8 @@ def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
         extra.sort(key=lambda e: (-weight[e[0]], e[0]))
         best: tuple[int, Packing, list[int]] | None = None
         for aligned in (True, False):
-            slack: dict[int, int] = {}
-            left_of: dict[int, int] = {}
-
-            def allow(v: int) -> bool:
-                g = agg.variables[v][0]
-                if g not in left_of:
-                    left_of[g] = len(agg.groups[g].members) - sum(
-                        fill.counts[u] for u in agg.choices[g]
-                    )
-                if left_of[g] <= 0:
-                    return False
-                return all(slack.get(r, fill.slack[r]) >= coef for r, coef in fill.touches[v])
-
-            def took(v: int) -> None:
-                left_of[agg.variables[v][0]] -= 1
-                for r, coef in fill.touches[v]:
-                    slack[r] = slack.get(r, fill.slack[r]) - coef
-
-            got = balanced(cap, must, extra, allow, took, aligned)
+            room = _Room(agg, fill)
+            got = balanced(cap, must, extra, room.allow, room.took, aligned)
             if got is None:
                 continue  # too large, or it cannot hold what is placed
             worth = sum(weight[v] for v in got[1])

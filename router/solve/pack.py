@@ -451,9 +451,9 @@ def balanced(
     amounts left (sum of squares: best fit that keeps nodes balanced), both over shares of
     a node. First fit by one axis strands the other: nodes with CPUs but no memory free
     beside nodes with memory but no CPUs. `allow(key)`: whether one more member of key may
-    go (quotas and spreads), asked before each extra member is tried; `took(key)`: it went. Returns the packing
-    and the keys of the extra members placed, or None if `must` does not fit (or the
-    component is too large to pack so)."""
+    go (quotas and spreads), asked before each extra member is tried; `took(key)`: it went.
+    Returns the packing and the keys of the extra members placed, or None if `must` does
+    not fit (or the component is too large to pack so)."""
     nodes = [(g, j) for g, grp in enumerate(cap.groups) for j in range(grp.count)]
     pods_total = sum(e.members * max(1, e.item.whole or e.item.pods) for e in must)
     pods_total += sum(max(1, item.whole or item.pods) for _, item, _ in extra)
