@@ -191,7 +191,7 @@ def completed(
     move to candidates they prefer where rows and nodes have room (moved_up), and their
     capacity components end packed by plain first fit (_fresh)."""
     fill = Filler(agg, counts, canonical=True)
-    fill.repack = True
+    fill.repack = False
     order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
     for _ in range(FILL_PASSES):  # a fresh packing can make room for a class passed before
         before = list(fill.counts)
@@ -205,12 +205,12 @@ def completed(
             moved_up(agg, fill, [g for g in order if g in polish])
         if fill.counts == before:
             break
-    if polish and agg.nodes is not None:
-        cis = {agg.cap_of[v] for g in polish for v in agg.choices[g]}
+    if agg.nodes is not None:
         # A re-packed component of few nodes keeps its packing (an exact checker decides
         # it at once); a larger one must pack by plain first fit again (_fresh).
-        kept = {ci for ci in sorted(cis) if _rebalanced(agg, fill, ci)}
-        _fresh(agg, fill, cis - kept)
+        kept = {ci for ci in range(len(agg.capacity)) if _rebalanced(agg, fill, ci)}
+        if polish:
+            _fresh(agg, fill, {agg.cap_of[v] for g in polish for v in agg.choices[g]} - kept)
     return fill.done(), fill.packs
 
 
