@@ -59,9 +59,21 @@ S shrunk by a deletion filter (benders.py) — and the level is solved again (up
 SMALL_ROUNDS times in a small component; a large one goes straight on, see CUT_ROUNDS);
 when the rounds run out, placed work repairs the solution (the members least worth leave the
 components that do not pack, then greedy completion on the real nodes) and the other levels
-keep the previous level's plan; either way the status is FEASIBLE, never OPTIMAL. Last, any
-member that still fits next to the plan node by node is placed (greedy, best worth first):
-nothing is left out that the nodes, quotas and spreads admit. Why this one: node-pattern
+keep the previous level's plan; either way the status is FEASIBLE, never OPTIMAL. Last, the
+last fill (greedy.completed): any member that still fits next to the plan node by node is
+placed (greedy, best worth first); then each capacity component is packed afresh with its
+unplaced members added, vector-aware (pack.balanced: each pod, largest share first, on the
+node whose free amounts it matches best, by a dot product or by balanced best fit; the
+score that adds more worth is kept, again until nothing more goes in), within rows, quotas
+and spreads. First fit by one axis strands the other (bench L seed 0 before: 11 nodes with
+0 CPUs and 256 GiB free beside 2 with CPUs and no memory), and a member it could not add
+beside the plan often fits once the component is re-packed. A component of at most 16
+nodes keeps that packing; a larger one keeps only as many of the added members as plain
+first fit packs afresh (see "Large components"). The exact packing (pack._exact) reads
+its variables' bounds from its own table: ortools 9.15's proto wrapper reads
+`domain[-1]` as 0, which made it "prove" packable counts impossible (and drop per-node
+rows), so small components cut off plans that pack and reported OPTIMAL (the referee's
+three reproducers in tests/pack/test_found.py). Why this one: node-pattern
 (configuration) variables explode with many pod shapes per target and per-node variables
 with hundreds of nodes per target, while this keeps the model the solver already solves
 well at 10k workloads, adds nothing for targets that pack (most do), and stays exact where
@@ -80,7 +92,8 @@ to the nodes (least worth out first) and completed greedily (lp.py, greedy.py); 
 re-planning with a previous plan, the hint puts planned work back where it was as far as it
 fits, then completes it greedily (preempt.py), so the search starts from the stable answer.
 The plan's node assignment (which node holds each pod) is a fresh packing of the solver's
-counts, completed by the last fill, so the same counts always get the same nodes.
+counts, completed and re-packed by the last fill, so the same counts always get the same
+nodes.
 
 Determinism: each component is solved by one sequential CP-SAT search (num_workers = 1, a
 fixed seed) under deterministic time limits (auto_limit by the model's size, or

@@ -206,11 +206,12 @@ def completed(
         if fill.counts == before:
             break
     if agg.nodes is not None:
-        # A re-packed component of few nodes keeps its packing (an exact checker decides
-        # it at once); a larger one must pack by plain first fit again (_fresh).
-        kept = {ci for ci in range(len(agg.capacity)) if _rebalanced(agg, fill, ci)}
         if polish:
-            _fresh(agg, fill, {agg.cap_of[v] for g in polish for v in agg.choices[g]} - kept)
+            _fresh(agg, fill, {agg.cap_of[v] for g in polish for v in agg.choices[g]})
+        # Then every component re-packed with what is left out (a large one staying what
+        # plain first fit packs): what _fresh took off may come back here.
+        for ci in range(len(agg.capacity)):
+            _rebalanced(agg, fill, ci)
     return fill.done(), fill.packs
 
 
