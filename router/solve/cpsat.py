@@ -132,10 +132,22 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
 * The per-workload rows are expanded on first read (problem.Problem), and cyclic garbage
   collection is paused while the model is built and solved (paused.py): the model stage
   went from 0.8-1.0 to 0.2 CPU s at L.
-* The last fill ends with every large component's counts packing by plain first-fit
-  decreasing afresh (greedy._fresh): the independent checker then finds a packing at once,
-  where at L seed 0 it left one 25-node target undecided in its 5 s. It costs up to 0.006%
-  of placed work (a few dozen small jobs at L).
+* The last fill makes every large component's counts pack by plain first-fit decreasing
+  afresh (greedy._fresh): the independent checker then finds a packing at once, where at L
+  seed 0 it left one 25-node target undecided in its 5 s. Then every capacity component is
+  re-packed vector-aware with its unplaced members (greedy._rebalanced, pack.balanced):
+  one of at most 16 nodes keeps that packing (the checker's exact search decides those at
+  once), a larger one only the added members that plain first fit still packs (keeping
+  the re-packing on 25 and 28 nodes left both undecided). At L seeds 0 / 1 / 2 (the
+  referee, router/plan/admits.py): falsely unplaced 947 / 144 / 130 -> 312 / 19 / 42 (all
+  "re-packed": each alone fits an exact re-packing, most not together; 137 of seed 0's
+  on one 9-node target with 160 GiB left), unplaced 1,726 / 1,483 / 1,383 -> 1,338 /
+  1,358 / 1,296, ratio_to_lp 0.99942 / 0.99969 / 0.99979 -> 0.99977 / 0.99981 / 0.99984,
+  solve CPU s about the same (2.7 / 3.0 / 2.8 -> 3.3 / 2.9 / 2.4, --workers 1, a loaded
+  machine); undecided and unpackable targets 0. The fill's fresh first-fit retries
+  (Filler.repack) are off there: the re-packing finds more, for less.
+* Level 1 of a large component checks its solutions by first fit only (no exact search):
+  it repairs at once and adds no cuts, so the exact search would only spend its limit.
 Together, at L seeds 0 / 1 / 2 (before -> after): LP, hints, CP-SAT and fill 8.6 / 8.7 /
 7.0 -> 3.0 / 2.9 / 2.1 CPU s (component solves 0.55 CPU s each, side by side with 2
 workers), deterministic time 3.5 / 3.4 / 2.9 -> 0.80 / 0.78 / 0.58, ratio_to_lp 0.99949 /
