@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.nodes import Item
-from router.solve.pack import Entry, Packing, balanced, first_fit
+from router.solve.pack import Entry, Packing, balanced
 from router.solve.paused import paused_gc
 
-REPACK_TRIES = 10  # fresh packings tried per capacity component in the last fill
 FILL_PASSES = 4
 REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
 # Components of more nodes end packed by plain first fit all the same (they keep what the
@@ -50,11 +49,6 @@ class Filler:
         self.counts = list(start) if start is not None else [0] * len(agg.variables)
         self.slack = [row.rhs - sum(c * self.counts[v] for c, v in row.terms) for row in agg.rows]
         self.packs: dict[int, Packing] = {}
-        # With `repack`, a member that first fit cannot add is tried once more on a fresh
-        # packing of its whole component (pack.first_fit in every order): the room is often
-        # there, split between nodes that have only CPUs and nodes that have only memory.
-        self.repack = False
-        self.tries: dict[int, int] = {}
         if start is not None and agg.nodes is not None:  # start's own packing, to build on
             for ci in sorted({agg.cap_of[v] for v, n in enumerate(start) if n}):
                 found = (
@@ -77,10 +71,7 @@ class Filler:
             pack = self.packs.get(ci)
             if pack is None:
                 pack = self.packs[ci] = Packing.fresh(agg.capacity[ci])
-            want = n
             n = pack.place(v, agg.items[v], agg.allowed[v], n)
-            if n < want and self.repack:
-                n += self._repacked(ci, v, want - n, n)
             if n <= 0:
                 return 0
         self.counts[v] += n
@@ -120,11 +111,9 @@ class Filler:
         rows = {r for r, _ in self.touches[v]} | {r for r, _ in self.touches[u]}
         slack = {r: self.slack[r] for r in rows}
         was = self.counts[v], self.counts[u]
-        repack, self.repack = self.repack, False  # a fresh packing would move the others
         n = self.take(v, self.counts[v])
         got = self.put(u, n)
         back = self.put(v, n - got)
-        self.repack = repack
         if back == n - got:
             return got
         self.counts[v], self.counts[u] = was
@@ -136,30 +125,6 @@ class Filler:
             else:
                 self.packs.pop(ci, None)
         return 0
-
-    def _repacked(self, ci: int, v: int, more: int, got: int) -> int:
-        """Up to `more` members of v added by packing component ci afresh; how many."""
-        agg = self.agg
-        cap = agg.capacity[ci]
-        added = 0
-        while added < more and self.tries.get(ci, 0) < REPACK_TRIES:
-            self.tries[ci] = self.tries.get(ci, 0) + 1
-            entries = [
-                Entry(
-                    u,
-                    agg.items[u],
-                    agg.allowed[u],
-                    self.counts[u] + (got + added + 1 if u == v else 0),
-                )
-                for u in agg.nodes.by_cap[ci]
-                if self.counts[u] or u == v
-            ]
-            found = first_fit(cap, entries)
-            if found is None:
-                break
-            self.packs[ci] = found
-            added += 1
-        return added
 
     def done(self) -> list[int]:
         """The counts; their packings are remembered as witnesses for the solver."""
@@ -189,11 +154,11 @@ def completed(
     (benders.Nodes.canonical), and the packing of every capacity component it ends with:
     what the plan's node assignment is read from. Members of the classes `polish` also
     move to candidates they prefer where rows and nodes have room (moved_up), and their
-    capacity components end packed by plain first fit (_fresh)."""
+    capacity components end packed by plain first fit (_fresh). Last, every component is
+    re-packed vector-aware with its unplaced members added (_rebalanced)."""
     fill = Filler(agg, counts, canonical=True)
-    fill.repack = False
     order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
-    for _ in range(FILL_PASSES):  # a fresh packing can make room for a class passed before
+    for _ in range(FILL_PASSES):  # a move can make room for a class passed before
         before = list(fill.counts)
         for g in order:
             left = len(agg.groups[g].members) - sum(fill.counts[v] for v in agg.choices[g])
