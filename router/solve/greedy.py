@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.nodes import Item
-from router.solve.pack import Entry, Packing, balanced
+from router.solve.pack import BALANCED_STEPS, Entry, Packing, balanced
 from router.solve.paused import paused_gc
 
 FILL_PASSES = 4
@@ -225,7 +225,10 @@ def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
             left = len(agg.groups[g].members) - sum(fill.counts[u] for u in agg.choices[g])
             for r, coef in fill.touches[v]:
                 left = min(left, fill.slack[r] // coef)
-            extra.extend([(v, agg.items[v], agg.allowed[v])] * max(0, left))
+            if left > 0:
+                extra.extend([(v, agg.items[v], agg.allowed[v])] * left)
+                if len(extra) * cap.nodes > BALANCED_STEPS:
+                    return added  # too large to re-pack so (pack.balanced would say None)
         if not extra:
             break
         extra.sort(key=lambda e: (-weight[e[0]], e[0]))
