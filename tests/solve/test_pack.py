@@ -92,3 +92,34 @@ def test_balanced_gives_up_when_what_is_placed_does_not_fit() -> None:
     cap = _cap(1, (0, 16, 64))
     must = [Entry(0, Item(0, 3, (0, 6, 1)), SETS, 1)]
     assert balanced(cap, must, [], lambda k: True, lambda k: None, aligned=True) is None
+
+
+def test_the_last_fill_re_packs_a_partition_to_add_a_job_first_fit_strands() -> None:
+    import router
+    from router.solve.greedy import completed
+
+    part = {"name": "cpu", "nodes": 2, "cpus_per_node": 16, "memory_per_node": "64GiB"}
+    inventory = {"clusters": [{"name": "hpc", "backend": "slurm", "partitions": [part]}]}
+    jobs = [(4, 17), (10, 2), (3, 38), (9, 28)]
+    workloads = [
+        {"name": f"j{k}", "kind": "batch", "cpus": c, "memory": f"{m}GiB", "command": "run",
+         "image": "ghcr.io/acme/x:1"}
+        for k, (c, m) in enumerate(jobs)
+    ]  # fmt: skip
+    p = router.Platform.from_objects(
+        policy="rule all:\n  route slurm\n", inventory=inventory, workloads=workloads
+    )
+    agg = router.plan(p, workers=1).built.problem.aggregate
+    assert agg is not None
+    var = {
+        agg.routed[agg.groups[g].members[0]].workload.name: v
+        for v, (g, _) in enumerate(agg.variables)
+    }
+    start = [0] * len(agg.variables)
+    for name in ("j0", "j1", "j2"):  # what first fit packs; j3 fits only once re-packed
+        start[var[name]] = 1
+    counts, packings = completed(agg, start)
+    assert counts[var["j3"]] == 1 and sum(counts) == 4
+    (packing,) = packings.values()
+    entries = [Entry(v, agg.items[v], agg.allowed[v], counts[v]) for v in range(len(counts))]
+    assert _within(packing, entries) and packing.placed == {v: 1 for v in range(4)}
