@@ -98,9 +98,9 @@ def test_the_last_fill_re_packs_a_partition_to_add_a_job_first_fit_strands() -> 
     import router
     from router.solve.greedy import completed
 
-    part = {"name": "cpu", "nodes": 2, "cpus_per_node": 16, "memory_per_node": "64GiB"}
+    part = {"name": "cpu", "nodes": 3, "cpus_per_node": 16, "memory_per_node": "64GiB"}
     inventory = {"clusters": [{"name": "hpc", "backend": "slurm", "partitions": [part]}]}
-    jobs = [(4, 17), (10, 2), (3, 38), (9, 28)]
+    jobs = [(6, 33), (3, 20), (4, 48), (8, 5), (5, 17), (2, 13), (11, 37)]
     workloads = [
         {"name": f"j{k}", "kind": "batch", "cpus": c, "memory": f"{m}GiB", "command": "run",
          "image": "ghcr.io/acme/x:1"}
@@ -116,10 +116,10 @@ def test_the_last_fill_re_packs_a_partition_to_add_a_job_first_fit_strands() -> 
         for v, (g, _) in enumerate(agg.variables)
     }
     start = [0] * len(agg.variables)
-    for name in ("j0", "j1", "j2"):  # what first fit packs; j3 fits only once re-packed
-        start[var[name]] = 1
+    for k in (0, 1, 2, 3, 4, 6):  # what first fit packs, leaving no room for j5 beside
+        start[var[f"j{k}"]] = 1
     counts, packings = completed(agg, start)
-    assert counts[var["j3"]] == 1 and sum(counts) == 4
+    assert counts[var["j5"]] == 1 and sum(counts) == 7
     (packing,) = packings.values()
     entries = [Entry(v, agg.items[v], agg.allowed[v], counts[v]) for v in range(len(counts))]
-    assert _within(packing, entries) and packing.placed == {v: 1 for v in range(4)}
+    assert _within(packing, entries) and packing.placed == {v: 1 for v in range(7)}
