@@ -62,8 +62,8 @@ class Nodes:
                 self.known[k] = found
         return found
 
-    def failing(self, counts: list[int], cis: list[int]) -> list[int]:
-        return [ci for ci in cis if self.packs(ci, counts).packing is None]
+    def failing(self, counts: list[int], cis: list[int], exact: bool = True) -> list[int]:
+        return [ci for ci in cis if self.packs(ci, counts, exact).packing is None]
 
     def cut(self, ci: int, counts: list[int]) -> list[tuple[int, int]] | None:
         """A minimal-ish set of (variable, count) that provably does not pack; None if the

@@ -59,9 +59,21 @@ S shrunk by a deletion filter (benders.py) — and the level is solved again (up
 SMALL_ROUNDS times in a small component; a large one goes straight on, see CUT_ROUNDS);
 when the rounds run out, placed work repairs the solution (the members least worth leave the
 components that do not pack, then greedy completion on the real nodes) and the other levels
-keep the previous level's plan; either way the status is FEASIBLE, never OPTIMAL. Last, any
-member that still fits next to the plan node by node is placed (greedy, best worth first):
-nothing is left out that the nodes, quotas and spreads admit. Why this one: node-pattern
+keep the previous level's plan; either way the status is FEASIBLE, never OPTIMAL. Last, the
+last fill (greedy.completed): any member that still fits next to the plan node by node is
+placed (greedy, best worth first); then each capacity component is packed afresh with its
+unplaced members added, vector-aware (pack.balanced: each pod, largest share first, on the
+node whose free amounts it matches best, by a dot product or by balanced best fit; the
+score that adds more worth is kept, again until nothing more goes in), within rows, quotas
+and spreads. First fit by one axis strands the other (bench L seed 0 before: 11 nodes with
+0 CPUs and 256 GiB free beside 2 with CPUs and no memory), and a member it could not add
+beside the plan often fits once the component is re-packed. A component of at most 16
+nodes keeps that packing; a larger one keeps only as many of the added members as plain
+first fit packs afresh (see "Large components"). The exact packing (pack._exact) reads
+its variables' bounds from its own table: ortools 9.15's proto wrapper reads
+`domain[-1]` as 0, which made it "prove" packable counts impossible (and drop per-node
+rows), so small components cut off plans that pack and reported OPTIMAL (the referee's
+three reproducers in tests/pack/test_found.py). Why this one: node-pattern
 (configuration) variables explode with many pod shapes per target and per-node variables
 with hundreds of nodes per target, while this keeps the model the solver already solves
 well at 10k workloads, adds nothing for targets that pack (most do), and stays exact where
@@ -80,7 +92,8 @@ to the nodes (least worth out first) and completed greedily (lp.py, greedy.py); 
 re-planning with a previous plan, the hint puts planned work back where it was as far as it
 fits, then completes it greedily (preempt.py), so the search starts from the stable answer.
 The plan's node assignment (which node holds each pod) is a fresh packing of the solver's
-counts, completed by the last fill, so the same counts always get the same nodes.
+counts, completed and re-packed by the last fill, so the same counts always get the same
+nodes.
 
 Determinism: each component is solved by one sequential CP-SAT search (num_workers = 1, a
 fixed seed) under deterministic time limits (auto_limit by the model's size, or
@@ -119,10 +132,22 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
 * The per-workload rows are expanded on first read (problem.Problem), and cyclic garbage
   collection is paused while the model is built and solved (paused.py): the model stage
   went from 0.8-1.0 to 0.2 CPU s at L.
-* The last fill ends with every large component's counts packing by plain first-fit
-  decreasing afresh (greedy._fresh): the independent checker then finds a packing at once,
-  where at L seed 0 it left one 25-node target undecided in its 5 s. It costs up to 0.006%
-  of placed work (a few dozen small jobs at L).
+* The last fill makes every large component's counts pack by plain first-fit decreasing
+  afresh (greedy._fresh): the independent checker then finds a packing at once, where at L
+  seed 0 it left one 25-node target undecided in its 5 s. Then every capacity component is
+  re-packed vector-aware with its unplaced members (greedy._rebalanced, pack.balanced):
+  one of at most 16 nodes keeps that packing (the checker's exact search decides those at
+  once), a larger one only the added members that plain first fit still packs (keeping
+  the re-packing on 25 and 28 nodes left both undecided). At L seeds 0 / 1 / 2 (the
+  referee, router/plan/admits.py): falsely unplaced 947 / 144 / 130 -> 312 / 19 / 42 (all
+  "re-packed": each alone fits an exact re-packing, most not together; 137 of seed 0's
+  on one 9-node target with 160 GiB left), unplaced 1,726 / 1,483 / 1,383 -> 1,338 /
+  1,358 / 1,296, ratio_to_lp 0.99942 / 0.99969 / 0.99979 -> 0.99977 / 0.99981 / 0.99984,
+  solve CPU s about the same (2.7 / 3.0 / 2.8 -> 3.3 / 2.9 / 2.4, --workers 1, a loaded
+  machine); undecided and unpackable targets 0. The fill's fresh first-fit retries
+  (Filler.repack) are off there: the re-packing finds more, for less.
+* Level 1 of a large component checks its solutions by first fit only (no exact search):
+  it repairs at once and adds no cuts, so the exact search would only spend its limit.
 Together, at L seeds 0 / 1 / 2 (before -> after): LP, hints, CP-SAT and fill 8.6 / 8.7 /
 7.0 -> 3.0 / 2.9 / 2.1 CPU s (component solves 0.55 CPU s each, side by side with 2
 workers), deterministic time 3.5 / 3.4 / 2.9 -> 0.80 / 0.78 / 0.58, ratio_to_lp 0.99949 /
@@ -464,7 +489,9 @@ def _solve_component(
             trial = [0] * len(counts)
             for v in comp.variables:
                 trial[v] = sol[v]
-            bad = nodes.failing(trial, caps) if nodes is not None else []
+            # A large component repairs at once (no cuts): the exact search would only
+            # spend its limit (2 s per check) where first fit already failed.
+            bad = nodes.failing(trial, caps, exact=small) if nodes is not None else []
             if not bad:
                 reached = found
                 for v in comp.variables:

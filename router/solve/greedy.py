@@ -12,11 +12,16 @@ node by node: a complete, feasible hint for CP-SAT.
 from __future__ import annotations
 
 from router.solve.aggregate import Aggregate, gpu_waste
-from router.solve.pack import Entry, Packing, first_fit
+from router.solve.nodes import Item
+from router.solve.pack import BALANCED_STEPS, Entry, Packing, balanced
 from router.solve.paused import paused_gc
 
-REPACK_TRIES = 10  # fresh packings tried per capacity component in the last fill
 FILL_PASSES = 4
+REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
+# Components of more nodes end packed by plain first fit all the same (they keep what the
+# re-packing adds only as far as first fit packs it): bench L seed 0 had two of 25 and 28
+# nodes (342 and 514 pods) that the independent checker left undecided when they kept it.
+KEPT_NODES = 16
 
 
 def rows_of(agg: Aggregate) -> list[list[tuple[int, int]]]:
@@ -44,11 +49,6 @@ class Filler:
         self.counts = list(start) if start is not None else [0] * len(agg.variables)
         self.slack = [row.rhs - sum(c * self.counts[v] for c, v in row.terms) for row in agg.rows]
         self.packs: dict[int, Packing] = {}
-        # With `repack`, a member that first fit cannot add is tried once more on a fresh
-        # packing of its whole component (pack.first_fit in every order): the room is often
-        # there, split between nodes that have only CPUs and nodes that have only memory.
-        self.repack = False
-        self.tries: dict[int, int] = {}
         if start is not None and agg.nodes is not None:  # start's own packing, to build on
             for ci in sorted({agg.cap_of[v] for v, n in enumerate(start) if n}):
                 found = (
@@ -71,10 +71,7 @@ class Filler:
             pack = self.packs.get(ci)
             if pack is None:
                 pack = self.packs[ci] = Packing.fresh(agg.capacity[ci])
-            want = n
             n = pack.place(v, agg.items[v], agg.allowed[v], n)
-            if n < want and self.repack:
-                n += self._repacked(ci, v, want - n, n)
             if n <= 0:
                 return 0
         self.counts[v] += n
@@ -114,11 +111,9 @@ class Filler:
         rows = {r for r, _ in self.touches[v]} | {r for r, _ in self.touches[u]}
         slack = {r: self.slack[r] for r in rows}
         was = self.counts[v], self.counts[u]
-        repack, self.repack = self.repack, False  # a fresh packing would move the others
         n = self.take(v, self.counts[v])
         got = self.put(u, n)
         back = self.put(v, n - got)
-        self.repack = repack
         if back == n - got:
             return got
         self.counts[v], self.counts[u] = was
@@ -130,30 +125,6 @@ class Filler:
             else:
                 self.packs.pop(ci, None)
         return 0
-
-    def _repacked(self, ci: int, v: int, more: int, got: int) -> int:
-        """Up to `more` members of v added by packing component ci afresh; how many."""
-        agg = self.agg
-        cap = agg.capacity[ci]
-        added = 0
-        while added < more and self.tries.get(ci, 0) < REPACK_TRIES:
-            self.tries[ci] = self.tries.get(ci, 0) + 1
-            entries = [
-                Entry(
-                    u,
-                    agg.items[u],
-                    agg.allowed[u],
-                    self.counts[u] + (got + added + 1 if u == v else 0),
-                )
-                for u in agg.nodes.by_cap[ci]
-                if self.counts[u] or u == v
-            ]
-            found = first_fit(cap, entries)
-            if found is None:
-                break
-            self.packs[ci] = found
-            added += 1
-        return added
 
     def done(self) -> list[int]:
         """The counts; their packings are remembered as witnesses for the solver."""
@@ -183,11 +154,11 @@ def completed(
     (benders.Nodes.canonical), and the packing of every capacity component it ends with:
     what the plan's node assignment is read from. Members of the classes `polish` also
     move to candidates they prefer where rows and nodes have room (moved_up), and their
-    capacity components end packed by plain first fit (_fresh)."""
+    capacity components end packed by plain first fit (_fresh). Last, every component is
+    re-packed vector-aware with its unplaced members added (_rebalanced)."""
     fill = Filler(agg, counts, canonical=True)
-    fill.repack = True
     order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
-    for _ in range(FILL_PASSES):  # a fresh packing can make room for a class passed before
+    for _ in range(FILL_PASSES):  # a move can make room for a class passed before
         before = list(fill.counts)
         for g in order:
             left = len(agg.groups[g].members) - sum(fill.counts[v] for v in agg.choices[g])
@@ -199,9 +170,106 @@ def completed(
             moved_up(agg, fill, [g for g in order if g in polish])
         if fill.counts == before:
             break
-    if polish and agg.nodes is not None:
-        _fresh(agg, fill, {agg.cap_of[v] for g in polish for v in agg.choices[g]})
+    if agg.nodes is not None:
+        if polish:
+            _fresh(agg, fill, {agg.cap_of[v] for g in polish for v in agg.choices[g]})
+        # Then every component re-packed with what is left out (a large one staying what
+        # plain first fit packs): what _fresh took off may come back here.
+        for ci in range(len(agg.capacity)):
+            _rebalanced(agg, fill, ci)
     return fill.done(), fill.packs
+
+
+class _Room:
+    """What rows and classes still admit while a re-packing adds members (the fill's own
+    slack is changed only once the re-packing is kept)."""
+
+    def __init__(self, agg: Aggregate, fill: Filler) -> None:
+        self.agg, self.fill = agg, fill
+        self.slack: dict[int, int] = {}
+        self.left: dict[int, int] = {}
+
+    def allow(self, v: int) -> bool:
+        agg, fill = self.agg, self.fill
+        g = agg.variables[v][0]
+        if g not in self.left:
+            placed = sum(fill.counts[u] for u in agg.choices[g])
+            self.left[g] = len(agg.groups[g].members) - placed
+        if self.left[g] <= 0:
+            return False
+        return all(self.slack.get(r, fill.slack[r]) >= coef for r, coef in fill.touches[v])
+
+    def took(self, v: int) -> None:
+        self.left[self.agg.variables[v][0]] -= 1
+        for r, coef in self.fill.touches[v]:
+            self.slack[r] = self.slack.get(r, self.fill.slack[r]) - coef
+
+
+def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
+    """Component ci packed afresh by pack.balanced with the unplaced members of its classes
+    added, as many as rows allow and fit (best worth first), in both of its scores, the
+    one that adds most worth kept; again from there until nothing more goes in. A
+    component of more than KEPT_NODES nodes keeps only as many of them (in that order) as
+    plain first fit packs afresh, packed so. True if the component keeps a re-packing
+    (not plain first fit's)."""
+    nodes = agg.nodes
+    cap = agg.capacity[ci]
+    few = cap.nodes <= KEPT_NODES
+    weight = {v: agg.groups[agg.variables[v][0]].weight for v in nodes.by_cap[ci]}
+    added = False
+    for _ in range(REBALANCE_ROUNDS):
+        must = [Entry(v, agg.items[v], agg.allowed[v], fill.counts[v]) for v in nodes.by_cap[ci]]
+        extra: list[tuple[int, Item, frozenset[str]]] = []
+        for v in nodes.by_cap[ci]:
+            g = agg.variables[v][0]
+            left = len(agg.groups[g].members) - sum(fill.counts[u] for u in agg.choices[g])
+            for r, coef in fill.touches[v]:
+                left = min(left, fill.slack[r] // coef)
+            if left > 0:
+                extra.extend([(v, agg.items[v], agg.allowed[v])] * left)
+                if len(extra) * cap.nodes > BALANCED_STEPS:
+                    return added  # too large to re-pack so (pack.balanced would say None)
+        if not extra:
+            break
+        extra.sort(key=lambda e: (-weight[e[0]], e[0]))
+        best: tuple[int, Packing, list[int]] | None = None
+        for aligned in (True, False):
+            room = _Room(agg, fill)
+            got = balanced(cap, must, extra, room.allow, room.took, aligned)
+            if got is None:
+                continue  # too large, or it cannot hold what is placed
+            worth = sum(weight[v] for v in got[1])
+            if got[1] and (best is None or worth > best[0]):
+                best = (worth, got[0], got[1])
+        if best is None:
+            break
+        packing, placed = best[1], best[2]
+        if not few:  # the most of them, in order, that plain first fit packs afresh
+            lo, hi = 0, len(placed)
+            while lo < hi:
+                mid = (lo + hi + 1) // 2
+                trial = list(fill.counts)
+                for v in placed[:mid]:
+                    trial[v] += 1
+                if nodes.fresh(ci, trial) is not None:
+                    lo = mid
+                else:
+                    hi = mid - 1
+            placed = placed[:lo]
+            if not placed:
+                break
+        for v in placed:
+            fill.counts[v] += 1
+            for r, coef in fill.touches[v]:
+                fill.slack[r] -= coef
+        if few:
+            fill.packs[ci] = packing
+            added = True
+        else:
+            found = nodes.fresh(ci, fill.counts)
+            assert found is not None
+            fill.packs[ci] = found
+    return added
 
 
 def _fresh(agg: Aggregate, fill: Filler, cis: set[int]) -> None:

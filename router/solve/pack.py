@@ -312,9 +312,12 @@ def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
         return Answer(None, False)
     model = cp_model.CpModel()
     x: dict[tuple[int, int], cp_model.IntVar] = {}
+    # Upper bounds kept here: ortools 9.15's proto wrapper reads domain[-1] as 0, which
+    # dropped node capacity rows and proved packable counts "infeasible".
+    top: dict[tuple[int, int], int] = {}
     for n, (g, _) in enumerate(nodes):
         grp = cap.groups[g]
-        load = [[] for _ in cap.axes]  # type: list[list[tuple[int, cp_model.IntVar]]]
+        load = [[] for _ in cap.axes]  # type: list[list[tuple[int, int, cp_model.IntVar]]]
         wholes = []
         pods = []
         for k, key in enumerate(keys):
@@ -326,19 +329,21 @@ def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
             if item.whole:
                 if grp.empty:
                     x[k, n] = v = model.new_bool_var("")
+                    top[k, n] = 1
                     wholes.append(v)
                 continue
             most = min(total * item.pods, _fits(grp.free, item.demand))
             if most <= 0:
                 continue
             x[k, n] = v = model.new_int_var(0, most, "")
+            top[k, n] = most
             pods.append(v)
             for a, d in enumerate(item.demand):
                 if d:
-                    load[a].append((d, v))
+                    load[a].append((d, most, v))
         for a, terms in enumerate(load):
-            if terms and sum(d * v.proto.domain[-1] for d, v in terms) > grp.free[a]:
-                model.add(sum(d * v for d, v in terms) <= grp.free[a])
+            if terms and sum(d * m for d, m, _ in terms) > grp.free[a]:
+                model.add(sum(d * v for d, _, v in terms) <= grp.free[a])
         if wholes:
             taken = model.new_bool_var("")
             model.add(sum(wholes) == taken)
@@ -348,11 +353,11 @@ def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
         item = key[0]
         assert isinstance(item, Item)
         total = sum(e.members for e in kinds[key])
-        vs = [x[k, n] for n in range(len(nodes)) if (k, n) in x]
+        cells = [(k, n) for n in range(len(nodes)) if (k, n) in x]
         need = total * (item.whole or item.pods)
-        if sum(v.proto.domain[-1] for v in vs) < need:
+        if sum(top[c] for c in cells) < need:
             return Answer(None, True)
-        model.add(sum(vs) == need)
+        model.add(sum(x[c] for c in cells) == need)
     # Identical nodes of a class in decreasing order of a load: no two permutations of one
     # packing are both searched.
     weights = [1 + k for k in range(len(keys))]
@@ -424,3 +429,116 @@ def _witness(
             blocks.append(Block(g, lo, grp.count - lo, grp.free, grp.empty))
     p.blocks = blocks
     return p
+
+
+# Vector-aware re-packing of a whole component (the last fill's, greedy.py): at most this
+# many node × pod steps per packing, so that it stays a few milliseconds.
+BALANCED_STEPS = 80_000
+
+
+def balanced(
+    cap: Capacity,
+    must: list[Entry],
+    extra: list[tuple[int, Item, frozenset[str]]],
+    allow: Callable[[int], bool],
+    took: Callable[[int], None],
+    aligned: bool,
+) -> tuple[Packing, list[int]] | None:
+    """All of `must` and as many `extra` members (key, item, allowed; in the order given)
+    as fit, packed node by node: each pod (largest share first) on the node that fits it
+    best, by the dot product of its demand with the node's free amounts (`aligned`: a
+    CPU-heavy pod goes where CPUs are free and memory is not) or by the smallest free
+    amounts left (sum of squares: best fit that keeps nodes balanced), both over shares of
+    a node. First fit by one axis strands the other: nodes with CPUs but no memory free
+    beside nodes with memory but no CPUs. `allow(key)`: whether one more member of key may
+    go (quotas and spreads), asked before each extra member is tried; `took(key)`: it went.
+    Returns the packing and the keys of the extra members placed, or None if `must` does
+    not fit (or the component is too large to pack so)."""
+    nodes = [(g, j) for g, grp in enumerate(cap.groups) for j in range(grp.count)]
+    pods_total = sum(e.members * max(1, e.item.whole or e.item.pods) for e in must)
+    pods_total += sum(max(1, item.whole or item.pods) for _, item, _ in extra)
+    if not nodes or len(nodes) * pods_total > BALANCED_STEPS:
+        return None
+    scale = [f or 1 for f in cap.full]
+    free = [list(cap.groups[g].free) for g, _ in nodes]
+    empty = [cap.groups[g].empty for g, _ in nodes]
+    taken = [False] * len(nodes)  # by a whole member
+    content: list[dict[int, int]] = [{} for _ in nodes]
+    sets = [cap.groups[g].node_set for g, _ in nodes]
+
+    def best(d: tuple[int, ...], allowed: frozenset[str]) -> int:
+        pick, score = -1, 0.0
+        for n in range(len(nodes)):
+            if taken[n] or sets[n] not in allowed:
+                continue
+            f = free[n]
+            if any(x > y for x, y in zip(d, f, strict=True)):
+                continue
+            if aligned:
+                s = sum(x * y / (c * c) for x, y, c in zip(d, f, scale, strict=True))
+            else:
+                s = -sum(((y - x) / c) ** 2 for x, y, c in zip(d, f, scale, strict=True))
+            if pick < 0 or s > score:
+                pick, score = n, s
+        return pick
+
+    def put(key: int, item: Item, allowed: frozenset[str]) -> list[int] | None:
+        """One member on nodes; the nodes used (undone by the caller), or None."""
+        used: list[int] = []
+        if item.whole:
+            for n in range(len(nodes)):
+                if len(used) == item.whole:
+                    break
+                if empty[n] and not content[n] and not taken[n] and sets[n] in allowed:
+                    used.append(n)
+            if len(used) < item.whole:
+                return None
+            for n in used:
+                taken[n] = True
+                content[n][key] = -1
+            return used
+        for _ in range(item.pods):
+            n = best(item.demand, allowed)
+            if n < 0:
+                undo(key, item, used)
+                return None
+            free[n] = [f - x for f, x in zip(free[n], item.demand, strict=True)]
+            content[n][key] = content[n].get(key, 0) + 1
+            used.append(n)
+        return used
+
+    def undo(key: int, item: Item, used: list[int]) -> None:
+        for n in used:
+            if item.whole:
+                taken[n] = False
+                del content[n][key]
+                continue
+            free[n] = [f + x for f, x in zip(free[n], item.demand, strict=True)]
+            content[n][key] -= 1
+            if not content[n][key]:
+                del content[n][key]
+
+    def size(item: Item) -> tuple[float, ...]:
+        shares = [x / c for x, c in zip(item.demand, scale, strict=True)]
+        return (-item.whole, -max(shares, default=0.0), -sum(shares))
+
+    for e in sorted(must, key=lambda e: (*size(e.item), e.key)):
+        for _ in range(e.members):
+            if put(e.key, e.item, e.allowed) is None:
+                return None
+    placed: list[int] = []
+    for key, item, allowed in extra:
+        if allow(key) and put(key, item, allowed) is not None:
+            placed.append(key)
+            took(key)
+    p = Packing.fresh(cap)
+    p.placed = {e.key: e.members for e in must if e.members}
+    for key in placed:
+        p.placed[key] = p.placed.get(key, 0) + 1
+    blocks: list[Block] = []
+    for n, (g, j) in enumerate(nodes):
+        c = tuple(sorted(content[n].items()))
+        f = (0,) * len(free[n]) if taken[n] else tuple(free[n])
+        blocks.append(Block(g, j, 1, f, empty[n] and not c, c))
+    p.blocks = blocks
+    return p, placed

@@ -1,9 +1,10 @@
 """What the referees found in router/solve, kept as tests that fail until it is fixed.
 
 Each is a platform from the long run of tests/pack/unseen.py, made smaller by hand while the
-finding stayed. The solver is not changed here (it is another area's): each test is marked
-xfail(strict=True), so that the fix makes it pass, which fails the run until the mark is
-removed.
+finding stayed. A test still marked xfail(strict=True) is a finding not fixed yet; the fix
+makes it pass, which fails the run until the mark is removed. The first three were one
+cause: the solver's exact packing read its variables' upper bounds as 0 (ortools 9.15's
+proto wrapper, domain[-1]) and proved packable counts impossible.
 """
 
 from __future__ import annotations
@@ -41,11 +42,6 @@ def _job(name: str, gpus: int, cpus: int, memory: str, **kw: Any) -> dict[str, A
             "command": "run", "image": "ghcr.io/acme/x:1", **kw}  # fmt: skip
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="router/solve: level 1 OPTIMAL (2842 = bound) leaves out the array j10 although"
-    " all five jobs pack onto the 3 nodes (the referee's exact packing gives the assignment)",
-)
 def test_an_array_of_three_190gib_tasks_beside_four_gpu_jobs() -> None:
     inventory = {"clusters": [{"name": "hpc", "backend": "slurm", "partitions": [
         {"name": "p5", "nodes": 3, "gpus_per_node": 8, "gpu_type": "a100",
@@ -62,11 +58,6 @@ def test_an_array_of_three_190gib_tasks_beside_four_gpu_jobs() -> None:
     assert _left_out("rule all:\n  route slurm\n", inventory, workloads) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="router/solve: level 1 OPTIMAL (2902 = bound) leaves out j8 (1 GPU, 47 CPUs) on a"
-    " pool of 2 + 2 headroom nodes, one with running work, where everything packs",
-)
 def test_a_47_cpu_pod_beside_services_and_running_work_on_a_pool_with_headroom() -> None:
     inventory = {"clusters": [{"name": "k8s", "backend": "kubernetes", "node_pools": [
         {"name": "k1", "nodes": 2, "max_nodes": 4, "gpus_per_node": 4, "gpu_type": "a100",
@@ -89,11 +80,6 @@ def test_a_47_cpu_pod_beside_services_and_running_work_on_a_pool_with_headroom()
     assert _left_out("rule all:\n  route kubernetes\n", inventory, workloads, running) == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="router/solve: level 1 OPTIMAL (3800 = bound) leaves out s9 (2 replicas of 2 GPUs)"
-    " although the 12 GPU pods of three services fill 3 nodes of 4 GPUs exactly",
-)
 def test_three_services_that_fill_twelve_gpus_exactly() -> None:
     pool = {"name": "k0", "nodes": 3, "gpus_per_node": 4, "gpu_type": "h100",
             "cpus_per_node": 96, "memory_per_node": "192GiB"}  # fmt: skip
