@@ -163,10 +163,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from router.evaluate.evaluate import Candidate
+from router.gcpause import paused_gc
 from router.solve.aggregate import Aggregate
 from router.solve.decompose import Component, components
 from router.solve.greedy import best_hint, previous_hint
-from router.solve.paused import paused_gc
 from router.solve.problem import Problem
 
 SEED = 0
@@ -249,7 +249,7 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> SolveResult:
     return solve_aggregate(agg, options)
 
 
-@paused_gc
+@paused_gc()
 def solve_aggregate(
     agg: Aggregate, options: SolveOptions | None = None, hint: list[int] | None = None
 ) -> SolveResult:

@@ -11,10 +11,10 @@ node by node: a complete, feasible hint for CP-SAT.
 
 from __future__ import annotations
 
+from router.gcpause import paused_gc
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.nodes import Item
 from router.solve.pack import BALANCED_STEPS, Entry, Packing, balanced
-from router.solve.paused import paused_gc
 
 FILL_PASSES = 4
 REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
@@ -416,7 +416,7 @@ def rounded(agg: Aggregate, lp_values: list[float], rounds: int = 0) -> list[int
     return first_fit_decreasing(agg, start)
 
 
-@paused_gc
+@paused_gc()
 def best_hint(agg: Aggregate, lp_values: list[float] | None) -> list[int]:
     """The better (level 1) of first-fit decreasing and the rounded LP; ties go to greedy."""
     greedy = first_fit_decreasing(agg)

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.gcpause import paused_gc
 from router.solve.aggregate import Aggregate
 from router.solve.decompose import Component, components
-from router.solve.paused import paused_gc
 
 
-@paused_gc
+@paused_gc()
 def lp_solve(
     agg: Aggregate,
     start: list[int] | None = None,

@@ -16,6 +16,7 @@ from itertools import chain, repeat
 from router.evaluate.evaluate import Candidate, Decision
 from router.evaluate.quota import QuotaLimit
 from router.evaluate.spread import SpreadLimit
+from router.gcpause import paused_gc
 from router.models import TargetRef
 from router.solve.aggregate import (
     RESOURCES,
@@ -27,7 +28,6 @@ from router.solve.aggregate import (
     work,
 )
 from router.solve.nodes import Capacity
-from router.solve.paused import paused_gc
 from router.solve.preempt import protect
 
 __all__ = ["RESOURCES", "Level", "Problem", "Row", "build_problem", "node_capacity", "work"]
@@ -66,7 +66,7 @@ class Problem:
         return [Level(lv.name, lv.sense, self._terms(lv.terms)) for lv in self.aggregate.levels]
 
 
-@paused_gc
+@paused_gc()
 def build_problem(
     decisions: list[Decision],
     targets: list[TargetRef],
