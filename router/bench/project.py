@@ -4,6 +4,7 @@ process, timed end to end as a user runs it: start-up, loading YAML, planning, w
 
 from __future__ import annotations
 
+import hashlib
 import resource
 import subprocess
 import sys
@@ -62,13 +63,7 @@ def _plan(folder: Path, workers: int) -> dict[str, Any]:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     if done.returncode not in (0, 3):
         raise RuntimeError(f"router plan exited {done.returncode}: {done.stderr.strip()}")
-    digest = subprocess.run(
-        ["sh", "-c", "find out -type f | LC_ALL=C sort | xargs sha256sum | sha256sum"],
-        cwd=folder,
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.split()[0]
+    digest = _digest(folder / "out")
     return {
         "seconds": round(seconds, 3),
         "cpu_seconds": round(
@@ -80,3 +75,11 @@ def _plan(folder: Path, workers: int) -> dict[str, Any]:
         "summary": done.stdout.strip().splitlines()[-1] if done.stdout.strip() else "",
         "digest": digest,
     }
+
+
+def _digest(out: Path) -> str:
+    """One hash of every file's path and bytes under `out`, in path order."""
+    h = hashlib.sha256()
+    for f in sorted(p for p in out.rglob("*") if p.is_file()):
+        h.update(f.relative_to(out).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()

@@ -160,12 +160,7 @@ def completed(
     order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
     for _ in range(FILL_PASSES):  # a move can make room for a class passed before
         before = list(fill.counts)
-        for g in order:
-            left = len(agg.groups[g].members) - sum(fill.counts[v] for v in agg.choices[g])
-            for v in preferred(agg, g):
-                if not left:
-                    break
-                left -= fill.put(v, left)
+        _put_rest(agg, fill, order)
         if polish:
             moved_up(agg, fill, [g for g in order if g in polish])
         if fill.counts == before:
@@ -381,13 +376,19 @@ def first_fit_decreasing(
                 for v in preferred(agg, g):
                     if start[v]:
                         fill.put(v, start[v])
+    _put_rest(agg, fill, order)
+    return fill.done()
+
+
+def _put_rest(agg: Aggregate, fill: Filler, order: list[int]) -> None:
+    """Each class in `order` puts its members not yet placed on its candidates, best first,
+    as far as the nodes and rows let them."""
     for g in order:
         left = len(agg.groups[g].members) - sum(fill.counts[v] for v in agg.choices[g])
         for v in preferred(agg, g):
             if not left:
                 break
             left -= fill.put(v, left)
-    return fill.done()
 
 
 def level_value(agg: Aggregate, level: int, counts: list[int]) -> int:

@@ -17,7 +17,7 @@ prove nothing within its limit the answer is `None` with `proven=False`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from router.solve.nodes import Capacity, Item
@@ -234,14 +234,7 @@ def _orders(cap: Capacity) -> list[Callable[[Entry], tuple[float, ...]]]:
 
 def first_fit(cap: Capacity, entries: list[Entry]) -> Packing | None:
     """First-fit decreasing in each order in turn; the first packing of every member."""
-    for order in _orders(cap):
-        p = Packing.fresh(cap)
-        if all(
-            p.place(e.key, e.item, e.allowed, e.members) == e.members
-            for e in sorted(entries, key=order)
-        ):
-            return p
-    return None
+    return _first_packing(cap, entries, _orders(cap))
 
 
 def plain_first_fit(cap: Capacity, entries: list[Entry]) -> Packing | None:
@@ -252,6 +245,14 @@ def plain_first_fit(cap: Capacity, entries: list[Entry]) -> Packing | None:
         lambda e: (-e.item.whole, -e.item.demand[1], -e.item.demand[2], -e.item.demand[0], e.key),
         lambda e: (-e.item.whole, -e.item.demand[2], -e.item.demand[1], -e.item.demand[0], e.key),
     ]
+    return _first_packing(cap, entries, orders)
+
+
+def _first_packing(
+    cap: Capacity, entries: list[Entry], orders: Sequence[Callable[[Entry], tuple[float, ...]]]
+) -> Packing | None:
+    """First fit of the entries sorted by each order in turn: the first packing that places
+    every member, or None."""
     for order in orders:
         p = Packing.fresh(cap)
         if all(
