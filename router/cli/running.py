@@ -5,7 +5,8 @@ Kubernetes: live `kubectl get pods -A -o json` or `--from`. Parsed by router.imp
 With `-i INVENTORY` and no `--cluster`, the work is on the inventory's one cluster of that backend
 (when it has one); items on nodes the inventory does not name (node_names) are left out with
 a warning, and the rest is checked against the nodes as `router plan --running` will (a node
-given more than it has is an error). The YAML goes to stdout, or atomically to `-o FILE`.
+whose work holds more than it has, as on an OverSubscribe=FORCE partition, is a note: the plan
+counts it full on that axis). The YAML goes to stdout, or atomically to `-o FILE`.
 """
 
 from __future__ import annotations
@@ -71,7 +72,10 @@ def running_command(
     if inventory_path:
         _keep_known(imported, Path(inventory_path))
     text = render_running(imported)
-    count = _check(text, Path(inventory_path) if inventory_path else None)
+    count, over = _check(text, Path(inventory_path) if inventory_path else None)
+    if over:  # said in the YAML too, where the next reader of the file sees it
+        imported.notes += over
+        text = render_running(imported)
     for note in imported.notes:
         click.echo(f"warning: {note}", err=True)
     if output:
@@ -124,8 +128,9 @@ def _keep_known(imported: ImportedRunning, path: Path) -> None:
     imported.items = kept
 
 
-def _check(text: str, inventory_path: Path | None) -> str:
-    """Validate the YAML as `router plan --running` reads it; a summary "3 items on 2 nodes"."""
+def _check(text: str, inventory_path: Path | None) -> tuple[str, list[str]]:
+    """Validate the YAML as `router plan --running` reads it: a summary "3 items on 2 nodes",
+    and a note per node whose work holds more than it has (with an inventory)."""
     import yaml
     from pydantic import ValidationError
 
@@ -135,10 +140,12 @@ def _check(text: str, inventory_path: Path | None) -> str:
         running = Running.model_validate(yaml.safe_load(text))
     except (ValidationError, yaml.YAMLError) as e:
         raise LoadError(f"the running work is not valid (please report this): {e}") from None
+    over: list[str] = []
     if inventory_path is not None:
         from router.models import load_inventory
-        from router.models.capacity import node_classes
+        from router.models.capacity import node_classes, oversubscribed
 
-        node_classes(load_inventory(inventory_path), running)  # LoadError if it does not fit
+        # LoadError if an item names no node of the inventory
+        over = oversubscribed(node_classes(load_inventory(inventory_path), running))
     nodes = {(i.cluster, i.node) for i in running.running}
-    return f"{len(running.running)} items on {len(nodes)} nodes"
+    return f"{len(running.running)} items on {len(nodes)} nodes", over

@@ -77,7 +77,7 @@ def reason_text(
     if key[0] == "capacity":
         texts = sorted({o.text for o in overs if o.text})
         if texts:  # room is there in total, not on any node
-            return "; ".join(texts)
+            return "; ".join(texts + _oversubscribed(state, key[1]))
         parts = []
         for o in sorted(overs, key=lambda o: state.agg.rows[o.row].resource):
             res = state.agg.rows[o.row].resource
@@ -87,7 +87,7 @@ def reason_text(
             )
             if part not in parts:
                 parts.append(part)
-        return f"{key[1]} is full: " + "; ".join(parts)
+        return f"{key[1]} is full: " + "; ".join(parts + _oversubscribed(state, key[1]))
     row = state.agg.rows[overs[0].row]
     need = min(o.need for o in overs)
     where = f" ({source_of(row.source, rel)})" if row.source else ""
@@ -102,6 +102,16 @@ def reason_text(
         f"{amount(row.resource, overs[0].used)} of {amount(row.resource, row.rhs)}{share} "
         f"used, needs {amount(row.resource, need)}{on}"
     )
+
+
+def _oversubscribed(state: PlanState, tid: str) -> list[str]:
+    """The notes of the target's nodes whose running work holds more than they have (an
+    OverSubscribe=FORCE partition's jobs on shared CPUs): why a node counts as full."""
+    for cap in state.agg.capacity or []:
+        sets = cap.sets_of.get(tid)
+        if sets is not None:
+            return [n for s in sorted(sets) for n in cap.over.get(s, [])]
+    return []
 
 
 def spread_text(row: Row, used: int, rel: Relative, has: str = "already has") -> str:

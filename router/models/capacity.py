@@ -6,6 +6,13 @@ autoscaler's or Slurm's powered-down nodes). Nodes with nothing running are one 
 with running work is a class of its residual capacity (nodes left with the same residual share
 one). A whole-node (exclusive) item leaves its node with nothing. Running work never lands on
 headroom nodes: they do not exist until something needs them.
+
+Running work may hold more of a node than it has: a Slurm partition with OverSubscribe=FORCE
+(or YES, for jobs that ask) puts two jobs on the same CPUs, and `scontrol show node` then shows
+CPUAlloc at CPUTot while the jobs' CPUs add up to more. Such a node is full on that axis
+(nothing more is planned there: slurmctld holds an unshared job back until the CPUs are free)
+and its class says so in `over`, a note per node that reasons and `router inventory running`
+print.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ from dataclasses import dataclass
 from router.errors import LoadError
 from router.models.inventory import Inventory, NodeSetRef
 from router.models.running import Running, RunningItem
+from router.quantity import format_memory
 
 
 @dataclass(frozen=True, order=True)
@@ -41,6 +49,7 @@ class NodeClass:
     free: NodeShape
     indices: tuple[int, ...]
     idle: bool  # nothing runs on these nodes (whole-node work may take them)
+    over: tuple[str, ...] = ()  # a note per node whose running work holds more than it has
 
 
 def full_shape(ref: NodeSetRef) -> NodeShape:
@@ -68,16 +77,22 @@ def node_classes(
     for ref in inventory.node_sets():
         full = full_shape(ref)
         used: dict[NodeShape, list[int]] = defaultdict(list)
+        notes: dict[NodeShape, list[str]] = defaultdict(list)
         idle: list[int] = []
         for index in range(ref.spec.capacity_nodes):
             items = by_node.get((ref.id, index))
             if not items:
                 idle.append(index)
                 continue
-            used[_residual(ref, index, full, items)].append(index)
+            shape, note = _residual(inventory, ref, index, full, items)
+            used[shape].append(index)
+            if note:
+                notes[shape].append(note)
         classes = [NodeClass(ref.id, len(idle), full, tuple(idle), True)] if idle else []
         for shape, indices in sorted(used.items(), key=lambda kv: kv[1][0]):
-            classes.append(NodeClass(ref.id, len(indices), shape, tuple(indices), False))
+            classes.append(
+                NodeClass(ref.id, len(indices), shape, tuple(indices), False, tuple(notes[shape]))
+            )
         out[ref.id] = classes
     return out
 
@@ -111,35 +126,76 @@ def _node_of(
     )
 
 
+def oversubscribed(classes: dict[str, list[NodeClass]]) -> list[str]:
+    """The notes of every node whose running work holds more than it has, in node set order."""
+    return [n for sid in sorted(classes) for c in classes[sid] for n in c.over]
+
+
 def _residual(
+    inventory: Inventory,
     ref: NodeSetRef,
     index: int,
     full: NodeShape,
     items: list[RunningItem],
-) -> NodeShape:
+) -> tuple[NodeShape, str | None]:
+    """What the node has left (never below zero on any axis), and a note when its running
+    work holds more than it has."""
     if any(i.whole for i in items):
-        return NodeShape(0, tuple((p, 0) for p, _ in full.slices), 0, 0)
-    gpus = full.gpus - sum(i.gpus for i in items)
-    slices = dict(full.slices)
+        return NodeShape(0, tuple((p, 0) for p, _ in full.slices), 0, 0), None
+    used_slices: dict[str, int] = {}
     for i in items:
         for p, n in i.mig.items():
-            slices[p] = slices.get(p, 0) - n
-    cpus = full.cpus - sum(i.cpus for i in items)
-    memory = full.memory - sum(i.memory for i in items)
-    short = [
-        what
-        for what, left in (
-            ("GPUs", gpus),
-            ("CPUs", cpus),
-            ("memory", memory),
-            *((f"{p} slices", n) for p, n in slices.items()),
-        )
-        if left < 0
+            used_slices[p] = used_slices.get(p, 0) + n
+    slices = dict(full.slices)
+    axes = [
+        ("GPUs", full.gpus, sum(i.gpus for i in items)),
+        ("CPUs", full.cpus, sum(i.cpus for i in items)),
+        ("memory", full.memory, sum(i.memory for i in items)),
+        *((f"{p} slices", slices.get(p, 0), n) for p, n in sorted(used_slices.items())),
     ]
-    if short:
-        jobs = ", ".join(sorted(i.job or "?" for i in items))
-        raise LoadError(
-            f"running work ({jobs}) on node {index} of {ref.id} takes more {short[0]}"
-            " than the node has"
-        )
-    return NodeShape(gpus, tuple(sorted(slices.items())), cpus, memory)
+    left = {what: has - held for what, has, held in axes}
+    shape = NodeShape(
+        max(0, left["GPUs"]),
+        tuple(sorted((p, max(0, n - used_slices.get(p, 0))) for p, n in slices.items())),
+        max(0, left["CPUs"]),
+        max(0, left["memory"]),
+    )
+    over = [(what, has, held) for what, has, held in axes if held > has]
+    if not over:
+        return shape, None
+    return shape, _over_note(inventory, ref, index, items, over)
+
+
+def _over_note(
+    inventory: Inventory,
+    ref: NodeSetRef,
+    index: int,
+    items: list[RunningItem],
+    over: list[tuple[str, int, int]],
+) -> str:
+    """E.g. 'slurm/h100x4 node gpu-n1 is counted full on CPUs: its running work (1, 2) holds
+    12 of its 8 CPUs, shared by partition shared (OverSubscribe=FORCE:2)'."""
+    names = ref.spec.node_names
+    node = names[index] if index < len(names) else str(index)
+    jobs = ", ".join(sorted({i.job or "?" for i in items}))
+    held = " and ".join(f"{_amount(w, n)} of its {_amount(w, has)} {w}" for w, has, n in over)
+    sharing = [
+        f"{t.rsplit('/', 1)[-1]} (OverSubscribe={mode.upper()})"
+        for t in ref.targets
+        if (mode := getattr(inventory.target(t).target, "oversubscribe", None) or "")
+        and mode.partition(":")[0] in ("force", "yes")
+    ]
+    why = (
+        f", shared by partition {', '.join(sharing)}"
+        if sharing
+        else ", more than the inventory says it has (is the inventory up to date?)"
+    )
+    axes = " and ".join(w for w, _, _ in over)
+    return (
+        f"{ref.id} node {node} is counted full on {axes}: its running work ({jobs}) holds"
+        f" {held}{why}"
+    )
+
+
+def _amount(what: str, n: int) -> str:
+    return format_memory(n) if what == "memory" else str(n)

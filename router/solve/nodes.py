@@ -45,6 +45,8 @@ class Capacity:
     full: tuple[int, ...]  # an empty node, per axis (the hardware)
     groups: list[NodeGroup]
     sets_of: dict[str, frozenset[str]] = field(default_factory=dict)  # target id -> node sets
+    # node set -> a note per node whose running work holds more than it has (NodeClass.over)
+    over: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def targets(self) -> list[str]:
@@ -147,6 +149,8 @@ def capacities(
                         *(slices.get(a[4:], 0) for a in cap.axes[3:]),
                     )
                     cap.groups.append(NodeGroup(s, c.count, free, c.idle, c.indices))
+                    if c.over:
+                        cap.over.setdefault(s, []).extend(c.over)
             elif sizes.get(s):
                 n = sizes[s]
                 cap.groups.append(NodeGroup(s, n, cap.full, True, tuple(range(n))))

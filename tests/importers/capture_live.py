@@ -10,6 +10,10 @@ MaxTime=UNLIMITED, AllowAccounts and a per-job MaxNodes. It writes data/live-22.
 GPU node with two jobs running side by side on it (3 GPUs, 8 CPUs, 16 GiB; 20 CPUs, 150 GiB),
 and sinfo --json, scontrol show partition -o and squeue --json of that moment, so that the
 imported inventory and the imported running work can be tested together.
+`... capture_live oversubscribe` writes data/live-22.05-oversub-*: one GPU node (4 h100, 8 CPUs,
+32 GiB) in `gpu` and in `shared` (OverSubscribe=FORCE:2), two jobs of 6 CPUs each running on it
+in `shared` (12 CPUs on its 8), and sinfo --json, scontrol show partition -o, scontrol show
+node -o and squeue --json of that moment.
 `... capture_live deny` writes data/live-22.05-deny-*: partitions with DenyAccounts and DenyQos
 (one beside AllowAccounts, which Slurm then ignores it for).
 """
@@ -116,9 +120,50 @@ def capture_deny() -> int:
     return 0
 
 
+OVERSUB_LAYOUT = [PartitionSpec("gpu", 1, 4, "h100", 8, 32 * 1024, 60, default=True)]
+OVERSUB_CHANGES = [
+    ["scontrol", "create", "PartitionName=shared", "Nodes=gpu-n1", "OverSubscribe=FORCE:2",
+     "MaxTime=60"],
+]  # fmt: skip
+OVERSUB_JOBS = [
+    ["-p", "shared", "-c", "6", "--mem=8G", "--gres=gpu:h100:1"],
+    ["-p", "shared", "-c", "6", "--mem=8G"],
+]
+
+
+def capture_oversubscribe() -> int:
+    with tempfile.TemporaryDirectory(prefix="capture-") as tmp:
+        cluster = SlurmCluster(OVERSUB_LAYOUT, Path(tmp), "gpu")
+        cluster.start()
+        try:
+            for args in OVERSUB_CHANGES:
+                cluster.run(args)
+            script = Path(tmp) / "sleep.sh"
+            script.write_text("#!/bin/bash\nsleep 600\n")
+            ids = [cluster.sbatch(script, hold=False, extra_args=a) for a in OVERSUB_JOBS]
+            deadline = time.monotonic() + 30
+            while any(cluster.job_state(j) != "RUNNING" for j in ids):
+                if time.monotonic() > deadline:
+                    raise SystemExit(f"jobs did not start: {[cluster.show_job(j) for j in ids]}")
+                time.sleep(0.3)
+            outputs = {
+                "live-22.05-oversub-sinfo.json": ["sinfo", "--json"],
+                "live-22.05-oversub-partitions.txt": ["scontrol", "show", "partition", "-o"],
+                "live-22.05-oversub-nodes.txt": ["scontrol", "show", "node", "-o"],
+                "live-22.05-oversub-squeue.json": ["squeue", "--json"],
+            }
+            for name, args in outputs.items():
+                (DATA / name).write_text(cluster.run(args).stdout, encoding="utf-8")
+        finally:
+            cluster.stop()
+    return 0
+
+
 def main() -> int:
     if sys.argv[1:] == ["running"]:
         return capture_running()
+    if sys.argv[1:] == ["oversubscribe"]:
+        return capture_oversubscribe()
     if sys.argv[1:] == ["deny"]:
         return capture_deny()
     with tempfile.TemporaryDirectory(prefix="capture-") as tmp:

@@ -166,13 +166,23 @@ def test_node_classes_pack_around_running_work() -> None:
         ({"cluster": "hpc", "node": "g9"}, 'node "g9", which no node set'),
         ({"cluster": "k8s", "node": "g1"}, 'cluster "k8s"'),
         ({"cluster": "hpc", "node_set": "h100", "node": 4}, "node 4 of hpc/h100, which has 4"),
-        ({"cluster": "hpc", "node": "g1", "cpus": 97, "job": "x"}, "takes more CPUs"),
     ],
 )
 def test_running_work_that_fits_no_node(item: dict[str, Any], text: str) -> None:
     inv = Inventory.model_validate(hpc())
     with pytest.raises(RouterError, match=text):
         node_classes(inv, Running.model_validate({"running": [item]}))
+
+
+def test_running_work_above_its_node_fills_it_with_a_note() -> None:
+    # More than the node has (an OverSubscribe partition's jobs, or an old inventory): the node
+    # is full on that axis, what else it has stays free (tests/importers/test_oversubscribe.py).
+    inv = Inventory.model_validate(hpc())
+    item = {"cluster": "hpc", "node": "g1", "gpus": 2, "cpus": 97, "memory": "1GiB", "job": "x"}
+    busy = [c for c in node_classes(inv, Running.model_validate({"running": [item]}))["hpc/h100"]
+            if not c.idle]  # fmt: skip
+    assert [(c.free.gpus, c.free.cpus, len(c.over)) for c in busy] == [(4, 0, 1)]
+    assert "counted full on CPUs: its running work (x) holds 97 of its 96 CPUs" in busy[0].over[0]
 
 
 def test_load_running_positions_errors(tmp_path: Path) -> None:

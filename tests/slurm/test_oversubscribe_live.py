@@ -5,6 +5,8 @@ a time (the second waits: Resources), so router counts every job there as whole 
 OverSubscribe=FORCE:2 runs two `--exclusive` jobs on the node together (and two 8-CPU jobs on
 its 8 CPUs), so `exclusive` is not honoured there and router refuses a rule's `exclusive`;
 OverSubscribe=YES:2 shares only jobs that ask (`--oversubscribe`, which router never writes).
+Two jobs sharing the CPUs hold more than the node has: router counts it full on CPUs, as
+slurmctld does for a job of an unshared partition.
 """
 
 from __future__ import annotations
@@ -97,5 +99,51 @@ def test_exclusive_and_force_as_slurm_runs_them(
         plan = build_plan(load_project(root))
         assert plan.placements == []
         assert "OverSubscribe=FORCE" in str(plan.unplaced + plan.unrouted)
+    finally:
+        c.run(["scancel", *map(str, ids)], check=False)
+
+
+def test_jobs_sharing_cpus_fill_the_node_in_the_plan_as_in_slurm(
+    slurm_cluster_factory: ClusterFactory, tmp_path: Path
+) -> None:
+    """Two 8-CPU jobs of the FORCE:2 partition run on the node's 8 CPUs (16 CPUs of work on 8):
+    `router inventory running -i` and `router plan --running` count the node full on CPUs and
+    say why, and Slurm agrees: a 1-CPU job of the unshared partition waits for resources."""
+    c = slurm_cluster_factory(LAYOUT, "cpu")
+    for args in CREATE:
+        c.run(args)
+    inv_path, running = tmp_path / "inventory.yaml", tmp_path / "running.yaml"
+    r = CliRunner().invoke(cli, ["inventory", "import", "slurm", "-o", str(inv_path)], env=c.env)
+    assert r.exit_code == 0, r.output
+    plain = tmp_path / "plain.sh"
+    plain.write_text("#!/bin/bash\nsleep 60\n")
+    ids: list[int] = []
+    try:
+        both = [c.sbatch(plain, hold=False, extra_args=["-p", "force", "-c", "8", "--mem=1G"])
+                for _ in range(2)]  # fmt: skip
+        ids += both
+        assert states(c, both) == [("RUNNING", "None")] * 2
+        args = ["inventory", "running", "slurm", "-i", str(inv_path), "-o", str(running)]
+        r = CliRunner().invoke(cli, args, env=c.env)
+        assert r.exit_code == 0, r.output
+        note = (
+            f"routertest/cpu8 node cpu-n1 is counted full on CPUs: its running work"
+            f" ({both[0]}, {both[1]}) holds 16 of its 8 CPUs, shared by partition"
+            " force (OverSubscribe=FORCE:2)"
+        )
+        assert f"warning: {note}" in r.stderr
+        inv = yaml.safe_load(inv_path.read_text())
+        root = make_project(tmp_path / "p", [small("after")],
+                            'rule r: route slurm where name == "cpu"\n', inv)  # fmt: skip
+        r = CliRunner().invoke(cli, ["plan", str(root), "-r", str(running), "--no-write"])
+        assert r.exit_code == 3, r.output  # unplaced
+        assert note in r.stdout
+        waiting = c.sbatch(plain, hold=False, extra_args=["-p", "cpu", "-c", "1", "--mem=1G"])
+        ids.append(waiting)
+        time.sleep(2.5)  # two scheduling passes (sched_interval=1)
+        assert (c.show_job(waiting)["JobState"], c.show_job(waiting)["Reason"]) == (
+            "PENDING",
+            "Resources",
+        )
     finally:
         c.run(["scancel", *map(str, ids)], check=False)
