@@ -27,7 +27,12 @@ from typing import Any
 
 from router.models import NodePool, Partition, TargetRef, Workload
 from router.models.inventory import Taint, untolerated
-from router.models.placement import Resources
+from router.models.placement import (
+    MPI_LAUNCHER_CPUS,
+    MPI_LAUNCHER_MEMORY,
+    Resources,
+    runs_as_mpijob,
+)
 from router.quantity import format_duration, format_memory
 
 
@@ -187,6 +192,22 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
                 " threads per node"
             )
         cpn = max(cpn, w.ranks_per_node * threads)
+    launcher = ref.backend == "kubernetes" and runs_as_mpijob(w, options)
+    if launcher:
+        # The MPIJob's Launcher pod runs beside a worker: the plan counts it on every worker's
+        # node (models/placement.py Resources.mpi_launcher), so it has room wherever it lands.
+        cpn, mpn = cpn + MPI_LAUNCHER_CPUS, mpn + MPI_LAUNCHER_MEMORY
+        if cpn > t.cpus_per_node:
+            return (
+                f"{t.cpus_per_node} CPUs per node < {cpn} asked per node with the MPIJob"
+                f" launcher's {MPI_LAUNCHER_CPUS} beside a worker"
+            )
+        if mpn > t.memory_per_node:
+            return (
+                f"{format_memory(t.memory_per_node)} per node < {format_memory(mpn)} asked per"
+                f" node with the MPIJob launcher's {format_memory(MPI_LAUNCHER_MEMORY)} beside"
+                " a worker"
+            )
     # OverSubscribe=EXCLUSIVE: Slurm gives every job its nodes whole, asked or not.
     whole = (getattr(t, "oversubscribe", None) or "").startswith("exclusive")
     exclusive = bool(options.get("exclusive")) or nodes > 1 or whole
@@ -207,6 +228,7 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         gpu_type=gpu_type,
         mig=mig,
         array_parallel=parallel,
+        mpi_launcher=launcher,
     )
 
 

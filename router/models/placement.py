@@ -11,6 +11,21 @@ from typing import Any
 from router.models.inventory import TargetRef
 from router.models.workload import Workload
 
+# What the Launcher pod of a Kubernetes MPIJob requests (it runs mpirun, no GPU): the plan
+# counts it beside a worker (Resources.mpi_launcher).
+MPI_LAUNCHER_CPUS = 1
+MPI_LAUNCHER_MEMORY = 1024  # MiB
+
+
+def runs_as_mpijob(workload: Workload, options: dict[str, Any]) -> bool:
+    """Whether a job (not a service, not a notebook) placed on Kubernetes with these rule
+    options is an MPIJob: operator "mpijob", or launcher mpi (the workload's, else the
+    rule's) with no operator named (router/emit/k8s/jobs.py documents)."""
+    if workload.kind == "notebook" or workload.is_service:
+        return False
+    launcher = workload.launcher or options.get("launcher") or "plain"
+    return bool(options.get("operator", "mpijob" if launcher == "mpi" else "job") == "mpijob")
+
 
 @dataclass(frozen=True)
 class Resources:
@@ -23,6 +38,9 @@ class Resources:
     `whole_nodes` is how many nodes the placement takes to itself (exclusive or multi-node).
     A job array (`array_parallel` > 0) counts `array_parallel` tasks of that shape in flight:
     `units`, and so gpus / cpus / memory and `whole_nodes`, are those of all of them.
+    `mpi_launcher`: a Kubernetes MPIJob, whose Launcher pod (MPI_LAUNCHER_CPUS and
+    MPI_LAUNCHER_MEMORY) runs beside a worker: each node's CPUs and memory above include room
+    for it, and the workers request the rest (router/emit/k8s/jobs.py mpijob).
     """
 
     nodes: int
@@ -37,6 +55,7 @@ class Resources:
     gpu_type: str | None = None
     mig: str | None = None
     array_parallel: int = 0
+    mpi_launcher: bool = False
 
     @property
     def units(self) -> int:
@@ -79,6 +98,8 @@ class Resources:
             out["mig"] = self.mig
         if self.array_parallel:
             out["array_parallel"] = self.array_parallel
+        if self.mpi_launcher:
+            out["mpi_launcher"] = True
         return out
 
 

@@ -41,6 +41,7 @@ class PlacedResources(_Part):
     mig: str | None = None
     replicas: ReplicaBounds | None = None
     array_parallel: int | None = None
+    mpi_launcher: bool | None = None  # CPUs and memory per node include the MPIJob launcher's
 
 
 class PlacedNode(_Part):

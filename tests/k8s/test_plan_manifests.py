@@ -125,6 +125,11 @@ def check_placement(p: Placement, docs: list[dict[str, Any]]) -> int:
     assert isinstance(pool, NodePool)
     r = p.resources
     specs = [s for d in docs for s in pod_specs(d)]
+    # An MPIJob's launcher runs beside a worker: the two add up to the plan's per-node numbers.
+    extra_cpu = extra_mem = 0
+    for d in docs:
+        if d["kind"] == "MPIJob":
+            extra_cpu, extra_mem = check_mpi_launcher(p, d)
     assert specs, f"{p.workload.name}: no pod template in {[d['kind'] for d in docs]}"
     pods = 0
     for spec, count in specs:
@@ -144,8 +149,8 @@ def check_placement(p: Placement, docs: list[dict[str, Any]]) -> int:
             assert name == GPU or r.mig in pool.slices_per_node, where
         else:
             assert gpu_requests(res) == {}, where
-        assert res["requests"]["cpu"] == str(r.cpus_per_node), where
-        assert res["requests"]["memory"] == f"{r.memory_per_node}Mi", where
+        assert int(res["requests"]["cpu"]) + extra_cpu == r.cpus_per_node, where
+        assert res["requests"]["memory"] == f"{r.memory_per_node - extra_mem}Mi", where
         pods += count
     if p.workload.is_service:
         low, high = replica_bounds(p, docs)
@@ -156,6 +161,31 @@ def check_placement(p: Placement, docs: list[dict[str, Any]]) -> int:
         for d in volcano:
             assert d["spec"]["minAvailable"] == r.nodes  # a gang of the whole job
     return pods
+
+
+def check_mpi_launcher(p: Placement, doc: dict[str, Any]) -> tuple[int, int]:
+    """The MPIJob's Launcher pod is on the placement's pool (its selector and tolerations), has
+    no GPU, prefers a worker's node, and is counted there (Resources.mpi_launcher); returns its
+    CPUs and MiB."""
+    pool = p.target.target
+    assert isinstance(pool, NodePool) and p.resources.mpi_launcher, p.workload.name
+    replicas = doc["spec"]["mpiReplicaSpecs"]
+    spec = replicas["Launcher"]["template"]["spec"]
+    assert spec.get("nodeSelector", {}) == pool.labels, p.workload.name
+    tolerations = sorted(spec.get("tolerations", []), key=lambda d: sorted(d.items()))
+    assert tolerations == expected_tolerations(p)
+    (term,) = spec["affinity"]["podAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"]
+    workers = replicas["Worker"]["template"]["metadata"]["labels"]
+    wanted = term["podAffinityTerm"]["labelSelector"]["matchLabels"]
+    assert wanted.items() <= workers.items(), (wanted, workers)
+    launcher_labels = replicas["Launcher"]["template"]["metadata"]["labels"]
+    assert not wanted.items() <= launcher_labels.items()  # the workers' anti-affinity spares it
+    (c,) = spec["containers"]
+    requests = c["resources"]["requests"]
+    assert gpu_requests(c["resources"]) == {}
+    memory = requests["memory"]
+    assert memory.endswith("Mi")
+    return int(requests["cpu"]), int(memory[:-2])
 
 
 def replica_bounds(p: Placement, docs: list[dict[str, Any]]) -> tuple[int, int]:

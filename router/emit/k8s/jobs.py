@@ -24,17 +24,25 @@ Decisions:
 - TrainJob (trainer.kubeflow.org/v1alpha1, operator "trainjob"): Kubeflow Trainer v2 on its
   torch-distributed runtime; the pool, security and volumes as a runtime patch.
 - MPIJob (kubeflow.org/v1, operator "mpijob", or launcher mpi): a Launcher pod running mpirun
-  and `nodes` Worker pods, slotsPerWorker = ranks per node. The launcher is small (1 CPU,
-  1 GiB, no GPU) and not counted by the plan; the workers are the plan's nodes.
+  and `nodes` Worker pods, slotsPerWorker = ranks per node. The launcher (1 CPU, 1 GiB, no
+  GPU) is counted by the plan: the CRD here is the training operator's kubeflow.org/v1 MPIJob,
+  which has no `runLauncherAsWorker` (mpi-operator's v2beta1 field), so it is a pod of its own,
+  and every worker's node in the plan keeps room for it (Resources.mpi_launcher: the plan's
+  CPUs and memory per node include it, the workers request the rest). It runs on the
+  placement's pool (the workers' node selector and tolerations) and prefers a worker's node
+  (pod affinity to the workers, who tell themselves apart from it by `router.dev/mpi-role`),
+  so it never takes room the plan gave other work on other pools.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from router.emit.k8s import launch, pod, security
 from router.emit.k8s.context import KUEUE_QUEUE, Ctx
 from router.emit.k8s.names import LABEL_MAX, dns1035_label
+from router.models.placement import MPI_LAUNCHER_CPUS, MPI_LAUNCHER_MEMORY
 
 BACKOFF_LIMIT = 3
 RESTARTS = 3  # whole-job restarts of a gang (JobSet, Volcano)
@@ -248,27 +256,67 @@ def volcano_job(ctx: Ctx) -> list[dict[str, Any]]:
     ]
 
 
-LAUNCHER_RESOURCES = {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "1Gi"}}
+_MEMORY = f"{MPI_LAUNCHER_MEMORY}Mi"
+LAUNCHER_RESOURCES = {
+    "requests": {"cpu": str(MPI_LAUNCHER_CPUS), "memory": _MEMORY},
+    "limits": {"memory": _MEMORY},
+}
+MPI_ROLE = "router.dev/mpi-role"  # pod label: "launcher" or "worker"
+
+
+def _worker_ctx(ctx: Ctx) -> Ctx:
+    """The context of the Worker pods: the plan's per-node numbers less the launcher's."""
+    r = ctx.resources
+    if not r.mpi_launcher:
+        return ctx
+    less = replace(
+        r,
+        cpus_per_node=r.cpus_per_node - MPI_LAUNCHER_CPUS,
+        memory_per_node=r.memory_per_node - MPI_LAUNCHER_MEMORY,
+    )
+    return replace(ctx, placement=replace(ctx.placement, resources=less))
+
+
+def _with_role(ctx: Ctx, role: str) -> Ctx:
+    return replace(ctx, pod_labels={**ctx.pod_labels, MPI_ROLE: role})
 
 
 def mpijob(ctx: Ctx) -> list[dict[str, Any]]:
-    """Launcher 1 (mpirun) + Worker nodes, slotsPerWorker ranks each."""
+    """Launcher 1 (mpirun) + Worker nodes, slotsPerWorker ranks each; the launcher on the
+    pool, counted beside a worker (see the module docstring)."""
     nodes = node_count(ctx)
     name = fitted(ctx, f"-{WORKER}-{nodes - 1}")  # pods are <job>-worker-<index>
-    threads = {"name": "OMP_NUM_THREADS", "value": str(launch.threads_per_rank(ctx))}
-    worker = pod.container(ctx, "worker", provided_env=[threads], command=[])
+    wctx = _with_role(_worker_ctx(ctx), WORKER)
+    workers = {**ctx.selector, MPI_ROLE: WORKER}
+    threads = {"name": "OMP_NUM_THREADS", "value": str(launch.threads_per_rank(wctx))}
+    worker = pod.container(wctx, "worker", provided_env=[threads], command=[])
     worker.pop("command", None)  # the operator gives workers their own command
-    worker_spec = pod.pod_spec(ctx, [worker], one_per_node=nodes > 1)
+    worker_spec = pod.pod_spec(replace(wctx, selector=workers), [worker], one_per_node=nodes > 1)
+    lctx = _with_role(ctx, "launcher")
     runner = pod.container(
-        ctx, "launcher", provided_env=[threads], command=launch.mpirun_command(ctx, nodes)
+        lctx, "launcher", provided_env=[threads], command=launch.mpirun_command(ctx, nodes)
     )
     runner["resources"] = LAUNCHER_RESOURCES
-    runner_spec = pod.pod_spec(ctx, [runner])
+    runner_spec = pod.pod_spec(lctx, [runner])
     # The launcher reaches the workers through the API (kubectl exec) with the service account
-    # the operator gives it, so its token is mounted; it needs no GPU node.
-    for key in ("automountServiceAccountToken", "nodeSelector", "tolerations", "volumes"):
+    # the operator gives it, so its token is mounted. It keeps the pool's node selector and
+    # tolerations: the plan counted it there.
+    for key in ("automountServiceAccountToken", "volumes"):
         runner_spec.pop(key, None)
     runner.pop("volumeMounts", None)
+    runner_spec["affinity"] = {
+        "podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "podAffinityTerm": {
+                        "labelSelector": {"matchLabels": workers},
+                        "topologyKey": "kubernetes.io/hostname",
+                    },
+                }
+            ]
+        }
+    }
     run_policy: dict[str, Any] = {"backoffLimit": BACKOFF_LIMIT, "cleanPodPolicy": "Running"}
     seconds = deadline(ctx)
     if seconds:
@@ -280,12 +328,12 @@ def mpijob(ctx: Ctx) -> list[dict[str, Any]]:
             "Launcher": {
                 "replicas": 1,
                 "restartPolicy": "OnFailure",
-                "template": pod.template(ctx, runner_spec),
+                "template": pod.template(lctx, runner_spec),
             },
             "Worker": {
                 "replicas": nodes,
                 "restartPolicy": "OnFailure",
-                "template": pod.template(ctx, worker_spec),
+                "template": pod.template(wctx, worker_spec),
             },
         },
     }
