@@ -67,32 +67,6 @@ RUNNING_JOBS = [
     ["-p", "gpu-h100", "-c", "20", "--mem=150G"],
 ]
 
-
-def capture_running() -> int:
-    with tempfile.TemporaryDirectory(prefix="capture-") as tmp:
-        cluster = SlurmCluster(RUNNING_LAYOUT, Path(tmp), "gpu-h100")
-        cluster.start()
-        try:
-            script = Path(tmp) / "sleep.sh"
-            script.write_text("#!/bin/bash\nsleep 600\n")
-            ids = [cluster.sbatch(script, hold=False, extra_args=a) for a in RUNNING_JOBS]
-            deadline = time.monotonic() + 30
-            while any(cluster.job_state(j) != "RUNNING" for j in ids):
-                if time.monotonic() > deadline:
-                    raise SystemExit(f"jobs did not start: {[cluster.show_job(j) for j in ids]}")
-                time.sleep(0.3)
-            outputs = {
-                "live-22.05-running-sinfo.json": ["sinfo", "--json"],
-                "live-22.05-running-partitions.txt": ["scontrol", "show", "partition", "-o"],
-                "live-22.05-running-squeue.json": ["squeue", "--json"],
-            }
-            for name, args in outputs.items():
-                (DATA / name).write_text(cluster.run(args).stdout, encoding="utf-8")
-        finally:
-            cluster.stop()
-    return 0
-
-
 DENY_LAYOUT = [PartitionSpec("cpu", 2, 0, None, 64, 256 * 1024, 24 * 60, default=True)]
 DENY_CHANGES = [
     ["scontrol", "create", "PartitionName=shared", "Nodes=cpu-n[1-2]",
@@ -100,25 +74,6 @@ DENY_CHANGES = [
     ["scontrol", "create", "PartitionName=members", "Nodes=cpu-n[1-2]",
      "AllowAccounts=physics,chemistry", "DenyAccounts=guest", "MaxTime=2-00:00:00"],
 ]  # fmt: skip
-
-
-def capture_deny() -> int:
-    with tempfile.TemporaryDirectory(prefix="capture-") as tmp:
-        cluster = SlurmCluster(DENY_LAYOUT, Path(tmp))
-        cluster.start()
-        try:
-            for args in DENY_CHANGES:
-                cluster.run(args)
-            outputs = {
-                "live-22.05-deny-sinfo.json": ["sinfo", "--json"],
-                "live-22.05-deny-partitions.txt": ["scontrol", "show", "partition", "-o"],
-            }
-            for name, args in outputs.items():
-                (DATA / name).write_text(cluster.run(args).stdout, encoding="utf-8")
-        finally:
-            cluster.stop()
-    return 0
-
 
 OVERSUB_LAYOUT = [PartitionSpec("gpu", 1, 4, "h100", 8, 32 * 1024, 60, default=True)]
 OVERSUB_CHANGES = [
@@ -130,28 +85,37 @@ OVERSUB_JOBS = [
     ["-p", "shared", "-c", "6", "--mem=8G"],
 ]
 
+SINFO = ["sinfo", "--json"]
+NODES = ["scontrol", "show", "node", "-o"]
+PARTITIONS = ["scontrol", "show", "partition", "-o"]
+SQUEUE = ["squeue", "--json"]
 
-def capture_oversubscribe() -> int:
+
+def capture(
+    layout: list[PartitionSpec],
+    outputs: dict[str, list[str]],
+    *,
+    run_node_partition: str | None = None,
+    changes: list[list[str]] | None = None,
+    jobs: list[list[str]] | None = None,
+) -> int:
+    """Start the harness cluster with `layout`, make the `changes`, start the `jobs` (sbatch
+    arguments of a sleeping script) and wait until they run, then write each output file
+    (data/NAME) from its command, all of the same moment."""
     with tempfile.TemporaryDirectory(prefix="capture-") as tmp:
-        cluster = SlurmCluster(OVERSUB_LAYOUT, Path(tmp), "gpu")
+        cluster = SlurmCluster(layout, Path(tmp), run_node_partition)
         cluster.start()
         try:
-            for args in OVERSUB_CHANGES:
+            for args in changes or []:
                 cluster.run(args)
             script = Path(tmp) / "sleep.sh"
             script.write_text("#!/bin/bash\nsleep 600\n")
-            ids = [cluster.sbatch(script, hold=False, extra_args=a) for a in OVERSUB_JOBS]
+            ids = [cluster.sbatch(script, hold=False, extra_args=a) for a in jobs or []]
             deadline = time.monotonic() + 30
             while any(cluster.job_state(j) != "RUNNING" for j in ids):
                 if time.monotonic() > deadline:
                     raise SystemExit(f"jobs did not start: {[cluster.show_job(j) for j in ids]}")
                 time.sleep(0.3)
-            outputs = {
-                "live-22.05-oversub-sinfo.json": ["sinfo", "--json"],
-                "live-22.05-oversub-partitions.txt": ["scontrol", "show", "partition", "-o"],
-                "live-22.05-oversub-nodes.txt": ["scontrol", "show", "node", "-o"],
-                "live-22.05-oversub-squeue.json": ["squeue", "--json"],
-            }
             for name, args in outputs.items():
                 (DATA / name).write_text(cluster.run(args).stdout, encoding="utf-8")
         finally:
@@ -160,31 +124,43 @@ def capture_oversubscribe() -> int:
 
 
 def main() -> int:
-    if sys.argv[1:] == ["running"]:
-        return capture_running()
-    if sys.argv[1:] == ["oversubscribe"]:
-        return capture_oversubscribe()
-    if sys.argv[1:] == ["deny"]:
-        return capture_deny()
-    with tempfile.TemporaryDirectory(prefix="capture-") as tmp:
-        cluster = SlurmCluster(LAYOUT, Path(tmp))
-        cluster.start()
-        try:
-            for args in CHANGES:
-                cluster.run(args)
-            outputs = {
-                "live-22.05-sinfo.json": ["sinfo", "--json"],
-                "live-22.05-scontrol-nodes.txt": ["scontrol", "show", "node", "-o"],
-                "live-22.05-scontrol-partitions.txt": ["scontrol", "show", "partition", "-o"],
-                # the default layout, without -o: a record over several lines
-                "live-22.05-scontrol-nodes-long.txt": ["scontrol", "show", "node"],
-                "live-22.05-scontrol-partitions-long.txt": ["scontrol", "show", "partition"],
-            }
-            for name, args in outputs.items():
-                (DATA / name).write_text(cluster.run(args).stdout, encoding="utf-8")
-        finally:
-            cluster.stop()
-    return 0
+    what = sys.argv[1:]
+    if what == ["running"]:
+        return capture(
+            RUNNING_LAYOUT,
+            {"live-22.05-running-sinfo.json": SINFO,
+             "live-22.05-running-partitions.txt": PARTITIONS,
+             "live-22.05-running-squeue.json": SQUEUE},
+            run_node_partition="gpu-h100",
+            jobs=RUNNING_JOBS,
+        )  # fmt: skip
+    if what == ["oversubscribe"]:
+        return capture(
+            OVERSUB_LAYOUT,
+            {"live-22.05-oversub-sinfo.json": SINFO,
+             "live-22.05-oversub-partitions.txt": PARTITIONS,
+             "live-22.05-oversub-nodes.txt": NODES,
+             "live-22.05-oversub-squeue.json": SQUEUE},
+            run_node_partition="gpu",
+            changes=OVERSUB_CHANGES,
+            jobs=OVERSUB_JOBS,
+        )  # fmt: skip
+    if what == ["deny"]:
+        return capture(
+            DENY_LAYOUT,
+            {"live-22.05-deny-sinfo.json": SINFO, "live-22.05-deny-partitions.txt": PARTITIONS},
+            changes=DENY_CHANGES,
+        )
+    return capture(
+        LAYOUT,
+        {"live-22.05-sinfo.json": SINFO,
+         "live-22.05-scontrol-nodes.txt": NODES,
+         "live-22.05-scontrol-partitions.txt": PARTITIONS,
+         # the default layout, without -o: a record over several lines
+         "live-22.05-scontrol-nodes-long.txt": ["scontrol", "show", "node"],
+         "live-22.05-scontrol-partitions-long.txt": ["scontrol", "show", "partition"]},
+        changes=CHANGES,
+    )  # fmt: skip
 
 
 if __name__ == "__main__":
