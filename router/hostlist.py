@@ -13,7 +13,7 @@ import json
 import re
 from collections.abc import Sequence
 
-__all__ = ["MAX_NAMES", "compress", "expand"]
+__all__ = ["MAX_NAMES", "compress", "expand", "split_top"]
 
 MAX_NAMES = 1_000_000  # a hostlist that names more is refused before it is expanded
 _BRACKET = re.compile(r"^([^\[\],]*)\[([^\]]*)\](.*)$")
@@ -54,16 +54,23 @@ def _width(item: str) -> int:
     return 1
 
 
-def _split_top(text: str) -> list[str]:
+def split_top(text: str, brackets: str = "[]") -> list[str]:
+    """The comma-separated parts of Slurm text, split only at commas outside `brackets`
+    (hostlists "cn[1,3],x": "[]"; GRES "gpu:h100:8(S:0-1),shard:4": "()"), stripped, empty
+    parts left out."""
     parts, depth, current = [], 0, ""
     for ch in text:
-        depth += (ch == "[") - (ch == "]")
+        depth += (ch == brackets[0]) - (ch == brackets[1])
         if ch == "," and depth == 0:
             parts.append(current)
             current = ""
         else:
             current += ch
-    return [p.strip() for p in [*parts, current] if p.strip() and p.strip().upper() not in _EMPTY]
+    return [p.strip() for p in [*parts, current] if p.strip()]
+
+
+def _split_top(text: str) -> list[str]:
+    return [p for p in split_top(text) if p.upper() not in _EMPTY]
 
 
 def _expand_one(part: str, whole: str) -> list[str]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from router.hostlist import split_top
 from router.importers import one_line
 from router.importers.gpu import gpu_type_of, mig_layout, mig_profile, vendor_only
 from router.importers.slurm.records import SlurmNode
@@ -173,15 +174,7 @@ def parse_gres(text: str | None) -> list[tuple[str, str | None, int]]:
     found: list[tuple[str, str | None, int]] = []
     if not text or text.strip().upper() in ("(NULL)", "N/A"):
         return found
-    depth, current, parts = 0, "", []
-    for ch in text:
-        depth += (ch == "(") - (ch == ")")
-        if ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += ch
-    for entry in [p.strip() for p in [*parts, current] if p.strip()]:
+    for entry in split_top(text, "()"):
         bits = entry.split("(", 1)[0].split(":")
         name, rest = bits[0], bits[1:]
         count = 1
