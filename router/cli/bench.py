@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from router.cli.main import reports_errors
+from router.cli.options import flag, workers_option
 
 
 @click.command()
@@ -19,23 +20,14 @@ from router.cli.main import reports_errors
     help="Platform size (workloads × targets).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Generator seed.")
-@click.option(
-    "--churn",
-    is_flag=True,
-    help="Also change 1% of the workloads and re-plan with the first plan as previous.",
+@flag(
+    "--churn", help="Also change 1% of the workloads and re-plan with the first plan as previous."
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(1, 64),
-    default=2,
-    show_default=True,
-    help="Threads solving independent parts (the plan does not depend on it).",
-)
-@click.option("--no-emit", is_flag=True, help="Skip writing the artifacts in memory.")
-@click.option(
+@workers_option(2)
+@flag("--no-emit", help="Skip writing the artifacts in memory.")
+@flag(
     "--project",
     "as_project",
-    is_flag=True,
     help="Write the platform as a project folder and time `router plan` on it end to end.",
 )
 @click.option(
@@ -43,12 +35,9 @@ from router.cli.main import reports_errors
     type=click.Path(file_okay=False, path_type=Path),
     help="With --project: write the folder here and keep it (out/ included).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
-@click.option(
-    "--check",
-    "check_only",
-    is_flag=True,
-    help="Time `router check` on a generated policy instead of planning.",
+@flag("--json", "as_json", help="Print one JSON object.")
+@flag(
+    "--check", "check_only", help="Time `router check` on a generated policy instead of planning."
 )
 @click.option(
     "--rules",

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 import click
 
+from router.cli.options import from_option, output_option
 from router.errors import LoadError
 from router.output import write_file_atomic
 
@@ -49,11 +50,8 @@ def inventory() -> None:
 
 @inventory.command("import")
 @click.argument("backend", type=click.Choice(["slurm", "kubernetes"]))
-@click.option(
-    "--from",
+@from_option(
     "--from-json",
-    "from_file",
-    type=click.Path(exists=True, dir_okay=False),
     help="Saved output instead of asking the live cluster: `sinfo --json`, `scontrol "
     "show nodes --json`, slurmrestd /nodes or `scontrol show node -o` (slurm); "
     "`kubectl get nodes -o json` (kubernetes).",
@@ -68,12 +66,7 @@ def inventory() -> None:
 @click.option(
     "--cluster", help='Cluster name (default: Slurm\'s ClusterName if known, else "slurm").'
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="Write the YAML to this file (atomically) instead of stdout.",
-)
+@output_option()
 @reports_errors
 def import_command(
     backend: str,

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import click
 
 from router.cli.main import EXIT_CHANGED, EXIT_UNPLACED, project_options, reports_errors
+from router.cli.options import workers_option
 from router.errors import PlanError
 
 SPINNER_AFTER = 1.0  # seconds: quick plans print nothing while they run
@@ -58,12 +59,7 @@ def _progress(message: str, enabled: bool) -> Iterator[None]:
     show_default=True,
     help="What to print.",
 )
-@click.option(
-    "--workers",
-    type=click.IntRange(1, 64),
-    default=None,
-    help="Threads solving independent parts (the plan does not depend on it).",
-)
+@workers_option(None)
 @click.option("--no-write", is_flag=True, help="Plan and print, but do not write out/.")
 @click.option(
     "--previous",

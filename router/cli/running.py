@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from router.cli.inventory import _parse_json, _read_json, _run, inventory, reports_errors
+from router.cli.options import from_option, output_option
 from router.errors import LoadError
 from router.importers.running import ImportedRunning
 from router.output import write_file_atomic
@@ -24,10 +25,7 @@ from router.output import write_file_atomic
 
 @inventory.command("running")
 @click.argument("backend", type=click.Choice(["slurm", "kubernetes"]))
-@click.option(
-    "--from",
-    "from_file",
-    type=click.Path(exists=True, dir_okay=False),
+@from_option(
     help="Saved `squeue --json` (slurm) or `kubectl get pods -A -o json` "
     "(kubernetes) instead of asking the live cluster.",
 )
@@ -44,12 +42,7 @@ from router.output import write_file_atomic
     type=click.Path(exists=True, dir_okay=False),
     help="Keep only nodes this inventory names, and check the work fits them.",
 )
-@click.option(
-    "-o",
-    "--output",
-    type=click.Path(dir_okay=False),
-    help="Write the YAML to this file (atomically) instead of stdout.",
-)
+@output_option()
 @reports_errors
 def running_command(
     backend: str,
