@@ -6,76 +6,60 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "ml-platform"
 
-INVENTORY: dict[str, Any] = {
-    "clusters": [
-        {
-            "name": "hpc",
-            "backend": "slurm",
-            "partitions": [
-                {
-                    "name": "h100",
-                    "nodes": 2,
-                    "gpus_per_node": 8,
-                    "gpu_type": "h100",
-                    "cpus_per_node": 96,
-                    "memory_per_node": "1TiB",
-                    "max_time": "72h",
-                    "features": ["ib"],
-                    "cost_per_gpu_hour": 2.5,
-                },
-                {
-                    "name": "a100",
-                    "nodes": 2,
-                    "gpus_per_node": 8,
-                    "gpu_type": "a100",
-                    "cpus_per_node": 64,
-                    "memory_per_node": "512GiB",
-                    "max_time": "48h",
-                    "features": ["ib"],
-                    "cost_per_gpu_hour": 1.5,
-                },
-                {
-                    "name": "cpu",
-                    "nodes": 4,
-                    "cpus_per_node": 64,
-                    "memory_per_node": "256GiB",
-                    "max_time": "24h",
-                },
-            ],
-        },
-        {
-            "name": "k8s",
-            "backend": "kubernetes",
-            "node_pools": [
-                {
-                    "name": "l4",
-                    "nodes": 2,
-                    "max_nodes": 4,
-                    "gpus_per_node": 4,
-                    "gpu_type": "l4",
-                    "cpus_per_node": 48,
-                    "memory_per_node": "192GiB",
-                    "cost_per_gpu_hour": 0.8,
-                    "labels": {"pool": "l4"},
-                    "taints": [
-                        {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
-                    ],
-                },
-                {
-                    "name": "cpu",
-                    "nodes": 4,
-                    "cpus_per_node": 32,
-                    "memory_per_node": "128GiB",
-                    "labels": {"pool": "cpu"},
-                },
-            ],
-        },
-    ]
-}
+
+def target(
+    name: str, nodes: int, gpus: int, cpus: int, memory: str | int, **fields: Any
+) -> dict[str, Any]:
+    """A Slurm partition, node pool or node set of `nodes` identical nodes, as inventory.yaml
+    writes it (gpu_type h100 when it has GPUs); `fields` add to it or override."""
+    out: dict[str, Any] = {"name": name, "nodes": nodes}
+    if gpus:
+        out |= {"gpus_per_node": gpus, "gpu_type": "h100"}
+    out |= {"cpus_per_node": cpus, "memory_per_node": memory}
+    return out | fields
+
+
+def slurm(*partitions: dict[str, Any], name: str = "hpc", **fields: Any) -> dict[str, Any]:
+    """A Slurm cluster of these partitions; `fields` such as node_sets=[target(...)]."""
+    return {"name": name, "backend": "slurm", **fields, "partitions": list(partitions)}
+
+
+def kubernetes(*pools: dict[str, Any], name: str = "k8s", **fields: Any) -> dict[str, Any]:
+    """A Kubernetes cluster of these node pools."""
+    return {"name": name, "backend": "kubernetes", **fields, "node_pools": list(pools)}
+
+
+def platform(*clusters: dict[str, Any]) -> dict[str, Any]:
+    """An inventory document of these clusters."""
+    return {"clusters": list(clusters)}
+
+
+def write_policy(factory: pytest.TempPathFactory, text: str, name: str) -> Path:
+    """A policy file `name` in a fresh folder (for module-scoped fixtures)."""
+    path = factory.mktemp("policy") / name
+    path.write_text(text)
+    return path
+
+
+GPU_TAINT = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}
+INVENTORY: dict[str, Any] = platform(
+    slurm(
+        target("h100", 2, 8, 96, "1TiB", max_time="72h", features=["ib"], cost_per_gpu_hour=2.5),
+        target("a100", 2, 8, 64, "512GiB", gpu_type="a100", max_time="48h", features=["ib"],
+               cost_per_gpu_hour=1.5),
+        target("cpu", 4, 0, 64, "256GiB", max_time="24h"),
+    ),
+    kubernetes(
+        target("l4", 2, 4, 48, "192GiB", gpu_type="l4", max_nodes=4, cost_per_gpu_hour=0.8,
+               labels={"pool": "l4"}, taints=[GPU_TAINT]),
+        target("cpu", 4, 0, 32, "128GiB", labels={"pool": "cpu"}),
+    ),
+)  # fmt: skip
 
 POLICY = """
 policy test

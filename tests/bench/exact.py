@@ -5,11 +5,17 @@ capacity is decided by backtracking every pod and whole node onto the real nodes
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from router.models import TargetRef
-from router.models.placement import Resources
+from router.models import Inventory, TargetRef, Workload
+from router.models.placement import Placement, Resources
+from router.plan.verify import verify_plan
 from router.solve.problem import Problem
+
+if TYPE_CHECKING:  # the solver's types only: the search here shares no code with it
+    from router.evaluate.evaluate import Decision
+    from router.language import ast
+    from router.solve.cpsat import SolveResult
 
 Node = list[int]  # free: [whole gpus, cpus, memory, slices of each profile...]
 
@@ -154,3 +160,31 @@ def best(
 
     go(0, 0)
     return best_value
+
+
+def assert_plan_fits(
+    policy: ast.Policy,
+    inventory: Inventory,
+    workloads: list[Workload],
+    decisions: list[Decision],
+    result: SolveResult,
+    where: object = None,
+) -> None:
+    """The solver's placements (with its node assignment) pass verify_plan and pack on the
+    nodes by exhaustive search (`packs`); `where` is shown when they do not."""
+    placements = [
+        Placement(
+            d.workload,
+            c.target,
+            "r",
+            "x:1",
+            c.rank,
+            c.options,
+            c.resources,
+            nodes=result.nodes[d.workload.name],
+        )
+        for d in decisions
+        if (c := result.assignment.get(d.workload.name))
+    ]
+    assert verify_plan(policy, inventory, workloads, placements) == [], where
+    assert packs(inventory.targets(), [(p.target, p.resources) for p in placements], inventory)

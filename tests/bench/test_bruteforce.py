@@ -14,10 +14,10 @@ from router.evaluate.evaluate import Evaluator
 from router.evaluate.quota import compile_quotas
 from router.language import load_policy
 from router.models import Inventory, Workload
-from router.plan.verify import verify_plan
 from router.solve.cpsat import SolveOptions, solve
 from router.solve.problem import build_problem
 from tests.bench import exact
+from tests.helpers import kubernetes, platform, slurm, write_policy
 
 POLICY = """
 policy small
@@ -46,20 +46,10 @@ def _platform(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]
             }
         return t
 
-    inventory = {
-        "clusters": [
-            {
-                "name": "hpc",
-                "backend": "slurm",
-                "partitions": [target("g8", 8, rng.choice(["h100", "a100"])), target("cpu", 0, "")],
-            },
-            {
-                "name": "k8s",
-                "backend": "kubernetes",
-                "node_pools": [target("g4", 4, "l4"), target("cpu", 0, "")],
-            },
-        ]
-    }
+    inventory = platform(
+        slurm(target("g8", 8, rng.choice(["h100", "a100"])), target("cpu", 0, "")),
+        kubernetes(target("g4", 4, "l4"), target("cpu", 0, "")),
+    )
     workloads = []
     for i in range(rng.randint(1, 8)):
         kind = rng.choice(["training", "training", "inference", "batch"])
@@ -83,9 +73,7 @@ def _platform(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]
 
 @pytest.fixture(scope="module")
 def policy_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("policy") / "small.route"
-    path.write_text(POLICY)
-    return path
+    return write_policy(tmp_path_factory, POLICY, "small.route")
 
 
 def test_plan_equals_brute_force(policy_path: Path) -> None:
@@ -102,26 +90,7 @@ def test_plan_equals_brute_force(policy_path: Path) -> None:
         result = solve(problem, SolveOptions(workers=1, deterministic_limit=5.0))
         assert result.objective == exact.best(problem, inventory), (inv_doc, wl_docs)
         assert result.status in ("OPTIMAL", "EMPTY")
-        from router.models.placement import Placement
-
-        placements = [
-            Placement(
-                d.workload,
-                c.target,
-                "r",
-                "x:1",
-                c.rank,
-                c.options,
-                c.resources,
-                nodes=result.nodes[d.workload.name],
-            )
-            for d in decisions
-            if (c := result.assignment.get(d.workload.name))
-        ]
-        assert verify_plan(policy, inventory, workloads, placements) == []
-        assert exact.packs(
-            inventory.targets(), [(p.target, p.resources) for p in placements], inventory
-        )
+        exact.assert_plan_fits(policy, inventory, workloads, decisions, result)
         binding += any(vs for vs in problem.choices) and len(result.assignment) < sum(
             1 for vs in problem.choices if vs
         )

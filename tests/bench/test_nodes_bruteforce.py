@@ -15,12 +15,11 @@ from router.evaluate.evaluate import Evaluator
 from router.evaluate.quota import compile_quotas
 from router.language import load_policy
 from router.models import Inventory, Workload
-from router.models.placement import Placement
-from router.plan.verify import verify_plan
 from router.solve.cpsat import SolveOptions, solve
 from router.solve.nodes import capacities
 from router.solve.problem import build_problem
 from tests.bench import exact
+from tests.helpers import kubernetes, platform, slurm, target, write_policy
 
 POLICY = """
 policy awkward
@@ -34,44 +33,19 @@ rule rest: route any
 def _platform(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     gpus = rng.choice([4, 8])
     cpus = rng.choice([16, 48])
-    shared = {
-        "name": "g",
-        "nodes": rng.randint(1, 2),
-        "gpus_per_node": gpus,
-        "gpu_type": "h100",
-        "cpus_per_node": cpus,
-        "memory_per_node": 64 * 1024,
-    }
-    pool: dict[str, Any] = {
-        "name": "mig",
-        "nodes": rng.randint(1, 2),
-        "gpus_per_node": 4,
-        "gpu_type": "a100",
-        "cpus_per_node": 48,
-        "memory_per_node": 64 * 1024,
-    }
+    shared = target("g", rng.randint(1, 2), gpus, cpus, 64 * 1024)
+    pool = target("mig", rng.randint(1, 2), 4, 48, 64 * 1024, gpu_type="a100")
     if rng.random() < 0.7:
         pool["mig"] = [{"gpus": rng.choice([2, 4]), "slices": {"1g.10gb": 7}}]
-    inventory = {
-        "clusters": [
-            {
-                "name": "hpc",
-                "backend": "slurm",
-                "node_sets": [shared],
-                "partitions": [
-                    {"name": "gpu", "node_sets": ["g"]},
-                    {"name": "long", "node_sets": ["g"]},
-                    {
-                        "name": "cpu",
-                        "nodes": rng.randint(0, 1),
-                        "cpus_per_node": 32,
-                        "memory_per_node": 32 * 1024,
-                    },
-                ],
-            },
-            {"name": "k8s", "backend": "kubernetes", "node_pools": [pool]},
-        ]
-    }
+    inventory = platform(
+        slurm(
+            {"name": "gpu", "node_sets": ["g"]},
+            {"name": "long", "node_sets": ["g"]},
+            target("cpu", rng.randint(0, 1), 0, 32, 32 * 1024),
+            node_sets=[shared],
+        ),
+        kubernetes(pool),
+    )
     workloads = []
     for i in range(rng.randint(1, 6)):
         kind = rng.choice(["batch", "batch", "inference", "training"])
@@ -97,9 +71,7 @@ def _platform(rng: random.Random) -> tuple[dict[str, Any], list[dict[str, Any]]]
 
 @pytest.fixture(scope="module")
 def policy_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("policy") / "awkward.route"
-    path.write_text(POLICY)
-    return path
+    return write_policy(tmp_path_factory, POLICY, "awkward.route")
 
 
 def test_plan_equals_the_per_node_optimum(policy_path: Path) -> None:
@@ -122,24 +94,7 @@ def test_plan_equals_the_per_node_optimum(policy_path: Path) -> None:
         best = exact.best(problem, inventory)
         assert result.objective == max(best, 0), (inv_doc, wl_docs)
         assert result.status in ("OPTIMAL", "EMPTY"), (inv_doc, wl_docs)
-        placements = [
-            Placement(
-                d.workload,
-                c.target,
-                "r",
-                "x:1",
-                c.rank,
-                c.options,
-                c.resources,
-                nodes=result.nodes[d.workload.name],
-            )
-            for d in decisions
-            if (c := result.assignment.get(d.workload.name))
-        ]
-        assert verify_plan(policy, inventory, workloads, placements) == [], (inv_doc, wl_docs)
-        assert exact.packs(
-            inventory.targets(), [(p.target, p.resources) for p in placements], inventory
-        )
+        exact.assert_plan_fits(policy, inventory, workloads, decisions, result, (inv_doc, wl_docs))
         # What summing capacity per target would have allowed: more than fits, at times.
         if exact.best(problem, inventory, sums=True) > best:
             differs += 1

@@ -19,6 +19,7 @@ from router.solve.cpsat import SolveOptions, solve
 from router.solve.problem import Problem, build_problem
 from tests.bench import exact
 from tests.bench.test_bruteforce import POLICY, _platform
+from tests.helpers import write_policy
 
 
 def _protected(problem: Problem, previous: dict[str, str]) -> set[int]:
@@ -42,9 +43,7 @@ def _protected(problem: Problem, previous: dict[str, str]) -> set[int]:
 
 @pytest.fixture(scope="module")
 def policy_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    path = tmp_path_factory.mktemp("policy") / "small.route"
-    path.write_text(POLICY)
-    return path
+    return write_policy(tmp_path_factory, POLICY, "small.route")
 
 
 def test_replanning_keeps_protected_work_and_is_optimal_under_the_rule(policy_path: Path) -> None:

@@ -9,30 +9,13 @@ from router.evaluate.shape import shape
 from router.models import Inventory, Running, Workload
 from router.models.placement import Placement, Resources
 from router.plan.packcheck import check_assignment, check_plan, scale_out, unpackable
+from tests.helpers import kubernetes, platform, slurm, target
 
 GiB = 1024
 
 
 def inventory(*clusters: dict[str, Any]) -> Inventory:
-    return Inventory.model_validate({"clusters": list(clusters)})
-
-
-def pool(name: str, nodes: int, gpus: int, cpus: int, memory: str, **kw: Any) -> dict[str, Any]:
-    out = {
-        "name": name,
-        "nodes": nodes,
-        "gpus_per_node": gpus,
-        "cpus_per_node": cpus,
-        "memory_per_node": memory,
-        **kw,
-    }
-    if gpus:
-        out.setdefault("gpu_type", "h100")
-    return out
-
-
-def k8s(*pools: dict[str, Any]) -> dict[str, Any]:
-    return {"name": "k8s", "backend": "kubernetes", "node_pools": list(pools)}
+    return Inventory.model_validate(platform(*clusters))
 
 
 def place(
@@ -76,7 +59,7 @@ def job(gpus: int, cpus: int, memory: str, **kw: Any) -> dict[str, Any]:
 
 
 def test_three_30_cpu_replicas_on_two_48_cpu_nodes_do_not_pack() -> None:
-    inv = inventory(k8s(pool("gpu", 2, 8, 48, "384GiB")))
+    inv = inventory(kubernetes(target("gpu", 2, 8, 48, "384GiB")))
     three = [place(inv, "k8s/gpu", "api", service(3, 2, 30, "16GiB"))]
     assert unpackable(inv, None, three) == ["k8s/gpu"]
     (c,) = check_plan(inv, None, three)
@@ -88,7 +71,7 @@ def test_three_30_cpu_replicas_on_two_48_cpu_nodes_do_not_pack() -> None:
 
 
 def test_a_cpu_job_shares_the_node_with_a_running_gpu_pod() -> None:
-    inv = inventory(k8s(pool("gpu", 1, 4, 96, "192GiB", node_names=["node-a"])))
+    inv = inventory(kubernetes(target("gpu", 1, 4, 96, "192GiB", node_names=["node-a"])))
     running = Running.model_validate(
         {
             "running": [
@@ -117,9 +100,7 @@ def test_a_cpu_job_shares_the_node_with_a_running_gpu_pod() -> None:
 
 
 def test_five_3_gpu_jobs_on_two_8_gpu_nodes_do_not_pack() -> None:
-    inv = inventory(
-        {"name": "hpc", "backend": "slurm", "partitions": [pool("gpu", 2, 8, 96, "1TiB")]}
-    )
+    inv = inventory(slurm(target("gpu", 2, 8, 96, "1TiB")))
     jobs = [place(inv, "hpc/gpu", f"j{k}", job(3, 8, "32GiB")) for k in range(5)]
     assert unpackable(inv, None, jobs) == ["hpc/gpu"]
     assert unpackable(inv, None, jobs[:4]) == []
@@ -127,25 +108,12 @@ def test_five_3_gpu_jobs_on_two_8_gpu_nodes_do_not_pack() -> None:
 
 def test_partitions_on_one_node_set_are_one_capacity() -> None:
     inv = inventory(
-        {
-            "name": "hpc",
-            "backend": "slurm",
-            "node_sets": [
-                {
-                    "name": "h100",
-                    "nodes": 2,
-                    "gpus_per_node": 8,
-                    "gpu_type": "h100",
-                    "cpus_per_node": 96,
-                    "memory_per_node": "1TiB",
-                }
-            ],
-            "partitions": [
-                {"name": "gpu", "node_sets": ["h100"]},
-                {"name": "preempt", "node_sets": ["h100"]},
-                pool("cpu", 2, 0, 64, "256GiB"),
-            ],
-        }
+        slurm(
+            {"name": "gpu", "node_sets": ["h100"]},
+            {"name": "preempt", "node_sets": ["h100"]},
+            target("cpu", 2, 0, 64, "256GiB"),
+            node_sets=[target("h100", 2, 8, 96, "1TiB")],
+        )
     )
     a = [place(inv, "hpc/gpu", f"a{k}", job(4, 8, "32GiB")) for k in range(3)]
     b = [place(inv, "hpc/preempt", f"b{k}", job(4, 8, "32GiB")) for k in range(2)]
@@ -159,7 +127,7 @@ def test_partitions_on_one_node_set_are_one_capacity() -> None:
 def test_mig_whole_gpus_and_slices_are_counted_apart() -> None:
     # 8 A100s per node: 4 whole, 4 cut into 7 x 1g.10gb each (28 slices).
     mig = [{"gpus": 4, "slices": {"1g.10gb": 7}}]
-    inv = inventory(k8s(pool("a100", 1, 8, 96, "1TiB", gpu_type="a100", mig=mig)))
+    inv = inventory(kubernetes(target("a100", 1, 8, 96, "1TiB", gpu_type="a100", mig=mig)))
     whole = place(inv, "k8s/a100", "whole", service(1, 4, 8, "16GiB", gpu_type="a100"))
     sliced = place(
         inv, "k8s/a100", "sliced", service(28, 1, 2, "4GiB", gpu_type="a100"), {"mig": "1g.10gb"}
@@ -177,7 +145,9 @@ def test_mig_whole_gpus_and_slices_are_counted_apart() -> None:
 def test_running_mig_slices_and_node_indices() -> None:
     mig = [{"gpus": 8, "slices": {"1g.10gb": 7}}]
     inv = inventory(
-        k8s(pool("a100", 2, 8, 96, "1TiB", gpu_type="a100", mig=mig, mig_strategy="single"))
+        kubernetes(
+            target("a100", 2, 8, 96, "1TiB", gpu_type="a100", mig=mig, mig_strategy="single")
+        )
     )
     running = Running.model_validate(
         {
@@ -204,13 +174,7 @@ def test_running_mig_slices_and_node_indices() -> None:
 
 
 def test_exclusive_jobs_take_idle_nodes_only() -> None:
-    inv = inventory(
-        {
-            "name": "hpc",
-            "backend": "slurm",
-            "partitions": [pool("gpu", 2, 8, 96, "1TiB", node_names=["g1", "g2"])],
-        }
-    )
+    inv = inventory(slurm(target("gpu", 2, 8, 96, "1TiB", node_names=["g1", "g2"])))
     running = Running.model_validate(
         {"running": [{"cluster": "hpc", "node": "g1", "gpus": 1, "cpus": 1, "memory": "1GiB"}]}
     )
@@ -228,7 +192,7 @@ def test_exclusive_jobs_take_idle_nodes_only() -> None:
 
 
 def test_headroom_nodes_count_up_to_max_nodes() -> None:
-    inv = inventory(k8s(pool("gpu", 1, 8, 48, "384GiB", max_nodes=2)))
+    inv = inventory(kubernetes(target("gpu", 1, 8, 48, "384GiB", max_nodes=2)))
     three = [place(inv, "k8s/gpu", "api", service(3, 2, 30, "16GiB"))]
     assert unpackable(inv, None, three) == ["k8s/gpu"]  # 2 nodes at most, one pod per node
     two = [place(inv, "k8s/gpu", "api", service(2, 2, 30, "16GiB"))]
@@ -236,7 +200,7 @@ def test_headroom_nodes_count_up_to_max_nodes() -> None:
 
 
 def test_check_assignment_by_node_set_and_index() -> None:
-    inv = inventory(k8s(pool("gpu", 2, 8, 48, "384GiB")))
+    inv = inventory(kubernetes(target("gpu", 2, 8, 48, "384GiB")))
     api = [place(inv, "k8s/gpu", "api", service(3, 2, 30, "16GiB"))]
     good = {"api": [[("k8s/gpu", 0)], [("k8s/gpu", 1)], [("k8s/gpu", 1)]]}
     assert check_assignment(inv, None, api, good) == ["k8s/gpu[1]: over in CPUs"]
@@ -250,7 +214,9 @@ def test_check_assignment_by_node_set_and_index() -> None:
 
 def test_scale_out_to_max_replicas() -> None:
     inv = inventory(
-        k8s(pool("l4", 2, 4, 48, "192GiB", gpu_type="l4"), pool("cpu", 2, 0, 32, "128GiB"))
+        kubernetes(
+            target("l4", 2, 4, 48, "192GiB", gpu_type="l4"), target("cpu", 2, 0, 32, "128GiB")
+        )
     )
     svc = place(inv, "k8s/l4", "chat", service(2, 1, 4, "16GiB", gpu_type="l4", max=12))
     other = place(inv, "k8s/l4", "fixed", service(2, 1, 4, "16GiB", gpu_type="l4"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections.abc import Callable
 
 import pytest
 
@@ -176,6 +177,24 @@ def _brute(p: Problem) -> bool:
     return False
 
 
+def random_work(rng: random.Random, mig_slices: Callable[[], int]) -> list[Work]:
+    """Two to four pieces of work of random kinds and sizes: services, MIG services (each pod
+    `mig_slices()` 1g slices), jobs and whole-node jobs."""
+    work: list[Work] = []
+    for k in range(rng.randint(2, 4)):
+        kind = rng.choice(["svc", "job", "whole", "mig"])
+        if kind == "svc":
+            n, g, c, m = rng.randint(1, 3), rng.randint(0, 2), rng.randint(1, 6), rng.randint(2, 12)
+            work.append(replicas(f"s{k}", n, g, c, m))
+        elif kind == "mig":
+            n, c, m = rng.randint(1, 3), rng.randint(1, 4), rng.randint(2, 8)
+            work.append(replicas(f"m{k}", n, 0, c, m, slices=(("1g", mig_slices()),)))
+        else:
+            n, g, c, m = rng.randint(1, 2), rng.randint(0, 2), rng.randint(1, 8), rng.randint(2, 16)
+            work.append(job(f"j{k}", n, g, c, m, whole=kind == "whole"))
+    return work
+
+
 @pytest.mark.parametrize("seed", range(150))
 def test_verdicts_match_brute_force(seed: int) -> None:
     rng = random.Random(seed)
@@ -190,41 +209,7 @@ def test_verdicts_match_brute_force(seed: int) -> None:
         )
         for _ in range(n)
     ]
-    work: list[Work] = []
-    for k in range(rng.randint(2, 4)):
-        kind = rng.choice(["svc", "job", "whole", "mig"])
-        if kind == "svc":
-            work.append(
-                replicas(
-                    f"s{k}",
-                    rng.randint(1, 3),
-                    rng.randint(0, 2),
-                    rng.randint(1, 6),
-                    rng.randint(2, 12),
-                )
-            )
-        elif kind == "mig":
-            work.append(
-                replicas(
-                    f"m{k}",
-                    rng.randint(1, 3),
-                    0,
-                    rng.randint(1, 4),
-                    rng.randint(2, 8),
-                    slices=(("1g", 1),),
-                )
-            )
-        else:
-            work.append(
-                job(
-                    f"j{k}",
-                    rng.randint(1, 2),
-                    rng.randint(0, 2),
-                    rng.randint(1, 8),
-                    rng.randint(2, 16),
-                    whole=kind == "whole",
-                )
-            )
+    work = random_work(rng, lambda: 1)
     p = problem(nodes, work)
     assert valid(p) == _brute(p)
 
@@ -239,41 +224,7 @@ def test_node_patterns_match_brute_force_on_identical_nodes(seed: int) -> None:
         slices=(("1g", rng.choice([0, 4])),),
     )
     nodes = [node] * rng.randint(2, 3)
-    work: list[Work] = []
-    for k in range(rng.randint(2, 4)):
-        kind = rng.choice(["svc", "job", "whole", "mig"])
-        if kind == "svc":
-            work.append(
-                replicas(
-                    f"s{k}",
-                    rng.randint(1, 3),
-                    rng.randint(0, 2),
-                    rng.randint(1, 6),
-                    rng.randint(2, 12),
-                )
-            )
-        elif kind == "mig":
-            work.append(
-                replicas(
-                    f"m{k}",
-                    rng.randint(1, 3),
-                    0,
-                    rng.randint(1, 4),
-                    rng.randint(2, 8),
-                    slices=(("1g", rng.randint(1, 2)),),
-                )
-            )
-        else:
-            work.append(
-                job(
-                    f"j{k}",
-                    rng.randint(1, 2),
-                    rng.randint(0, 2),
-                    rng.randint(1, 8),
-                    rng.randint(2, 16),
-                    whole=kind == "whole",
-                )
-            )
+    work = random_work(rng, lambda: rng.randint(1, 2))
     p = problem(nodes, work)
     v = pattern_check(p, [w for w in work if w.units and w.tasks], 5.0)
     assert v is not None and v.packs is not None

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from router.cli.main import cli
 from router.errors import LoadError
@@ -24,6 +24,7 @@ from router.importers.running import (
 )
 from router.models import Inventory, Running, load_running
 from router.models.capacity import node_classes
+from tests.helpers import platform, slurm, target
 
 DATA = Path(__file__).parent / "data"
 
@@ -253,47 +254,22 @@ def test_bad_quantity_names_the_pod() -> None:
         running_from_pods(data, source="pods.json")
 
 
-INVENTORY: dict[str, Any] = {
-    "clusters": [
-        {
-            "name": "hpc",
-            "backend": "slurm",
-            "partitions": [
-                {
-                    "name": "gpu",
-                    "nodes": 2,
-                    "gpus_per_node": 8,
-                    "gpu_type": "h100",
-                    "cpus_per_node": 96,
-                    "memory_per_node": "2TiB",
-                    "node_names": ["gpu-h100-n1", "gpu-h100-n2"],
-                }
-            ],
-        }
-    ]
-}
+INVENTORY: dict[str, Any] = platform(
+    slurm(target("gpu", 2, 8, 96, "2TiB", node_names=["gpu-h100-n1", "gpu-h100-n2"]))
+)
+SHARED = str(DATA / "squeue-22.05-shared.json")
+
+
+def running_cli(*args: str, env: dict[str, str] | None = None) -> Result:
+    """`router inventory running slurm ARGS` through click's runner."""
+    return CliRunner().invoke(cli, ["inventory", "running", "slurm", *args], env=env)
 
 
 def test_cli_writes_running_yaml_that_plans_read(tmp_path: Path) -> None:
     inv = tmp_path / "inventory.yaml"
     inv.write_text(yaml.safe_dump(INVENTORY))
     out = tmp_path / "running.yaml"
-    r = CliRunner().invoke(
-        cli,
-        [
-            "inventory",
-            "running",
-            "slurm",
-            "--cluster",
-            "hpc",
-            "--from",
-            str(DATA / "squeue-22.05-shared.json"),
-            "-i",
-            str(inv),
-            "-o",
-            str(out),
-        ],
-    )
+    r = running_cli("--cluster", "hpc", "--from", SHARED, "-i", str(inv), "-o", str(out))
     assert r.exit_code == 0, r.output
     assert r.output == f"Wrote {out}: 2 items on 1 nodes\n"
     running = load_running(out)
@@ -310,20 +286,7 @@ def test_cli_writes_running_yaml_that_plans_read(tmp_path: Path) -> None:
 def test_cli_leaves_out_unknown_nodes_with_a_warning(tmp_path: Path) -> None:
     inv = tmp_path / "inventory.yaml"
     inv.write_text(yaml.safe_dump(INVENTORY))
-    r = CliRunner().invoke(
-        cli,
-        [
-            "inventory",
-            "running",
-            "slurm",
-            "--cluster",
-            "routertest",
-            "--from",
-            str(DATA / "squeue-22.05-shared.json"),
-            "-i",
-            str(inv),
-        ],
-    )
+    r = running_cli("--cluster", "routertest", "--from", SHARED, "-i", str(inv))
     assert r.exit_code == 0, r.output
     assert "running: []" in r.output
     assert (
@@ -332,8 +295,7 @@ def test_cli_leaves_out_unknown_nodes_with_a_warning(tmp_path: Path) -> None:
     ) in r.output
     # Without --cluster, the work is on the inventory's one Slurm cluster (hpc), not on the
     # ClusterName squeue reports.
-    args = ["inventory", "running", "slurm", "--from", str(DATA / "squeue-22.05-shared.json")]
-    r = CliRunner().invoke(cli, [*args, "-i", str(inv)])
+    r = running_cli("--from", SHARED, "-i", str(inv))
     assert r.exit_code == 0, r.output
     items = yaml.safe_load(r.output)["running"]
     assert [(i["cluster"], i["node"]) for i in items] == [("hpc", "gpu-h100-n1")] * 2
@@ -352,20 +314,7 @@ def test_cli_notes_work_larger_than_the_inventory_node(tmp_path: Path) -> None:
     small["clusters"][0]["partitions"][0]["cpus_per_node"] = 64  # the jobs hold 78 CPUs
     inv = tmp_path / "inventory.yaml"
     inv.write_text(yaml.safe_dump(small))
-    r = CliRunner().invoke(
-        cli,
-        [
-            "inventory",
-            "running",
-            "slurm",
-            "--cluster",
-            "hpc",
-            "--from",
-            str(DATA / "squeue-22.05-shared.json"),
-            "-i",
-            str(inv),
-        ],
-    )
+    r = running_cli("--cluster", "hpc", "--from", SHARED, "-i", str(inv))
     # Full on CPUs, not an error (tests/importers/test_oversubscribe.py): said on stderr and
     # in the YAML, for whoever reads the file next.
     assert r.exit_code == 0, r.output

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from click.testing import CliRunner
 
-from router.cli.main import cli
 from router.models import Inventory, load_running
 from router.models.capacity import node_classes
+from tests.helpers import platform, slurm, target
+from tests.pack.test_running_import import running_cli
 from tests.slurm.harness import SlurmCluster
 
 pytestmark = pytest.mark.slurm
@@ -34,43 +34,14 @@ def test_live_squeue_running_work(slurm_cluster: SlurmCluster, tmp_path: Path) -
         while any(c.job_state(j) != "RUNNING" for j in ids):
             assert time.monotonic() < deadline, [c.show_job_raw(j) for j in ids]
             time.sleep(0.3)
-        inv = {
-            "clusters": [
-                {
-                    "name": "hpc",
-                    "backend": "slurm",
-                    "partitions": [
-                        {
-                            "name": "gpu",
-                            "nodes": part.nodes,
-                            "gpus_per_node": part.gpus_per_node,
-                            "gpu_type": part.router_gpu_type,
-                            "cpus_per_node": part.cpus_per_node,
-                            "memory_per_node": part.memory_mb,
-                            "node_names": part.node_names(),
-                        }
-                    ],
-                }
-            ]
-        }
+        hardware = (part.nodes, part.gpus_per_node, part.cpus_per_node, part.memory_mb)
+        names = part.node_names()
+        partition = target("gpu", *hardware, gpu_type=part.router_gpu_type, node_names=names)
+        inv = platform(slurm(partition))
         inv_path = tmp_path / "inventory.yaml"
         inv_path.write_text(yaml.safe_dump(inv))
         out = tmp_path / "running.yaml"
-        r = CliRunner().invoke(
-            cli,
-            [
-                "inventory",
-                "running",
-                "slurm",
-                "--cluster",
-                "hpc",
-                "-i",
-                str(inv_path),
-                "-o",
-                str(out),
-            ],
-            env=c.env,
-        )
+        r = running_cli("--cluster", "hpc", "-i", str(inv_path), "-o", str(out), env=c.env)
         assert r.exit_code == 0, r.output
         got = yaml.safe_load(out.read_text())["running"]
         assert got == [

@@ -13,7 +13,7 @@ from router.config import load_project
 from router.plan.build import Plan, build_plan
 from router.plan.verify import verify_plan
 from tests.bench import exact
-from tests.helpers import make_project
+from tests.helpers import kubernetes, make_project, platform, slurm, target
 
 SERVE = """
 policy nodes
@@ -30,25 +30,7 @@ def _pool(
     memory: str = "384GiB",
     **more: Any,
 ) -> dict[str, Any]:
-    return {
-        "clusters": [
-            {
-                "name": "k8s",
-                "backend": "kubernetes",
-                "node_pools": [
-                    {
-                        "name": name,
-                        "nodes": nodes,
-                        "gpus_per_node": gpus,
-                        "gpu_type": "h100",
-                        "cpus_per_node": cpus,
-                        "memory_per_node": memory,
-                        **more,
-                    }
-                ],
-            }
-        ]
-    }
+    return platform(kubernetes(target(name, nodes, gpus, cpus, memory, **more)))
 
 
 def _service(
@@ -151,29 +133,13 @@ def test_mig_slices_and_whole_gpus_are_never_the_same_gpu(tmp_path: Path) -> Non
 
 
 def test_two_partitions_over_one_node_set_are_one_capacity(tmp_path: Path) -> None:
-    inventory = {
-        "clusters": [
-            {
-                "name": "hpc",
-                "backend": "slurm",
-                "node_sets": [
-                    {
-                        "name": "h100",
-                        "nodes": 2,
-                        "gpus_per_node": 8,
-                        "gpu_type": "h100",
-                        "cpus_per_node": 96,
-                        "memory_per_node": "1TiB",
-                        "node_names": ["g1", "g2"],
-                    }
-                ],
-                "partitions": [
-                    {"name": "gpu", "node_sets": ["h100"]},
-                    {"name": "preempt", "node_sets": ["h100"]},
-                ],
-            }
-        ]
-    }
+    inventory = platform(
+        slurm(
+            {"name": "gpu", "node_sets": ["h100"]},
+            {"name": "preempt", "node_sets": ["h100"]},
+            node_sets=[target("h100", 2, 8, 96, "1TiB", node_names=["g1", "g2"])],
+        )
+    )
     policy = """
     policy shared
     rule first: when labels.q == "gpu" route slurm where name == "gpu"
@@ -200,24 +166,7 @@ def test_a_whole_node_job_is_alone_on_its_nodes(tmp_path: Path) -> None:
     rule big: when gpus >= 8 route slurm with exclusive
     rule rest: route slurm
     """
-    inventory = {
-        "clusters": [
-            {
-                "name": "hpc",
-                "backend": "slurm",
-                "partitions": [
-                    {
-                        "name": "gpu",
-                        "nodes": 3,
-                        "gpus_per_node": 8,
-                        "gpu_type": "h100",
-                        "cpus_per_node": 48,
-                        "memory_per_node": "384GiB",
-                    }
-                ],
-            }
-        ]
-    }
+    inventory = platform(slurm(target("gpu", 3, 8, 48, "384GiB")))
     wl = [_job("big", 16, 32, "64GiB"), _job("small", 1, 4, "8GiB"), _job("more", 8, 8, "8GiB")]
     plan = _plan(make_project(tmp_path, wl, policy, inventory))
     where = {p.workload.name: p.nodes for p in plan.placements}
@@ -231,26 +180,12 @@ def test_a_whole_node_job_is_alone_on_its_nodes(tmp_path: Path) -> None:
 
 
 def test_cpu_work_keeps_off_gpu_nodes_unless_a_rule_prefers_them(tmp_path: Path) -> None:
-    inventory = {
-        "clusters": [
-            {
-                "name": "k8s",
-                "backend": "kubernetes",
-                "node_pools": [
-                    # named so that the tie-break alone would pick the GPU pool
-                    {
-                        "name": "a-gpu",
-                        "nodes": 1,
-                        "gpus_per_node": 4,
-                        "gpu_type": "l4",
-                        "cpus_per_node": 48,
-                        "memory_per_node": "192GiB",
-                    },
-                    {"name": "b-cpu", "nodes": 1, "cpus_per_node": 48, "memory_per_node": "192GiB"},
-                ],
-            }
-        ]
-    }
+    # named so that the tie-break alone would pick the GPU pool
+    inventory = platform(
+        kubernetes(
+            target("a-gpu", 1, 4, 48, "192GiB", gpu_type="l4"), target("b-cpu", 1, 0, 48, "192GiB")
+        )
+    )
     wl = [_job("etl", 0, 8, "16GiB")]
     plain = _plan(make_project(tmp_path / "plain", wl, SERVE, inventory))
     assert [p.target.id for p in plain.placements] == ["k8s/b-cpu"]
@@ -260,25 +195,7 @@ def test_cpu_work_keeps_off_gpu_nodes_unless_a_rule_prefers_them(tmp_path: Path)
 
 
 def test_the_plan_packs_around_running_work(tmp_path: Path) -> None:
-    inventory = {
-        "clusters": [
-            {
-                "name": "hpc",
-                "backend": "slurm",
-                "partitions": [
-                    {
-                        "name": "gpu",
-                        "nodes": 3,
-                        "gpus_per_node": 8,
-                        "gpu_type": "h100",
-                        "cpus_per_node": 96,
-                        "memory_per_node": "1TiB",
-                        "node_names": ["g0", "g1", "g2"],
-                    }
-                ],
-            }
-        ]
-    }
+    inventory = platform(slurm(target("gpu", 3, 8, 96, "1TiB", node_names=["g0", "g1", "g2"])))
     policy = """
     policy running
     rule big: when gpus >= 8 route slurm with exclusive

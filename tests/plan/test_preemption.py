@@ -13,31 +13,13 @@ from click.testing import CliRunner
 
 from router.cli.main import cli
 from router.models.plan import plan_json_schema
-from tests.helpers import make_project
+from tests.helpers import make_project, platform, slurm, target
 
 POLICY = 'policy p\nrule train: when kind == "training" route slurm\n'
 
 
 def _inventory(nodes: int = 1) -> dict[str, Any]:
-    return {
-        "clusters": [
-            {
-                "name": "hpc",
-                "backend": "slurm",
-                "partitions": [
-                    {
-                        "name": "gpu",
-                        "nodes": nodes,
-                        "gpus_per_node": 8,
-                        "gpu_type": "h100",
-                        "cpus_per_node": 64,
-                        "memory_per_node": "512GiB",
-                        "max_time": "48h",
-                    }
-                ],
-            }
-        ]
-    }
+    return platform(slurm(target("gpu", nodes, 8, 64, "512GiB", max_time="48h")))
 
 
 def _job(name: str, gpus: int, priority: str, cpus: int = 8, **extra: Any) -> dict[str, Any]:

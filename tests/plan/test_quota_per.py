@@ -16,7 +16,7 @@ from router.models.placement import Placement
 from router.plan.build import Plan, build_plan, load_inputs
 from router.plan.verify import verify_plan
 from router.solve.aggregate import build_aggregate
-from tests.helpers import job, make_project, plan_json_twice
+from tests.helpers import job, make_project, plan_json_twice, platform, slurm, target
 
 RULE = "rule train: route slurm\n"
 PER_TEAM = (
@@ -51,22 +51,8 @@ def line_of(root: Path, needle: str) -> int:
 
 
 def slurm_cluster(name: str, nodes: int, cost: float) -> dict[str, Any]:
-    return {
-        "name": name,
-        "backend": "slurm",
-        "partitions": [
-            {
-                "name": "gpu",
-                "nodes": nodes,
-                "gpus_per_node": 8,
-                "gpu_type": "h100",
-                "cpus_per_node": 96,
-                "memory_per_node": "1TiB",
-                "max_time": "72h",
-                "cost_per_gpu_hour": cost,
-            }
-        ],
-    }
+    gpu = target("gpu", nodes, 8, 96, "1TiB", max_time="72h", cost_per_gpu_hour=cost)
+    return slurm(gpu, name=name)
 
 
 # 32 GPUs on the cheaper cluster, 16 on the dearer one.
@@ -302,25 +288,7 @@ def test_router_test_plans_a_case_against_its_own_part(tmp_path: Path) -> None:
 
 def test_a_percentage_is_exact(tmp_path: Path) -> None:
     # 29% of 100 GPUs is 29, not the 28 a float product gives (0.29 * 100 < 29).
-    inventory = {
-        "clusters": [
-            {
-                "name": "c",
-                "backend": "slurm",
-                "partitions": [
-                    {
-                        "name": "gpu",
-                        "nodes": 25,
-                        "gpus_per_node": 4,
-                        "gpu_type": "h100",
-                        "cpus_per_node": 32,
-                        "memory_per_node": "256GiB",
-                        "max_time": "24h",
-                    }
-                ],
-            }
-        ]
-    }
+    inventory = platform(slurm(target("gpu", 25, 4, 32, "256GiB", max_time="24h"), name="c"))
     policy = RULE + "quota share: limit gpus <= 29%\nquota cpu_share: limit cpus <= 57%\n"
     root = make_project(tmp_path, [job("a", team="t")], policy=policy, inventory=inventory)
     i = load_inputs(load_project(root))

@@ -13,36 +13,14 @@ from click.testing import CliRunner
 from router.cli.main import cli
 from router.config import load_project
 from router.plan.build import build_plan
-from tests.helpers import job, make_project, plan_json_twice
+from tests.helpers import job, make_project, plan_json_twice, platform, slurm, target
 
-INVENTORY: dict[str, Any] = {
-    "clusters": [
-        {
-            "name": "hpc",
-            "backend": "slurm",
-            "partitions": [
-                {
-                    "name": "h100",
-                    "nodes": 2,
-                    "gpus_per_node": 8,
-                    "gpu_type": "h100",
-                    "cpus_per_node": 96,
-                    "memory_per_node": "1TiB",
-                    "cost_per_gpu_hour": 2.5,
-                },
-                {
-                    "name": "plain",
-                    "nodes": 2,
-                    "gpus_per_node": 4,
-                    "gpu_type": "any",
-                    "cpus_per_node": 64,
-                    "memory_per_node": "512GiB",
-                    "cost_per_gpu_hour": 0.5,
-                },
-            ],
-        }
-    ]
-}
+INVENTORY: dict[str, Any] = platform(
+    slurm(
+        target("h100", 2, 8, 96, "1TiB", cost_per_gpu_hour=2.5),
+        target("plain", 2, 4, 64, "512GiB", gpu_type="any", cost_per_gpu_hour=0.5),
+    )
+)
 POLICY = "rule gpu: when gpus > 0 route slurm prefer lower cost\n"
 UNTYPED_REASON = "hpc/plain: has GPUs of no stated type, the workload asks for h100"
 
