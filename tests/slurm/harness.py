@@ -320,6 +320,18 @@ def write_slurm_conf(
     return conf
 
 
+def client_env(conf: Path) -> dict[str, str]:
+    """Environment for the Slurm clients of a private cluster: its SLURM_CONF, no SLURM_*,
+    SBATCH_*, SRUN_* or SALLOC_* leaking in from outside."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("SLURM_", "SBATCH_", "SRUN_", "SALLOC_"))
+    }
+    env["SLURM_CONF"] = str(conf)
+    return env
+
+
 def start_munged(rundir: Path, logdir: Path, run: Callable[[list[str]], object]) -> None:
     """A private munged with a fresh key, its socket at rundir/munge/munge.sock (`run` runs a
     command and raises when it fails)."""
@@ -397,14 +409,7 @@ class SlurmCluster:
 
     @property
     def env(self) -> dict[str, str]:
-        """Environment for Slurm clients: our SLURM_CONF, no SLURM_* leaking from outside."""
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("SLURM_", "SBATCH_", "SRUN_", "SALLOC_"))
-        }
-        env["SLURM_CONF"] = str(self.conf_path)
-        return env
+        return client_env(self.conf_path)
 
     def _write_config(self) -> None:
         devdir = self.rundir / "dev"

@@ -39,6 +39,7 @@ from .harness import (
     _free_port,
     _kill_pidfiles,
     _tail,
+    client_env,
     parse_scontrol_line,
     start_munged,
     write_slurm_conf,
@@ -90,13 +91,7 @@ class MultiNodeCluster:
 
     @property
     def env(self) -> dict[str, str]:
-        env = {
-            k: v
-            for k, v in os.environ.items()
-            if not k.startswith(("SLURM_", "SBATCH_", "SRUN_", "SALLOC_"))
-        }
-        env["SLURM_CONF"] = str(self.conf_path)
-        return env
+        return client_env(self.conf_path)
 
     def ns_cmd(self, args: Sequence[str], ns: str | None = None) -> list[str]:
         """`args` run in the hub namespace (or `ns`): where the controller is reachable."""
