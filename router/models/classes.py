@@ -45,10 +45,16 @@ class WorkloadClasses:
         if not self.plain and not _is_plain(rest, 0):
             return None, None
         key = repr(rest)
+        return key, self.named(key, name)
+
+    def named(self, key: str, name: str) -> Workload | None:
+        """The class's workload under `name`, if the class has been validated and the
+        shortcut applies (the key from known(), or kept from an item equal but for its
+        name)."""
         seen = self.validated.get(key)
         if seen is not None and name not in seen.after and _valid_name(name):
-            return key, _renamed(seen, name)
-        return key, None
+            return _renamed(seen, name)
+        return None
 
     def add(self, key: str | None, workload: Workload) -> None:
         """Remember a validated workload as its class's (the first one stays)."""
