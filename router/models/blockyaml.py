@@ -38,6 +38,7 @@ _REFUSED = re.compile(
 _KEY = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_./-]*")
 _ANCHOR = re.compile(r"[A-Za-z0-9_-]+")
 _INDICATORS = frozenset("-?:,[]{}#&*!|>'\"%@`")
+_PENDING = object()
 _NAME_FIRST = "name: "
 _NAME_LATER = "\n  name: "
 
@@ -154,16 +155,14 @@ class _Parser:
             name, _, after = rest[1:].partition(" ")
             if not _ANCHOR.fullmatch(name) or name in self.anchors:
                 raise Outside  # an anchor named twice: the full loader's aliases are right
+            self.anchors[name] = _PENDING  # named before its node is read: as YAML has it
             after = after.lstrip(" ")
-            if after:
-                found = self.inline(after, indent, -1)
-            else:
-                found = self.after_key(indent, column < 0)
+            found = self.inline(after, indent, -1) if after else self.after_key(indent, column < 0)
             self.anchors[name] = found
             return found
         if first == "*":
-            found = self.anchors.get(rest[1:], self)
-            if found is self:
+            found = self.anchors.get(rest[1:], _PENDING)
+            if found is _PENDING:  # no such anchor, or an alias inside its own anchor
                 raise Outside
             value: Any = found
         elif column >= 0 and (": " in rest or rest[-1] == ":") and first not in "'\"":

@@ -234,8 +234,8 @@ def _load_file(
     """Appends the file's good workloads to `workloads`; returns its errors by line."""
     fast = _load_fast(source, first, classes)
     if fast is not None:
-        for workload in fast:
-            first[workload.name] = workload
+        for each in fast:
+            first[each.name] = each
         workloads.extend(fast)
         return []
     try:

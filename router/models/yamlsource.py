@@ -33,7 +33,7 @@ _PLAIN = "!plain"  # the tag our resolver gives every plain scalar; resolved in 
 _TYPED = {_TAG + t for t in ("int", "float", "bool", "null")}
 _MISSING = object()
 _MAX_INT_TEXT = 100
-_NOWHERE = yaml.Mark("", 0, 0, 0, None, None)
+_NOWHERE = yaml.Mark("", 0, 0, 0, "", 0)  # where a scanned scalar is: never shown
 _RESOLVED = frozenset(Resolver.yaml_implicit_resolvers)
 
 
