@@ -11,7 +11,7 @@ validating it would have made. At 10,000 workloads this is a tenth of the cost.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, get_args
+from typing import Any, cast, get_args
 
 from pydantic import BeforeValidator
 from pydantic_core import PydanticCustomError
@@ -101,6 +101,7 @@ def _valid_name(name: str) -> bool:
 
 
 # DnsLabel is a str with one BeforeValidator: the name check of every workload.
-_NAME_CHECK: Callable[[Any], Any] = next(
-    m.func for m in get_args(DnsLabel)[1:] if isinstance(m, BeforeValidator)
+_NAME_CHECK = cast(
+    Callable[[Any], Any],
+    next(m.func for m in get_args(DnsLabel)[1:] if isinstance(m, BeforeValidator)),
 )
