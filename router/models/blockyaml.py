@@ -68,16 +68,32 @@ def _is_entry(body: str) -> bool:
     return body[0] == "-" and (len(body) == 1 or body[1] == " ")
 
 
+class _Aliases:
+    """A file's anchors (name -> node and its size in lines, aliases inside counted in), and
+    how many lines its aliases stand for. Aliases share nodes; a class key (repr) and the
+    validation walk what they stand for, so that is kept within the file's own size
+    ("billion laughs" files go to the full loader, which keeps no class keys of them)."""
+
+    def __init__(self, lines: int) -> None:
+        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.expanded = 0
+        self.most = lines + 1000
+
+    def add(self, lines: int) -> None:
+        self.expanded += lines
+        if self.expanded > self.most:
+            raise Outside
+
+
 class _Parser:
     """Reads block nodes from lines; raises Outside on anything it does not know."""
 
-    def __init__(
-        self, lines: list[Line], plain: Callable[[str], Any], anchors: dict[str, Any]
-    ) -> None:
+    def __init__(self, lines: list[Line], plain: Callable[[str], Any], aliases: _Aliases) -> None:
         self.lines = lines
         self.i = 0
         self.plain = plain
-        self.anchors = anchors
+        self.aliases = aliases
+        self.anchors = aliases.anchors
         self.depth = 0
 
     def node(self) -> Any:
@@ -155,16 +171,18 @@ class _Parser:
             name, _, after = rest[1:].partition(" ")
             if not _ANCHOR.fullmatch(name) or name in self.anchors:
                 raise Outside  # an anchor named twice: the full loader's aliases are right
-            self.anchors[name] = _PENDING  # named before its node is read: as YAML has it
+            self.anchors[name] = (_PENDING, 0)  # named before its node is read, as in YAML
             after = after.lstrip(" ")
+            start, expanded = self.i, self.aliases.expanded
             found = self.inline(after, indent, -1) if after else self.after_key(indent, column < 0)
-            self.anchors[name] = found
+            size = self.i - start + 1 + self.aliases.expanded - expanded
+            self.anchors[name] = (found, size)
             return found
         if first == "*":
-            found = self.anchors.get(rest[1:], _PENDING)
-            if found is _PENDING:  # no such anchor, or an alias inside its own anchor
+            value, size = self.anchors.get(rest[1:], (_PENDING, 0))
+            if value is _PENDING:  # no such anchor, or an alias inside its own anchor
                 raise Outside
-            value: Any = found
+            self.aliases.add(size)
         elif column >= 0 and (": " in rest or rest[-1] == ":") and first not in "'\"":
             self.depth += 1
             value = self.mapping(column, rest)
@@ -235,23 +253,24 @@ def _scan(text: str, plain: Callable[[str], Any]) -> list[Item]:
         start, line = end + 1, line + 1
     if start >= len(text):
         raise Outside
-    anchors: dict[str, Any] = {}
+    aliases = _Aliases(text.count("\n") + 1)
     if not text.startswith("- ", start):
         lines = _lines(text[start:], line)
-        parser = _Parser(lines, plain, anchors)
+        parser = _Parser(lines, plain, aliases)
         data = parser.node()
         if parser.i != len(lines) or type(data) is not dict:
             raise Outside  # a list not at column 0 (its items' lines are not kept here)
         return [(data, lines[0][2], None)]
-    return _scan_list(text[start + 2 :].split("\n- "), line, plain, anchors)
+    return _scan_list(text[start + 2 :].split("\n- "), line, plain, aliases)
 
 
 def _scan_list(
-    chunks: list[str], line: int, plain: Callable[[str], Any], anchors: dict[str, Any]
+    chunks: list[str], line: int, plain: Callable[[str], Any], aliases: _Aliases
 ) -> list[Item]:
     """The items of a list at column 0, one chunk of text each ("- " cut off)."""
     items: list[Item] = []
-    templates: dict[str, tuple[dict[str, Any], int]] = {}
+    # text but the name -> (data, template number, lines its aliases stand for)
+    templates: dict[str, tuple[dict[str, Any], int, int]] = {}
     for chunk in chunks:
         # The name's value: on the item's first line, or on a line of the item's own keys.
         if chunk.startswith(_NAME_FIRST):
@@ -271,6 +290,7 @@ def _scan_list(
                     raise Outside
                 named = dict(seen[0])
                 named["name"] = scalar(value, plain)
+                aliases.add(seen[2])
                 items.append((named, line, seen[1]))
                 line += chunk.count("\n") + 1
                 continue
@@ -278,7 +298,8 @@ def _scan_list(
         first = lines[0][1][1:].lstrip(" ")
         if not first or first[0] == "&":
             raise Outside  # the item's node starts on a later line, or at an anchor
-        parser = _Parser(lines, plain, anchors)
+        parser = _Parser(lines, plain, aliases)
+        expanded = aliases.expanded
         data = parser.sequence(0)
         if parser.i != len(lines) or len(data) != 1:
             raise Outside
@@ -293,7 +314,7 @@ def _scan_list(
             and chunk[at:end].strip(" ")
             and "name" in item
         ):
-            templates[key] = (item, len(templates))
+            templates[key] = (item, len(templates), aliases.expanded - expanded)
         items.append((item, lines[0][2], templates[key][1] if key in templates else None))
         line += chunk.count("\n") + 1
     return items

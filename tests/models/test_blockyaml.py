@@ -281,3 +281,18 @@ def test_the_scanner_is_what_loads_a_big_generated_file(
     assert used == [50]
     assert [w.source for w in found[:2]] == [(str(path), 1), (str(path), 9)]
     assert found[3].replicas is not None and found[3].replicas.max == 3
+
+
+def test_aliases_that_stand_for_more_than_the_file_go_to_the_full_loader(tmp_path: Path) -> None:
+    """Each level names the one below twice ("billion laughs"): what the aliases stand for
+    doubles per level, and a class key (repr) would walk all of it."""
+    levels = ["- name: a\n  l0: &a0\n    x: 1\n"]
+    for k in range(1, 25):
+        levels.append(f"  l{k}: &a{k}\n    - *a{k - 1}\n    - *a{k - 1}\n")
+    text = "".join(levels)
+    assert _scanned("".join(levels[:4]))[0] == _full("".join(levels[:4]))  # 8 times: read
+    assert _scanned(text)[0] is None
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    with pytest.raises(RouterError, match="unknown field"):
+        load_workloads(path)
