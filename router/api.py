@@ -444,8 +444,10 @@ def plan(
     `git:REF`) keeps workloads where they were where it can, and the plan's document gets a
     `diff`. `workers` only changes how fast it is: the plan is the same."""
     from router.plan.build import build_plan
+    from router.solve import cpmodel
     from router.solve.cpsat import SolveOptions
 
+    cpmodel.load()  # here, before the solve's threads: without pandas (see cpmodel)
     opts = (
         SolveOptions()
         if options is None

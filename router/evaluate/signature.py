@@ -18,7 +18,7 @@ from router.models import Workload
 
 Signature = Callable[[Workload], Hashable]
 
-# What shape.py reads (image and command only as present / absent; the rest: _shape_extra).
+# What shape.py reads (image and command only as present / absent; the rest: `extra`).
 _SHAPE = ("kind", "gpus", "gpu_type", "nodes", "gpus_per_node", "cpus", "memory", "duration")
 # Fields of the workload view (views.py) that are plain attributes or follow from _SHAPE and
 # replicas; `image` and `labels` are handled apart.
@@ -64,32 +64,32 @@ def signature_of(policy: ast.Policy, access_lists: bool = True) -> Signature | N
         elif n.field not in _DERIVED:
             return None
     base = attrgetter(*attrs)
+    # The rest of what shape.py reads: the partition access lists (team, account), the MPI
+    # shape, arrays and dependencies (Slurm only), and whether the image is a file.
+    extra = attrgetter(
+        *(("team", "account") if access_lists else ()),
+        "launcher",
+        "ranks_per_node",
+        "threads_per_rank",
+    )
     keys = tuple(label_keys)
 
     def signature(w: Workload) -> Hashable:
+        # Called once per workload (100,000 at bench XL): attribute getters, few calls.
         r = w.replicas
         labels = w.labels
+        img = w.image
+        a = w.array
         return (
             base(w),
-            _shape_extra(w, access_lists),
-            w.image if image else w.image is not None,
+            extra(w),
+            a.in_flight if a else None,
+            bool(w.after),
+            bool(img and img.startswith("/")),
+            img if image else img is not None,
             bool(w.command),
             (r.min, r.max) if r is not None else None,
-            tuple(sorted(labels.items())) if all_labels else tuple(labels.get(k) for k in keys),
+            tuple(sorted(labels.items())) if all_labels else tuple(map(labels.get, keys)),
         )
 
     return signature
-
-
-def _shape_extra(w: Workload, access_lists: bool) -> Hashable:
-    """The rest of what shape.py reads: the partition access lists (team, account), the MPI
-    shape, arrays and dependencies (Slurm only), and whether the image is a file."""
-    return (
-        (w.team, w.account) if access_lists else None,
-        w.launcher,
-        w.ranks_per_node,
-        w.threads_per_rank,
-        w.array.in_flight if w.array else None,
-        bool(w.after),
-        bool(w.image and w.image.startswith("/")),
-    )

@@ -12,6 +12,8 @@ from router.models.workload import Workload
 
 
 def dependency_errors(workloads: list[Workload]) -> list[LoadError]:
+    if not any(w.after for w in workloads):
+        return []  # the common case, at 50,000 workloads a tenth of loading them
     by_name = {w.name: w for w in workloads}
     errors: list[LoadError] = []
     for w in workloads:

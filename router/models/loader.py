@@ -18,6 +18,7 @@ from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from router.errors import ErrorGroup, LoadError, RouterError, Source, did_you_mean
 from router.gcpause import paused_gc
+from router.models.blockyaml import plain_reader, scan
 from router.models.classes import WorkloadClasses
 from router.models.dependencies import dependency_errors
 from router.models.fields import show, value_problem
@@ -231,6 +232,12 @@ def _load_file(
     classes: WorkloadClasses,
 ) -> list[RouterError]:
     """Appends the file's good workloads to `workloads`; returns its errors by line."""
+    fast = _load_fast(source, first, classes)
+    if fast is not None:
+        for each in fast:
+            first[each.name] = each
+        workloads.extend(fast)
+        return []
     try:
         docs = compose(source)
     except LoadError as e:
@@ -274,3 +281,43 @@ def _load_file(
             message = f'duplicate workload name "{workload.name}"; first defined at {file0}:{line0}'
             found.append(LoadError(message, span(source, locate(node, ("name",))[1])))
     return sorted(builder.errors + found, key=lambda e: e.line or 0)
+
+
+def _load_fast(
+    source: Source, first: dict[str, Workload], classes: WorkloadClasses
+) -> list[Workload] | None:
+    """The file's workloads read by blockyaml's scanner, or None: when the file is outside
+    what it reads, or anything in it is wrong, or needs a node's position (an `after`), it is
+    loaded again by _load_file, which has the nodes for its messages."""
+    items = scan(source.text, plain_reader(Builder(source)))
+    if items is None:
+        return None
+    out: list[Workload] = []
+    names: set[str] = set()
+    keys: dict[int, str | None] = {}  # template -> class key: its items differ in name only
+    for item, line, template in items:
+        if type(item) is not dict:
+            return None
+        name = item.get("name")
+        if template is None or type(name) is not str:
+            key, workload = classes.known(item)
+        elif template in keys:
+            key = keys[template]
+            workload = classes.named(key, name) if key is not None else None
+        else:
+            key, workload = classes.known(item)
+            keys[template] = key
+        if workload is None:
+            try:
+                workload = Workload.model_validate(item)
+            except ValidationError:
+                return None
+            classes.add(key, workload)
+        if workload.after or (workload.workdir and value_problem("sbatch", workload.workdir)):
+            return None
+        if workload.name in first or workload.name in names:
+            return None
+        names.add(workload.name)
+        workload._source = (source.path, line)
+        out.append(workload)
+    return out

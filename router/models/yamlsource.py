@@ -33,6 +33,8 @@ _PLAIN = "!plain"  # the tag our resolver gives every plain scalar; resolved in 
 _TYPED = {_TAG + t for t in ("int", "float", "bool", "null")}
 _MISSING = object()
 _MAX_INT_TEXT = 100
+_NOWHERE = yaml.Mark("", 0, 0, 0, "", 0)  # where a scanned scalar is: never shown
+_RESOLVED = frozenset(Resolver.yaml_implicit_resolvers)
 
 
 def show_text(text: str) -> str:
@@ -222,6 +224,21 @@ class Builder:
             return self._construct(tag, node)
         self.error(node, f'unsupported YAML tag "{tag}"')
         return None
+
+    def plain(self, text: str) -> Any:
+        """A plain scalar's value as value() reads it (blockyaml's scanner asks); ValueError
+        where value() would report an error."""
+        found = self._plain.get(text, _MISSING)
+        if found is _MISSING:
+            if text[:1] not in _RESOLVED:  # no implicit type starts so: text (most names)
+                return text
+            errors = len(self.errors)
+            found = self._resolve(ScalarNode(_PLAIN, text, _NOWHERE, _NOWHERE))
+            if len(self.errors) > errors:
+                del self.errors[errors:]
+                del self._plain[text]
+                raise ValueError(text)
+        return found
 
     def _container(self, node: Node) -> Any:
         if isinstance(node, MappingNode):

@@ -182,8 +182,9 @@ def build_aggregate(
                 )
             )
         groups[g].members.append(i)
+    names = [d.workload.name for d in routed]
     for group in groups:
-        group.members.sort(key=lambda i: routed[i].workload.name)
+        group.members.sort(key=names.__getitem__)
 
     variables: list[tuple[int, int]] = []
     choices: list[list[int]] = []
@@ -317,14 +318,20 @@ def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:
         return
     cands = [(v, agg.candidate(v)) for v in range(len(agg.variables))]
     by_group = [[cands[v] for v in vs] for vs in agg.choices]
+    # What a variable counts depends on the quota's resource only: counted once for all
+    # the quotas on that resource.
+    used: dict[str, list[int | None]] = {}
     for qi, q in enumerate(quotas):
         terms = []
+        counts = used.setdefault(q.resource, [None] * len(cands))
         for g, group in enumerate(agg.groups):
             if not group.quotas[qi]:
                 continue
             for v, c in by_group[g]:
                 if c.target.id in q.targets:
-                    u = usage(q.resource, c.resources, c.target)
+                    u = counts[v]
+                    if u is None:
+                        u = counts[v] = usage(q.resource, c.resources, c.target)
                     if u:
                         terms.append((u, v))
         if terms:
