@@ -215,7 +215,7 @@ def test_enumeration_samples_a_huge_product_without_building_it(
             assert n <= prove_module.ENUMERATION_LIMIT, "the whole product is being built"
             yield combo
 
-    monkeypatch.setattr(prove_module.itertools, "product", bounded)
+    monkeypatch.setattr(itertools, "product", bounded)  # the module prove.py reads it from
     labels = " or ".join(f'labels.l{i} == "a"' for i in range(24))
     text = f"""
     rule heavy: when cpus * gpus > 100 route kubernetes
@@ -233,7 +233,8 @@ def test_enumeration_samples_a_huge_product_without_building_it(
 def test_combo_is_the_product_item_at_that_index() -> None:
     from router.assure.prove import _combo
 
-    axes = [("a", [1, 2, 3]), ("b", ["x"]), ("c", [None, True]), ("d", [5, 6, 7, 8])]
+    axes: list[tuple[str, list[Any]]] = [("a", [1, 2, 3]), ("b", ["x"]), ("c", [None, True])]
+    axes.append(("d", [5, 6, 7, 8]))
     sizes = [len(v) for _, v in axes]
     every = list(itertools.product(*(v for _, v in axes)))
     assert [_combo(axes, sizes, i) for i in range(len(every))] == every
