@@ -151,7 +151,10 @@ def _outcome_findings(
         "backend": ({"slurm", "kubernetes"}, "no backend is"),
         "cluster": ({r.cluster for r in refs}, "no target has cluster"),
         "target": ({r.id for r in refs}, "no target is"),  # as plan.json names it
-        "rule": ({x.name for x in [*policy.rules, *policy.denies]}, "no rule is named"),
+        "rule": (
+            {r.name for r in policy.rules} | {d.name for d in policy.denies},
+            "no rule is named",
+        ),
     }
     out: list[Finding] = []
     for check in policy.checks:
