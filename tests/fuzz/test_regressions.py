@@ -63,6 +63,7 @@ EXPECT = {
     "router-python-tag.yaml": "unsupported YAML tag",
     "router-duplicate-key.yaml": "is written twice",
     "router-deep.yaml": "nest more than 100 deep",
+    "router-create-namespaces-inf.yaml": "router.yaml:2:22: error: kubernetes.create_namespaces",
     "workload-not-utf8.yaml": "zz-fuzz.yaml:2:8: error: the file is not UTF-8 text",
     "router-not-utf8.yaml": "router.yaml:2:8: error: the file is not UTF-8 text",
     "not-utf8.route": "platform.route:2:9: error: the file is not UTF-8 text",
