@@ -400,7 +400,7 @@ class Plan:
         files = self.files()
         p = self.platform.project
         protect = [] if self.platform.in_memory else [p.root, p.policy, p.inventory, p.workloads]
-        write_out(Path(out) if out is not None else p.out, files, protect=protect)
+        write_out(Path(out) if out is not None else p.out, files, protect, marker="plan.json")
         return files
 
     def __repr__(self) -> str:

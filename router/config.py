@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from router.errors import LoadError
+from router.errors import LoadError, Source
+
+if TYPE_CHECKING:
+    from yaml.nodes import Node
 
 CONFIG_NAME = "router.yaml"
 DEFAULTS = {
@@ -117,29 +120,31 @@ def load_project(
     )
 
 
-def _kubernetes(value: Any, path: str, line: int | None) -> KubernetesSettings:
-    """router.yaml's `kubernetes:` mapping, checked key by key."""
+def _kubernetes(value: Any, source: Source, node: Node) -> KubernetesSettings:
+    """router.yaml's `kubernetes:` mapping (`node`), checked key by key; errors at the key or
+    value."""
     from router.errors import did_you_mean
+    from router.models.yamlsource import locate, span
 
     if value is None:
         return KubernetesSettings()
     if not isinstance(value, dict):
         raise LoadError(
             f"kubernetes: expected a mapping such as {{create_namespaces: true}}, got {value!r}",
-            path=path,
-            line=line,
+            span(source, node),
         )
     for key, item in value.items():
+        key_node, value_node = locate(node, (key,))
         if key not in KUBERNETES_KEYS:
             raise LoadError(
                 f'kubernetes: unknown key "{key}" (expected create_namespaces)',
-                path=path,
-                line=line,
+                span(source, key_node or value_node),
                 hint=did_you_mean(str(key), KUBERNETES_KEYS),
             )
         if not isinstance(item, bool):
             raise LoadError(
-                f"kubernetes.{key}: expected true or false, got {item!r}", path=path, line=line
+                f"kubernetes.{key}: expected true or false, got {item!r}",
+                span(source, value_node),
             )
     return KubernetesSettings(create_namespaces=bool(value.get("create_namespaces", False)))
 
@@ -217,8 +222,7 @@ def _read_config(path: Path) -> tuple[dict[str, str], KubernetesSettings, SlurmD
             slurm = _slurm(value, str(path), source.text)
             continue
         if key == "kubernetes":
-            at = key_node or value_node
-            kubernetes = _kubernetes(value, str(path), at.start_mark.line + 1)
+            kubernetes = _kubernetes(value, source, value_node)
             continue
         if key not in (*DEFAULTS, "version", "running"):
             raise LoadError(

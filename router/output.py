@@ -118,9 +118,26 @@ def _swap_lock(parent: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
+def _check_replaceable(out: Path, marker: str | None) -> None:
+    """An existing out/ is replaced wholesale, so it must be one written before: empty, or
+    holding `marker` (plan.json). `out: ..` in a pull request's router.yaml must not empty a
+    folder of the runner's."""
+    if marker is None or not out.is_dir() or (out / marker).is_file():
+        return
+    if next(os.scandir(out), None) is not None:
+        raise PlanError(
+            f"refusing to use {out} as the output folder: it is not empty and holds no"
+            f" {marker}, so it is no plan's out/ (the plan would delete what it holds)",
+            hint="give -o/--out (or router.yaml's out:) a new or empty folder, e.g. out/",
+        )
+
+
 @paused_gc()
-def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) -> None:
-    """Replace the folder `out` with exactly `files` ({relative path: text})."""
+def write_out(
+    out: Path, files: dict[str, str], protect: Iterable[Path] = (), marker: str | None = None
+) -> None:
+    """Replace the folder `out` with exactly `files` ({relative path: text}). With `marker`,
+    an existing out/ must be empty or hold that file (be one written before)."""
     out = Path(out)
     _check_protected(out, protect)
     paths = {rel: _safe(rel) for rel in files}  # every path checked before anything is written
@@ -130,6 +147,7 @@ def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) ->
         recover(out)
         if out.is_symlink() or (out.exists() and not out.is_dir()):
             raise PlanError(f"{out} exists and is not a folder")
+        _check_replaceable(out, marker)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-{os.getpid()}-", dir=parent))
     old: Path | None = None
     try:
@@ -145,6 +163,7 @@ def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) ->
             recover(out)  # a run killed while this one wrote its files
             if out.is_symlink() or (out.exists() and not out.is_dir()):
                 raise PlanError(f"{out} exists and is not a folder")
+            _check_replaceable(out, marker)
             old = _swap(tmp, out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -265,6 +265,10 @@ class _Analysis:
                 if decision is not None:
                     got = decision.rule.name if decision.rule is not None else decision.status
                     hint = f"the witness matches `{rule.name}` but is claimed by `{got}`"
+                    if not self.matches(rule, doc):  # a condition read over-approximately
+                        hint = (f"the witness is claimed by `{got}`; `{rule.name}`'s `when` "
+                                "holds for it only as router check reads it (part of the "
+                                "condition cannot be decided exactly)")  # fmt: skip
             msg = f"rule `{rule.name}` can never match: every workload it matches is claimed by"
             self.add("error", "unreachable-rule", f"{msg} {shadow}", name_span(rule),
                      witness=doc, hint=hint)  # fmt: skip

@@ -32,15 +32,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
+from yaml.nodes import MappingNode, Node, SequenceNode
 
 from router.assure.prove import runnable
-from router.errors import LoadError, did_you_mean
+from router.errors import ErrorGroup, LoadError, RouterError, Source, Span, did_you_mean
 from router.evaluate.evaluate import Candidate, Decision, Evaluator
 from router.evaluate.quota import QuotaLimit
 from router.language import ast
 from router.models import Workload
+from router.models.loader import validate_node
+from router.models.yamlsource import Builder, compose, locate, read_source, span
 
 EXPECT_KEYS = ("backend", "cluster", "target", "rule", "denied", "message", "unplaced",
                "unrouted", "rank", "options")  # fmt: skip
@@ -53,6 +55,9 @@ class Case:
     workload: dict[str, Any]
     expect: dict[str, Any]
     source: str  # file:line
+    span: Span | None = field(default=None, compare=False)  # where the case starts
+    # Why its workload is no valid workload, at the field (the case fails, the others run).
+    invalid: RouterError | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -101,65 +106,75 @@ def load_cases(path: Path) -> list[Case]:
     cases: list[Case] = []
     for f in case_files(path):
         cases += _load_file(f)
-    names: dict[str, str] = {}
+    names: dict[str, Case] = {}
     for c in cases:
-        if c.name in names:
+        first = names.setdefault(c.name, c)
+        if first is not c:
             file, _, line = c.source.rpartition(":")
-            raise LoadError(f'case "{c.name}" is defined twice (first at {names[c.name]})',
-                            path=file, line=int(line))  # fmt: skip
-        names[c.name] = c.source
+            raise LoadError(f'case "{c.name}" is defined twice (first at {first.source})',
+                            c.span, path=file, line=int(line))  # fmt: skip
     return cases
 
 
 def _load_file(path: Path) -> list[Case]:
-    text = path.read_text(encoding="utf-8")
-    try:
-        data, node = yaml.safe_load(text), yaml.compose(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        raise LoadError(f"not valid YAML: {getattr(e, 'problem', e)}", path=str(path),
-                        line=mark.line + 1 if mark else None) from None  # fmt: skip
+    """The cases of one file, read as router reads its own YAML (yamlsource: positions, the
+    limits of docs/limits.md); every error at its line and column."""
+    source = read_source(path, str(path))
+    docs = compose(source)
+    if not docs:
+        return []
+    if len(docs) > 1:
+        raise LoadError("a test case file holds one YAML document", span(source, docs[1]))
+    builder = Builder(source)
+    node, data = docs[0], builder.value(docs[0])
+    if builder.errors:
+        raise builder.errors[0] if len(builder.errors) == 1 else ErrorGroup(builder.errors)
     if data is None:
         return []
-    if isinstance(data, dict) and "cases" in data and isinstance(node, yaml.MappingNode):
-        node = next(v for k, v in node.value if k.value == "cases")
-        data = data["cases"]
-    if not isinstance(data, list) or not isinstance(node, yaml.SequenceNode):
+    if isinstance(data, dict) and "cases" in data and isinstance(node, MappingNode):
+        node, data = locate(node, ("cases",))[1], data["cases"]
+    if not isinstance(data, list) or not isinstance(node, SequenceNode):
         raise LoadError("expected a list of test cases (or a mapping with `cases:`)",
-                        path=str(path), line=1)  # fmt: skip
-    out = []
-    for item, item_node in zip(data, node.value, strict=True):
-        line = item_node.start_mark.line + 1
-        out.append(_case(item, str(path), line))
-    return out
+                        span(source, node))  # fmt: skip
+    return [_case(item, n, source) for item, n in zip(data, node.value, strict=True)]
 
 
-def _case(item: Any, path: str, line: int) -> Case:
-    def fail(msg: str, hint: str | None = None) -> LoadError:
-        return LoadError(msg, path=path, line=line, hint=hint)
+def _case(item: Any, node: Node, source: Source) -> Case:
+    def fail(msg: str, hint: str | None = None, *where: Any) -> LoadError:
+        key, at = locate(node, where) if where else (None, node)
+        return LoadError(msg, span(source, key if key is not None else at), hint=hint)
 
     if not isinstance(item, dict):
         raise fail("a test case is a mapping with name, workload and expect")
     for key in item:
         if key not in CASE_KEYS:
-            raise fail(f'unknown test case key "{key}"', did_you_mean(str(key), CASE_KEYS))
+            raise fail(f'unknown test case key "{key}"', did_you_mean(str(key), CASE_KEYS), key)
     name = item.get("name")
     if not isinstance(name, str) or not name:
-        raise fail("a test case needs a `name`")
+        raise fail("a test case needs a `name`", None, *(["name"] if "name" in item else []))
     workload = item.get("workload") or {}
     expect = item.get("expect")
     if not isinstance(workload, dict):
-        raise fail(f"case {name}: `workload` must be a mapping of workload fields")
+        raise fail(f"case {name}: `workload` must be a mapping of workload fields", None,
+                   "workload")  # fmt: skip
     if not isinstance(expect, dict) or not expect:
-        raise fail(f"case {name}: `expect` must name at least one of {', '.join(EXPECT_KEYS)}")
+        raise fail(f"case {name}: `expect` must name at least one of {', '.join(EXPECT_KEYS)}",
+                   None, *(["expect"] if "expect" in item else []))  # fmt: skip
     for key in expect:
         if key not in EXPECT_KEYS:
             raise fail(f'case {name}: unknown expectation "{key}"',
                        did_you_mean(str(key), EXPECT_KEYS)
-                       or f"expected one of {', '.join(EXPECT_KEYS)}")  # fmt: skip
+                       or f"expected one of {', '.join(EXPECT_KEYS)}", "expect", key)  # fmt: skip
     if "options" in expect and not isinstance(expect["options"], dict):
-        raise fail(f"case {name}: `options` must be a mapping such as {{exclusive: true}}")
-    return Case(name, dict(workload), dict(expect), f"{path}:{line}")
+        raise fail(f"case {name}: `options` must be a mapping such as {{exclusive: true}}",
+                   None, "expect", "options")  # fmt: skip
+    invalid = None
+    if workload:  # what `router plan` would say of this workload, at its field
+        doc = runnable({"name": case_label(name), **workload})
+        invalid = next(iter(validate_node(Workload, doc, locate(node, ("workload",))[1],
+                                          source)[1]), None)  # fmt: skip
+    at = span(source, node)
+    return Case(name, dict(workload), dict(expect), f"{source.path}:{at.line}", at, invalid)
 
 
 def case_label(name: str) -> str:
@@ -201,6 +216,9 @@ class CaseRunner:
         return got
 
     def run(self, case: Case) -> CaseResult:
+        if case.invalid is not None:
+            error = f"invalid workload: {case.invalid.location()}: {case.invalid.message}"
+            return CaseResult(case, False, [], error=error)
         doc = runnable({"name": case_label(case.name), **case.workload})
         try:
             w = Workload.model_validate(doc)
@@ -211,7 +229,7 @@ class CaseRunner:
 
 
 def _first_line(e: Exception) -> str:
-    lines = [x.strip() for x in str(e).splitlines() if x.strip()]
+    lines = [re.sub(r"\s*\[type=.*\]$", "", x.strip()) for x in str(e).splitlines() if x.strip()]
     return "; ".join(lines[1:3]) if len(lines) > 1 else str(e)
 
 

@@ -3,7 +3,9 @@
 - A string compared with a workload field or a target attribute (`kind == "trainig"`,
   `cluster == "nf-k8z"`, `"ibb" in features`) that no workload, target or inventory has is a
   warning, with "did you mean" when a known value is close. Known values: those of the
-  workloads given, the inventory's targets, and the built-in kinds and defaults.
+  workloads given, the inventory's targets, and the built-in kinds and defaults. So is a
+  string an `expect` compares `backend`, `cluster`, `target` or `rule` with that no target
+  or rule has (`expect cluster != "k8s-prd"`).
 - A memory size in decimal units (`64GB`, `1TB`) in the policy or a YAML file, and a bare
   number for memory in YAML (read as MiB), is a warning that says what it was read as.
 """
@@ -136,6 +138,39 @@ def value_findings(
                     hint = "known: " + ", ".join(f'"{v}"' for v in shown[:8])
                     hint += ", ..." if len(shown) > 8 else ""
                 out.append(finding_at("warning", "unknown-value", message, at, hint=hint))
+    return out + _outcome_findings(policy, inventory, seen)
+
+
+def _outcome_findings(
+    policy: ast.Policy, inventory: Inventory, seen: set[tuple[str, int, int]]
+) -> list[Finding]:
+    """Strings an `expect` compares a routing outcome with that no outcome can be: a
+    misspelt `cluster != "k8s-prd"` makes the property hold for nothing it was meant for."""
+    refs = inventory.targets()
+    known = {
+        "backend": ({"slurm", "kubernetes"}, "no backend is"),
+        "cluster": ({r.cluster for r in refs}, "no target has cluster"),
+        "target": ({r.id for r in refs}, "no target is"),  # as plan.json names it
+        "rule": (
+            {r.name for r in policy.rules} | {d.name for d in policy.denies},
+            "no rule is named",
+        ),
+    }
+    out: list[Finding] = []
+    for check in policy.checks:
+        for name, other in _comparisons(check.expect):
+            if name.scope != "outcome" or name.field not in known:
+                continue
+            values, what = known[name.field]
+            for value, at in _strings(other, policy.constants):
+                if value in values or (at.path, at.line, at.column) in seen:
+                    continue
+                seen.add((at.path, at.line, at.column))
+                hint = did_you_mean(value, values)
+                if name.field == "target":
+                    hint = hint or "a target is named CLUSTER/NAME, as in plan.json"
+                out.append(finding_at("warning", "unknown-value", f'{what} "{value}"', at,
+                                      hint=hint))  # fmt: skip
     return out
 
 
@@ -146,9 +181,10 @@ def _memory_note(text: str) -> str | None:
         return None
     mib = parse_memory(text)
     binary = unit[0] + "iB"
+    about = f" (about {mib / 1024:,.1f} GiB)" if mib >= 1024 else ""
     return (
         f"{text.strip()} is decimal ({unit} = 1000^{_DECIMAL.index(unit) + 1} bytes): read"
-        f" as {mib:,} MiB (about {mib / 1024:,.1f} GiB); write {binary} for binary units"
+        f" as {mib:,} MiB{about}; write {binary} for binary units"
     )
 
 

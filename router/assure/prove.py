@@ -36,6 +36,7 @@ workloads and says so ("checked by enumeration over N workloads"), never "proven
 from __future__ import annotations
 
 import itertools
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -327,10 +328,14 @@ def _enumerate(
             axes.append((fld, _numbers_near(ev.policy, ev, fld)))
     if "preemptible" in used:
         axes.append(("preemptible", [False, True]))
-    combos = list(itertools.product(*(v for _, v in axes)))
+    sizes = [len(v) for _, v in axes]
+    total = math.prod(sizes)
     note = "checked by enumeration"
-    if len(combos) > ENUMERATION_LIMIT:
-        combos = random.Random(0).sample(combos, ENUMERATION_LIMIT)
+    if total <= ENUMERATION_LIMIT:
+        combos = list(itertools.product(*(v for _, v in axes)))
+    else:  # the same sample as from the product's list, without building it (it can be huge)
+        picked = random.Random(0).sample(range(total), ENUMERATION_LIMIT)
+        combos = [_combo(axes, sizes, i) for i in picked]
         note = "checked by sampling"
     docs = []
     for combo in combos:
@@ -379,6 +384,15 @@ def _enumerate(
         workloads=n,
         note=f"{note} over {n} workloads ({why}); not proven",
     )
+
+
+def _combo(axes: list[tuple[str, list[Any]]], sizes: list[int], index: int) -> tuple[Any, ...]:
+    """Item `index` of itertools.product over the axes' values (the last axis fastest)."""
+    picked: list[Any] = []
+    for (_, values), size in zip(reversed(axes), reversed(sizes), strict=True):
+        index, i = divmod(index, size)
+        picked.append(values[i])
+    return tuple(reversed(picked))
 
 
 def _smallness(doc: dict[str, Any]) -> tuple[int, ...]:

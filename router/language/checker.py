@@ -14,6 +14,7 @@ After a successful check:
 
 from __future__ import annotations
 
+import json
 import math
 import operator
 from collections.abc import Collection
@@ -72,6 +73,11 @@ def _text(node: Any) -> str:
     if span.line != span.end_line:
         return "this expression"
     return span.source.line(span.line)[span.column - 1 : span.end_column - 1]
+
+
+def _quoted(value: object) -> str:
+    """A string value as the policy writes it (quoted, escaped), for messages."""
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
 
 
 def _arith(op: str, left: str | None, right: str | None) -> tuple[str | None, str | None]:
@@ -405,7 +411,10 @@ class _Checker:
         fmt = value_format(spec)
         problem = value_problem(fmt, str(value.value)) if fmt else None
         if problem:  # the rule the emitters apply, here at the value's position
-            self.error(f"`{opt.name}` {problem}; got {_text(opt.value)}", opt.value.span)
+            got = _text(opt.value)
+            if not isinstance(opt.value, ast.Literal):  # a constant: say what it holds
+                got = f"{got} = {_quoted(value.value)}"
+            self.error(f"`{opt.name}` {problem}; got {got}", opt.value.span)
         opt.value = value
 
     def call(self, opt: ast.Option, spec: OptionSpec) -> None:

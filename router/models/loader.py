@@ -27,7 +27,7 @@ from router.models.running import Running
 from router.models.workload import Workload
 from router.models.yamlsource import Builder, compose, locate, read_source, span
 
-__all__ = ["load_inventory", "load_running", "load_workloads", "workload_files"]
+__all__ = ["load_inventory", "load_running", "load_workloads", "validate_node", "workload_files"]
 
 MAX_ERRORS = 100
 _TAG = re.compile(r"\[key\]|[a-z][a-z-]*\[.*\]")  # pydantic's own parts of a loc
@@ -147,6 +147,16 @@ def _raise(errors: list[RouterError]) -> None:
 
 
 # ---- public ---------------------------------------------------------------------------------
+
+
+def validate_node(
+    model: type[BaseModel], data: Any, node: Node, source: Source
+) -> tuple[Any, list[RouterError]]:
+    """`data`, the value of the YAML `node` of `source`, as `model`: (the model, or None, and
+    its errors at the lines of their fields). For YAML that holds a model inside other data
+    (the workload of a `router test` case)."""
+    errors: list[RouterError] = []
+    return _validate(model, data, node, source, errors), errors
 
 
 def load_inventory(path: str | os.PathLike[str]) -> Inventory:

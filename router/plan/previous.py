@@ -70,7 +70,13 @@ def previous_from_file(path: Path) -> Previous:
             hint="give a plan.json written by `router plan`, or git:REF",
         ) from None
     except UnicodeDecodeError:
-        raise LoadError("not a plan.json: the file is not UTF-8 text", path=str(path)) from None
+        from router.models.yamlsource import read_source
+
+        try:
+            read_source(path, str(path))  # the error at the line and column of the bad byte
+        except LoadError as e:
+            raise LoadError(f"not a plan.json: {e.message}", e.span, hint=e.hint) from None
+        raise
     try:
         doc = json.loads(text)
     except json.JSONDecodeError as e:
@@ -80,15 +86,18 @@ def previous_from_file(path: Path) -> Previous:
         ) from None
     except (RecursionError, ValueError):  # nested past Python's stack, or a 4,300-digit number
         raise _json_limit(path, text) from None
+    source = Source(str(path), text)
     if not isinstance(doc, dict) or "placements" not in doc:
-        raise LoadError("not a plan.json: no placements", path=str(path))
+        _fail(source, (), "not a plan.json: no placements",
+              "give a plan.json written by `router plan`, or git:REF")  # fmt: skip
     if doc.get("format_version") != "1":
-        raise LoadError(
+        _fail(
+            source,
+            ("format_version",),
             f"plan.json format_version {doc.get('format_version')!r} is not "
             'supported (expected "1")',
-            path=str(path),
         )
-    _check_entries(doc, Source(str(path), text))
+    _check_entries(doc, source)
     # Only the name: the same plan diffed from another folder gives the same bytes.
     return Previous(f"file:{path.name}", doc)
 
@@ -127,20 +136,27 @@ def _json_limit(path: Path, text: str) -> LoadError:
     return LoadError("not a plan.json: JSON that Python cannot read", at(0))
 
 
+def _fail(source: Source, where: tuple[Any, ...], message: str, hint: str | None = None
+          ) -> NoReturn:  # fmt: skip
+    """LoadError at the node of the JSON document at path `where` (as deep as it goes)."""
+    from router.models.yamlsource import compose, locate, span
+
+    try:  # JSON is YAML: its nodes know their lines
+        roots = compose(source)
+    except RouterError:
+        roots = []
+    if not roots:
+        raise LoadError(message, path=source.path, hint=hint)
+    raise LoadError(message, span(source, locate(roots[0], where)[1]), hint=hint)
+
+
 def _check_entries(doc: dict[str, Any], source: Source) -> None:
     """LoadError at the fault's line when the document is not what PlanDocument (the model
     router writes plan.json through) reads, or a workload appears twice (router never writes
     either)."""
-    from router.models.yamlsource import compose, locate, span
 
     def fail(where: tuple[Any, ...], message: str, hint: str | None = None) -> NoReturn:
-        try:  # JSON is YAML: its nodes know their lines
-            roots = compose(source)
-        except RouterError:
-            roots = []
-        if not roots:
-            raise LoadError(message, path=source.path, hint=hint)
-        raise LoadError(message, span(source, locate(roots[0], where)[1]), hint=hint)
+        _fail(source, where, message, hint)
 
     try:
         PlanDocument.model_validate(doc, strict=True)

@@ -66,6 +66,23 @@ def test_rule_shadowed_by_earlier_rule_with_minimal_witness(tmp_path: Path) -> N
     assert "nodes" not in f.witness
 
 
+def test_a_witness_of_an_approximated_condition_is_not_said_to_match(tmp_path: Path) -> None:
+    # `gpus / 0` is undefined (the condition is false for every workload), which the
+    # encoding cannot read exactly: its witness does not match `never`, and the hint says so.
+    found = run(
+        tmp_path,
+        """
+        rule serve: when kind == "inference" route kubernetes
+        rule rest: route any
+        rule never: when gpus / 0 > 1 route slurm
+    """,
+    )
+    [f] = [f for f in found if f.code == "unreachable-rule"]
+    assert "claimed by the earlier rule" in f.message and f.witness is not None
+    assert f.hint is not None and "the witness matches" not in f.hint
+    assert "holds for it only as router check reads it" in f.hint
+
+
 def test_rule_shadowed_by_several_rules_together(tmp_path: Path) -> None:
     found = run(
         tmp_path,

@@ -77,6 +77,31 @@ def test_a_constant_with_a_misspelt_value_is_reported_where_it_is_used(tmp_path:
     assert [(line, hint) for line, _, _, hint in found] == [(2, 'did you mean "training"?')]
 
 
+def test_misspelt_outcomes_in_expect_get_did_you_mean(tmp_path: Path) -> None:
+    # Each typo would make its check hold for nothing it was meant for (PROVEN, vacuously).
+    found = unknown(
+        findings(
+            tmp_path,
+            """
+        rule train: when kind == "training" route slurm
+        rule rest: route any
+        check c:
+          for kind == "training"
+          expect rule == "trian" or cluster != "k8z" or target != "h100" or backend == "slrum"
+        check known:
+          for kind == "training"
+          expect rule in ["train", "rest"] and cluster != "k8s" and target != "hpc/h100"
+    """,
+        )
+    )
+    assert found == [
+        (5, 18, 'no rule is named "trian"', 'did you mean "train"?'),
+        (5, 40, 'no target has cluster "k8z"', 'did you mean "k8s"?'),
+        (5, 59, 'no target is "h100"', 'did you mean "hpc/h100"?'),
+        (5, 80, 'no backend is "slrum"', 'did you mean "slurm"?'),
+    ]
+
+
 def test_without_workloads_only_targets_and_kinds_are_checked(tmp_path: Path) -> None:
     found = unknown(
         findings(

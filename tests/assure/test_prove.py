@@ -3,6 +3,7 @@ counterexample; cross-checked against the evaluator on sampled workloads."""
 
 from __future__ import annotations
 
+import itertools
 import random
 import tempfile
 import textwrap
@@ -197,6 +198,46 @@ def test_unencodable_condition_falls_back_to_enumeration() -> None:
     assert false.status == "refuted" and false.method == "enumeration"
     assert false.counterexample is not None and false.counterexample["kind"] == "inference"
     assert false.counterexample["cpus"] * false.counterexample["gpus"] > 100
+
+
+def test_enumeration_samples_a_huge_product_without_building_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # 24 labels, each absent, "a" or another value: 3^24 (about 3 * 10^11) combinations with
+    # the other axes. The sample is drawn by index; a list of the product would not fit in
+    # memory (issue 15: `router test` was killed), so a product read past the limit fails here.
+    from router.assure import prove as prove_module
+
+    real = itertools.product
+
+    def bounded(*axes: Any) -> Any:
+        for n, combo in enumerate(real(*axes)):
+            assert n <= prove_module.ENUMERATION_LIMIT, "the whole product is being built"
+            yield combo
+
+    monkeypatch.setattr(itertools, "product", bounded)  # the module prove.py reads it from
+    labels = " or ".join(f'labels.l{i} == "a"' for i in range(24))
+    text = f"""
+    rule heavy: when cpus * gpus > 100 route kubernetes
+    rule tagged: when {labels} route kubernetes
+    rule rest: route slurm
+    check product_true:
+      for cpus * gpus > 100
+      expect backend == "kubernetes"
+    """
+    result = prove(text)["product_true"]
+    assert result.status == "enumerated" and not result.failed
+    assert "checked by sampling over" in result.note
+
+
+def test_combo_is_the_product_item_at_that_index() -> None:
+    from router.assure.prove import _combo
+
+    axes: list[tuple[str, list[Any]]] = [("a", [1, 2, 3]), ("b", ["x"]), ("c", [None, True])]
+    axes.append(("d", [5, 6, 7, 8]))
+    sizes = [len(v) for _, v in axes]
+    every = list(itertools.product(*(v for _, v in axes)))
+    assert [_combo(axes, sizes, i) for i in range(len(every))] == every
 
 
 # -- cross-check against the evaluator ------------------------------------------------------

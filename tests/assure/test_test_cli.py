@@ -7,6 +7,7 @@ import shutil
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from router.cli.main import cli
@@ -139,3 +140,44 @@ def test_no_router_yaml_with_options(tmp_path: Path) -> None:
     code, out = run(str(root), "-p", str(root / "policies"), "-i", str(root / "inventory.yaml"),
                     "--no-checks")  # fmt: skip
     assert code == 1 and "Properties" not in out and "Test cases (2)" in out
+
+
+CASE = "- name: c\n  workload: {kind: training, %s}\n  expect: {rule: rest}\n"
+
+
+def _cases_project(root: Path, text: str | bytes) -> Path:
+    make_project(root, [], policy="rule rest: route slurm\n")
+    (root / "policies" / "tests").mkdir()
+    data = text if isinstance(text, bytes) else text.encode()
+    (root / "policies" / "tests" / "c.yaml").write_bytes(data)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("text", "where", "message"),
+    [
+        (CASE % ("gpus: 1" + "0" * 5000), "c.yaml:2:36:", "the number is too long"),
+        (CASE % ("labels: " + "{a: " * 300 + "1" + "}" * 300), "c.yaml:2:", "nest more than 100"),
+        ("- " * 3000 + "x\n", "c.yaml:1:", "nest more than 100"),
+        ("- name: c\n  expect: {rule: [}\n- name: d\n", "c.yaml:2:19:", "invalid YAML"),
+        (b"- name: c\xff\n", "c.yaml:1:10:", "not UTF-8"),
+        ("- name: c\n  workload: {}\n  expect: {rlue: rest}\n", "c.yaml:3:12:", '"rlue"'),
+        ("- name: c\n  workload: [1]\n  expect: {rule: rest}\n", "c.yaml:2:3:", "a mapping"),
+        ("- name: c\n  expect: {rule: rest}\n- name: c\n  expect: {rule: x}\n", "c.yaml:3:3:",
+         "defined twice"),
+        ("- name: c\n  expect: {rule: rest}\n---\n- name: d\n", "c.yaml:4:1:", "one YAML document"),
+    ],
+)  # fmt: skip
+def test_a_bad_case_file_is_a_positioned_error(
+    tmp_path: Path, text: str | bytes, where: str, message: str
+) -> None:
+    code, out = run(str(_cases_project(tmp_path, text)))
+    assert code == 1 and "internal error" not in out, out
+    assert f"policies/tests/{where}" in out and message in out and "^" in out, out
+
+
+def test_an_invalid_case_workload_fails_at_its_field(tmp_path: Path) -> None:
+    text = CASE % "gpus: .inf" + CASE.replace("name: c", "name: d") % "gpus: 2"
+    code, out = run(str(_cases_project(tmp_path, text)), "--no-checks")
+    assert code == 1 and "1 passed, 1 failed" in out, out
+    assert "invalid workload: " in out and "/c.yaml:2:36: gpus: must be a whole number" in out

@@ -48,6 +48,7 @@ def make_project(root: Path, policy: str | bytes | None = None,
     changed = {"policies/platform.route": policy} if policy is not None else {}
     for rel, text in {**changed, **(files or {})}.items():
         data = text if isinstance(text, bytes) else text.encode("utf-8")
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_bytes(data)
     return root
 

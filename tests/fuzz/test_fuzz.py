@@ -4,7 +4,9 @@ properties (PROPERTIES) with other settings."""
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -17,6 +19,7 @@ POLICY = (EXAMPLE / "policies" / "platform.route").read_text(encoding="utf-8")
 WORKLOADS = (EXAMPLE / "workloads" / "llm.yaml").read_text(encoding="utf-8")
 INVENTORY = (EXAMPLE / "inventory.yaml").read_text(encoding="utf-8")
 YAML_FILES = {"workloads/llm.yaml": WORKLOADS, "inventory.yaml": INVENTORY}
+CASES = (EXAMPLE / "policies" / "tests" / "routing.yaml").read_text(encoding="utf-8")
 
 
 def policy_checks(text: str) -> None:
@@ -34,12 +37,31 @@ def yaml_checks_and_plans(name: str, data: st.DataObject) -> None:
         assert outcome.problem() is None
 
 
+def cases_load(text: str) -> None:
+    """A mutated `router test` case file loads, or fails with an error at line and column."""
+    from router.assure.cases import load_cases
+    from router.errors import ErrorGroup, RouterError
+
+    with tempfile.TemporaryDirectory(prefix="router-fuzz-") as tmp:
+        path = Path(tmp) / "cases.yaml"
+        path.write_text(text, encoding="utf-8")
+        try:
+            cases = load_cases(path)
+        except RouterError as e:
+            errors = e.errors if isinstance(e, ErrorGroup) else [e]
+            assert all(x.span is not None for x in errors), [x.format() for x in errors]
+            return
+    for case in cases:  # an invalid workload fails its case, at the field
+        assert case.invalid is None or case.invalid.span is not None
+
+
 # name -> (property, its strategies, examples in CI)
 PROPERTIES: dict[str, tuple[Callable[..., None], tuple[Any, ...], int]] = {
     "grammar": (policy_checks, (grammar_policies(),), 150),
     "mutated-policy": (policy_checks, (mutated(POLICY),), 80),
     "mutated-policy-plan": (policy_plans, (mutated(POLICY),), 12),
     "mutated-yaml": (yaml_checks_and_plans, (st.sampled_from(sorted(YAML_FILES)), st.data()), 15),
+    "mutated-cases": (cases_load, (mutated(CASES),), 60),
 }
 BASE = settings(deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -63,3 +85,4 @@ test_policies_from_the_grammar = bounded("grammar")
 test_mutated_policies_check = bounded("mutated-policy")
 test_mutated_policies_plan = bounded("mutated-policy-plan")
 test_mutated_yaml = bounded("mutated-yaml")
+test_mutated_cases = bounded("mutated-cases")

@@ -5,7 +5,10 @@ internal error. File names say where the reproducer goes:
 - `*.route`: the whole policy of the example platform;
 - `workload-*.yaml`: one more workloads file; `inventory-*.yaml`: the inventory;
   `router-*.yaml`: router.yaml;
-- `previous-*.json`: a previous plan given to `router plan --previous`.
+- `previous-*.json`: a previous plan given to `router plan --previous`;
+- `cases-*.yaml`: a `router test` case file (policies/tests/), through `router test`;
+- `prove-*.route`: the whole policy, also through `router test` (its `check` blocks proven),
+  in a process of its own with at most 4 GB of memory (one of them once ran out of memory).
 
 Most are inputs past a documented limit (docs/limits.md): for those the exit is 1 and the
 message names the limit's subject.
@@ -13,13 +16,18 @@ message names the limit's subject.
 
 from __future__ import annotations
 
+import json
+import os
+import resource
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from router.cli.main import cli
-from tests.fuzz.harness import check_and_plan, make_project
+from tests.fuzz.harness import REPO, check_and_plan, make_project
 
 CASES = Path(__file__).parent / "regressions"
 # What the positioned error of each case must say (the cases not listed may also pass).
@@ -55,11 +63,21 @@ EXPECT = {
     "router-python-tag.yaml": "unsupported YAML tag",
     "router-duplicate-key.yaml": "is written twice",
     "router-deep.yaml": "nest more than 100 deep",
+    "router-create-namespaces-inf.yaml": "router.yaml:2:22: error: kubernetes.create_namespaces",
     "workload-not-utf8.yaml": "zz-fuzz.yaml:2:8: error: the file is not UTF-8 text",
     "router-not-utf8.yaml": "router.yaml:2:8: error: the file is not UTF-8 text",
     "not-utf8.route": "platform.route:2:9: error: the file is not UTF-8 text",
     "previous-deep.json": "nested more than 500 deep",
     "previous-5000-digits.json": "more than 4,300 digits",
+    "previous-format-version-2.json": ".json:1:20: error: plan.json format_version '2'",
+    "previous-not-an-object.json": ".json:1:1: error: not a plan.json: no placements",
+    "previous-not-utf8.json": ".json:1:41: error: not a plan.json: the file is not UTF-8 text",
+    "cases-gpus-5000-digits.yaml": "zz-fuzz.yaml:2:36: error: the number is too long",
+    "cases-option-5000-digits.yaml": "zz-fuzz.yaml:3:27: error: the number is too long",
+    "cases-deep-labels.yaml": "nest more than 100 deep",
+    "cases-unknown-expectation.yaml": "zz-fuzz.yaml:3:12: error: case typo: unknown expectation",
+    # A case whose workload is invalid fails (the other cases run), at the field.
+    "cases-gpus-inf.yaml": "zz-fuzz.yaml:2:36: gpus: must be a whole number",
 }
 NAMES = sorted(p.name for p in CASES.iterdir() if p.suffix in (".route", ".yaml", ".json"))
 
@@ -69,6 +87,8 @@ def test_every_case_is_listed() -> None:
 
 
 def _files(name: str, text: bytes) -> tuple[bytes | None, dict[str, str | bytes]]:
+    if name.startswith("cases-"):
+        return None, {"policies/tests/zz-fuzz.yaml": text}
     if name.endswith(".route"):
         return text, {}
     if name.startswith("workload-"):
@@ -79,7 +99,33 @@ def _files(name: str, text: bytes) -> tuple[bytes | None, dict[str, str | bytes]
     return None, {"inventory.yaml": text}
 
 
-@pytest.mark.parametrize("name", [n for n in NAMES if not n.endswith(".json")])
+@pytest.mark.parametrize("name", [n for n in NAMES if n.startswith("cases-")])
+def test_case_file_reproducer(name: str) -> None:
+    _, files = _files(name, (CASES / name).read_bytes())
+    (outcome,) = check_and_plan(files=files, commands=("test",))
+    assert outcome.exception is None or isinstance(outcome.exception, SystemExit)
+    assert outcome.code == 1 and "internal error" not in outcome.output
+    assert EXPECT[name] in outcome.output, outcome.output[-600:]
+
+
+def _memory_bound() -> None:  # in the child, before it runs router
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n.startswith("prove-")])
+def test_proving_reproducer(name: str, tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p", (CASES / name).read_bytes())
+    r = subprocess.run([sys.executable, "-m", "router", "test", str(project), "--format", "json"],
+                       capture_output=True, text=True, timeout=600, preexec_fn=_memory_bound,
+                       env={**os.environ, "PYTHONPATH": str(REPO)})  # fmt: skip
+    assert r.returncode in (0, 1) and "internal error" not in r.stderr, r.stderr[-600:]
+    results = json.loads(r.stdout)["checks"]
+    assert results and all(p["status"] != "error" for p in results), results
+
+
+@pytest.mark.parametrize(
+    "name", [n for n in NAMES if not n.endswith(".json") and not n.startswith("cases-")]
+)
 def test_reproducer(name: str) -> None:
     policy, files = _files(name, (CASES / name).read_bytes())
     for outcome in check_and_plan(policy, files):

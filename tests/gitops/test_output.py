@@ -246,3 +246,20 @@ def test_the_garbage_collector_is_paused_only_while_out_is_built(tmp_path: Path)
         assert not gc.isenabled()  # a caller's choice is left as it was
     finally:
         gc.enable()
+
+
+def test_a_folder_that_is_no_plans_out_is_not_emptied(tmp_path: Path, project: Path) -> None:
+    # router.yaml comes with a pull request: `out: ../victim` must not delete what is there.
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "important.txt").write_text("precious\n")
+    router_yaml = project / "router.yaml"
+    router_yaml.write_text(router_yaml.read_text().replace("out: out", "out: ../victim"))
+    r = CliRunner().invoke(cli, ["plan", str(project)])
+    assert r.exit_code == 1 and "refusing to use" in r.output and "holds no plan.json" in r.output
+    assert tree(victim) == {"important.txt": hashlib.sha256(b"precious\n").hexdigest()}
+    # An empty folder, and a plan's own out/ (it holds plan.json), are replaced as before.
+    (victim / "important.txt").unlink()
+    _plan(project)
+    _plan(project)
+    assert (victim / "plan.json").is_file()

@@ -81,3 +81,12 @@ def test_a_new_string_option_is_validated_by_its_backend_default(
     spec = OptionSpec("tolerate", ("kubernetes",), "string")
     assert value_format(spec) == "label_value"
     assert value_format(OptionSpec("m", ("slurm",), "string", ("a", "b"))) is None  # choices
+
+
+def test_an_unsafe_value_through_a_constant_is_shown_with_its_value(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = 'let q = "$(id)"\nrule r:\n  when kind == "x"\n  route slurm with qos = q\n'
+    message = error_text(tmp_path, monkeypatch, text)
+    assert message.startswith("p.route:4:26: error: `qos` must be letters"), message
+    assert message.splitlines()[0].endswith('; got q = "$(id)"'), message
