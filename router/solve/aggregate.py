@@ -86,6 +86,7 @@ class Aggregate:
     nodes: Any = None  # the packing checks and their witnesses (benders.Nodes)
     touches: list[list[tuple[int, int]]] | None = None  # greedy.rows_of, once built
     preferred: list[list[int]] | None = None  # greedy.by_preference per class, once built
+    cpu_choice: list[bool] | None = None  # per class: a candidate without GPUs (gpu_waste)
 
     def bound(self, v: int) -> int:
         return len(self.groups[self.variables[v][0]].members)
@@ -393,8 +394,12 @@ def gpu_waste(agg: Aggregate, v: int) -> int:
     c = agg.candidate(v)
     if c.resources.gpus or not c.target.target.gpus_per_node:
         return 0
-    g = agg.variables[v][0]
-    if not any(not agg.candidate(u).target.target.gpus_per_node for u in agg.choices[g]):
+    if agg.cpu_choice is None or len(agg.cpu_choice) != len(agg.groups):
+        # once per model: asked per variable, it was quadratic in a class's candidates
+        agg.cpu_choice = [
+            any(not agg.candidate(u).target.target.gpus_per_node for u in vs) for vs in agg.choices
+        ]
+    if not agg.cpu_choice[agg.variables[v][0]]:
         return 0
     return c.resources.cpus + 1
 
