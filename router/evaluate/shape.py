@@ -91,6 +91,26 @@ def replica_range(w: Workload, options: dict[str, Any]) -> tuple[int, int] | str
     return low, high
 
 
+def _needs_command(w: Workload, backend: str, options: dict[str, Any]) -> str | None:
+    """What the emitters cannot write without a command, refused here: so `router check`,
+    `router plan` and `router explain` give it as the reason, not an error at writing time."""
+    if w.command:
+        return None
+    if backend == "slurm":
+        if (w.launcher or options.get("launcher")) == "torchrun":
+            return (
+                "torchrun on Slurm needs a command (the program it starts); the workload has none"
+            )
+        if w.image and options.get("container") == "pyxis":
+            return (
+                "pyxis needs a command (srun cannot run an image's entrypoint without one);"
+                ' the workload has none (or use container = "apptainer")'
+            )
+    elif runs_as_mpijob(w, options):
+        return "an MPIJob needs a command (mpirun starts it on every rank); the workload has none"
+    return None
+
+
 def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | str:
     """The resources `w` takes on `ref`, or why it cannot fit there."""
     t = ref.target
@@ -100,7 +120,11 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
         return f"a Kubernetes pod needs a registry image, not the file {w.image}"
     if ref.backend == "slurm" and not (w.command or w.image):
         return "a Slurm job needs a command or an image; the workload has neither"
-    refused = _partition_access(w, t, options) or _oversubscribe(w, t, options)
+    refused = (
+        _needs_command(w, ref.backend, options)
+        or _partition_access(w, t, options)
+        or _oversubscribe(w, t, options)
+    )
     if refused:
         return refused
     if isinstance(t, NodePool) and t.taints:
