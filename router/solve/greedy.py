@@ -14,7 +14,16 @@ from __future__ import annotations
 from router.gcpause import paused_gc
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.nodes import Item
-from router.solve.pack import BALANCED_STEPS, Entry, Packing, balanced
+from router.solve.pack import (
+    BALANCED_STEPS,
+    Entry,
+    Packing,
+    aggregate_fits,
+    balanced,
+    exact_packing,
+    first_fit,
+)
+from router.solve.eject import Nodes as Ejecting
 
 FILL_PASSES = 4
 REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
@@ -22,6 +31,8 @@ REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
 # re-packing adds only as far as first fit packs it): bench L seed 0 had two of 25 and 28
 # nodes (342 and 514 pods) that the independent checker left undecided when they kept it.
 KEPT_NODES = 16
+EJECT_NODES = 200  # insertion with ejection on components of at most this many nodes
+EXACT_TOPUP = 0.5  # deterministic seconds of the exact packing per member it tries
 
 
 def rows_of(agg: Aggregate) -> list[list[tuple[int, int]]]:
@@ -172,6 +183,9 @@ def completed(
         # plain first fit packs): what _fresh took off may come back here.
         for ci in range(len(agg.capacity)):
             _rebalanced(agg, fill, ci)
+        # Last, what only an exact re-packing admits (topup.py).
+        for ci in range(len(agg.capacity)):
+            _topped(agg, fill, ci)
     return fill.done(), fill.packs
 
 
@@ -265,6 +279,74 @@ def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
             assert found is not None
             fill.packs[ci] = found
     return added
+
+
+def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
+    """Unplaced members of component ci's classes added, best worth first, as rows allow,
+    by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
+    targets to make room); a class that cannot take one more is done (its members are
+    identical). True if any is added."""
+    nodes = agg.nodes
+    cap = agg.capacity[ci]
+    if cap.nodes > EJECT_NODES:
+        return False
+    pack = fill.packs.get(ci)
+    if pack is None:
+        return False  # nothing placed: nothing to move, and _put_rest placed what fits
+    order = sorted(nodes.by_cap[ci], key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v))
+    state: Ejecting | None = None
+    added = False
+    failed: list[int] = []  # variables that took no more
+    for v in order:
+        g = agg.variables[v][0]
+        left = len(agg.groups[g].members) - sum(fill.counts[u] for u in agg.choices[g])
+        for r, coef in fill.touches[v]:
+            left = min(left, fill.slack[r] // coef)
+        if left <= 0:
+            continue
+        if state is None:
+            state = _ejecting(agg, pack, nodes.by_cap[ci])
+        while left > 0:
+            if not state.insert(v):
+                # Ejection found no room: an exact packing of the component with one more.
+                if any(_at_least(agg, v, u) for u in failed):
+                    break  # one that asks no more did not go in
+                trial = list(fill.counts)
+                trial[v] += 1
+                entries = nodes.entries(nodes.key(ci, trial)[1])
+                found = None
+                if aggregate_fits(cap, entries):
+                    found = first_fit(cap, entries) or exact_packing(cap, entries, EXACT_TOPUP).packing
+                if found is None:
+                    failed.append(v)
+                    break
+                fill.packs[ci] = found
+                state = _ejecting(agg, found, nodes.by_cap[ci])
+            left -= 1
+            added = True
+            fill.counts[v] += 1
+            for r, coef in fill.touches[v]:
+                fill.slack[r] -= coef
+    if added:
+        assert state is not None
+        fill.packs[ci] = state.packing()
+    return added
+
+
+def _ejecting(agg: Aggregate, pack: Packing, keys: list[int]) -> Ejecting:
+    return Ejecting(pack, {u: agg.items[u] for u in keys}, {u: agg.allowed[u] for u in keys})
+
+
+def _at_least(agg: Aggregate, v: int, u: int) -> bool:
+    """A member of v asks at least what one of u does, on no more node sets: if u's did not
+    fit, v's does not either."""
+    a, b = agg.items[v], agg.items[u]
+    return (
+        a.whole == b.whole
+        and a.pods >= b.pods
+        and all(x >= y for x, y in zip(a.demand, b.demand, strict=True))
+        and agg.allowed[v] <= agg.allowed[u]
+    )
 
 
 def _fresh(agg: Aggregate, fill: Filler, cis: set[int]) -> None:

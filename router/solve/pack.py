@@ -274,17 +274,17 @@ def pack(cap: Capacity, entries: list[Entry], exact: bool = True) -> Answer:
     entries = [e for e in entries if e.members]
     if not entries:
         return Answer(Packing.fresh(cap), True)
-    if not _aggregate_fits(cap, entries):
+    if not aggregate_fits(cap, entries):
         return Answer(None, True)
     found = first_fit(cap, entries)
     if found is not None:
         return Answer(found, True)
     if not exact:
         return Answer(None, False)
-    return _exact(cap, entries)
+    return exact_packing(cap, entries)
 
 
-def _aggregate_fits(cap: Capacity, entries: list[Entry]) -> bool:
+def aggregate_fits(cap: Capacity, entries: list[Entry]) -> bool:
     """Quick necessary conditions: each axis in total, and whole nodes on empty nodes."""
     whole = sum(e.members * e.item.whole for e in entries)
     if whole > sum(g.count for g in cap.groups if g.empty):
@@ -296,7 +296,7 @@ def _aggregate_fits(cap: Capacity, entries: list[Entry]) -> bool:
     return True
 
 
-def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
+def exact_packing(cap: Capacity, entries: list[Entry], limit: float = EXACT_LIMIT) -> Answer:
     """CP-SAT bin packing over the component's node classes (see the module docstring)."""
     from ortools.sat.python import cp_model
 
@@ -371,7 +371,7 @@ def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
-    solver.parameters.max_deterministic_time = EXACT_LIMIT
+    solver.parameters.max_deterministic_time = limit
     status = solver.solve(model)
     if status == cp_model.INFEASIBLE:
         return Answer(None, True)

@@ -12,8 +12,6 @@ from __future__ import annotations
 import random
 from typing import Any
 
-import pytest
-
 import router
 from router.models.placement import Placement
 from router.plan.admits import referee
@@ -106,11 +104,6 @@ def _cpu_jobs(count: int, seed: int) -> list[dict[str, Any]]:
     ]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="router/solve: 150 CPU jobs of distinct sizes on 8 nodes (status FEASIBLE): j0001"
-    " (1 CPU, 25GiB), j0088 and j0115 fit once the plan's placements are re-packed",
-)
 def test_distinct_cpu_jobs_on_one_partition_leave_room_only_a_repack_finds() -> None:
     cpu = {"name": "cpu", "nodes": 8, "cpus_per_node": 128, "memory_per_node": "512GiB"}
     inventory = {"clusters": [{"name": "hpc", "backend": "slurm", "partitions": [cpu]}]}
