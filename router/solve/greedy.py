@@ -31,8 +31,7 @@ REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
 # re-packing adds only as far as first fit packs it): bench L seed 0 had two of 25 and 28
 # nodes (342 and 514 pods) that the independent checker left undecided when they kept it.
 KEPT_NODES = 16
-EJECT_NODES = 200  # insertion with ejection on components of at most this many nodes
-EXACT_TOPUP = 0.5  # deterministic seconds of the exact packing per member it tries
+EXACT_TOPUP = 0.25  # deterministic seconds of the exact packing per member it tries
 
 
 def rows_of(agg: Aggregate) -> list[list[tuple[int, int]]]:
@@ -282,17 +281,20 @@ def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
 
 
 def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
-    """Unplaced members of component ci's classes added, best worth first, as rows allow,
+    """Unplaced members of component ci's classes added, best worth first, as rows allow:
     by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
-    targets to make room); a class that cannot take one more is done (its members are
-    identical). True if any is added."""
+    targets to make room), else by an exact packing of the component with one more
+    (pack.exact_packing). A class that cannot take one more is done (its members are
+    identical), and so is any class that asks at least as much. Only on components of at
+    most KEPT_NODES nodes: a larger one must stay packable by plain first fit afresh, for the
+    independent checker finds no packing of its own on tight packings of 23 and 25 nodes in
+    its limit (bench L seed 0, when they kept what this adds), and what plain first fit
+    packs afresh was added before (_rebalanced, _refilled). True if any is added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
-    if cap.nodes > EJECT_NODES:
-        return False
     pack = fill.packs.get(ci)
-    if pack is None:
-        return False  # nothing placed: nothing to move, and _put_rest placed what fits
+    if pack is None or cap.nodes > KEPT_NODES:
+        return False  # nothing placed (nothing to move: _put_rest placed what fits), or large
     order = sorted(nodes.by_cap[ci], key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v))
     state: Ejecting | None = None
     added = False
@@ -302,25 +304,22 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
         left = len(agg.groups[g].members) - sum(fill.counts[u] for u in agg.choices[g])
         for r, coef in fill.touches[v]:
             left = min(left, fill.slack[r] // coef)
-        if left <= 0:
+        if left <= 0 or any(_at_least(agg, v, u) for u in failed):
             continue
         if state is None:
             state = _ejecting(agg, pack, nodes.by_cap[ci])
         while left > 0:
             if not state.insert(v):
-                # Ejection found no room: an exact packing of the component with one more.
-                if any(_at_least(agg, v, u) for u in failed):
-                    break  # one that asks no more did not go in
                 trial = list(fill.counts)
                 trial[v] += 1
                 entries = nodes.entries(nodes.key(ci, trial)[1])
                 found = None
                 if aggregate_fits(cap, entries):
-                    found = first_fit(cap, entries) or exact_packing(cap, entries, EXACT_TOPUP).packing
+                    found = first_fit(cap, entries)
+                    found = found or exact_packing(cap, entries, EXACT_TOPUP).packing
                 if found is None:
                     failed.append(v)
                     break
-                fill.packs[ci] = found
                 state = _ejecting(agg, found, nodes.by_cap[ci])
             left -= 1
             added = True
