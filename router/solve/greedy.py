@@ -31,6 +31,7 @@ REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
 # re-packing adds only as far as first fit packs it): bench L seed 0 had two of 25 and 28
 # nodes (342 and 514 pods) that the independent checker left undecided when they kept it.
 KEPT_NODES = 16
+TOPPED_NODES = KEPT_NODES
 EXACT_TOPUP = 0.25  # deterministic seconds of the exact packing per member it tries
 
 
@@ -293,7 +294,7 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
-    if pack is None or cap.nodes > KEPT_NODES:
+    if pack is None or cap.nodes > TOPPED_NODES:
         return False  # nothing placed (nothing to move: _put_rest placed what fits), or large
     order = sorted(nodes.by_cap[ci], key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v))
     state: Ejecting | None = None
