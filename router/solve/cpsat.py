@@ -69,7 +69,14 @@ and spreads. First fit by one axis strands the other (bench L seed 0 before: 11 
 0 CPUs and 256 GiB free beside 2 with CPUs and no memory), and a member it could not add
 beside the plan often fits once the component is re-packed. A component of at most 16
 nodes keeps that packing; a larger one keeps only as many of the added members as plain
-first fit packs afresh (see "Large components"). The exact packing (pack._exact) reads
+first fit packs afresh (see "Large components"). The last step (greedy._topped), on
+components of at most 16 nodes: each class with unplaced members, best worth first, takes
+one more member at a time by insertion with ejection (eject.py: where no node has room,
+a pod of the plan leaves a node for another node of its own targets, itself ejecting one
+more at most; swaps included), else by an exact CP-SAT packing of the component with that
+member added (pack.exact_packing, 0.25 deterministic s), the new packing kept; a class
+that takes no more is done, with every class asking at least as much (members of a class
+are identical). The exact packing (pack.exact_packing) reads
 its variables' bounds from its own table: ortools 9.15's proto wrapper reads
 `domain[-1]` as 0, which made it "prove" packable counts impossible (and drop per-node
 rows), so small components cut off plans that pack and reported OPTIMAL (the referee's

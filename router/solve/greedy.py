@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from router.gcpause import paused_gc
 from router.solve.aggregate import Aggregate, gpu_waste
+from router.solve.eject import Nodes as Ejecting
 from router.solve.nodes import Item
 from router.solve.pack import (
     BALANCED_STEPS,
@@ -23,7 +24,6 @@ from router.solve.pack import (
     exact_packing,
     first_fit,
 )
-from router.solve.eject import Nodes as Ejecting
 
 FILL_PASSES = 4
 REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
@@ -165,8 +165,9 @@ def completed(
     (benders.Nodes.canonical), and the packing of every capacity component it ends with:
     what the plan's node assignment is read from. Members of the classes `polish` also
     move to candidates they prefer where rows and nodes have room (moved_up), and their
-    capacity components end packed by plain first fit (_fresh). Last, every component is
-    re-packed vector-aware with its unplaced members added (_rebalanced)."""
+    capacity components end packed by plain first fit (_fresh). Then every component is
+    re-packed vector-aware with its unplaced members added (_rebalanced); last, a small one
+    takes what insertion with ejection or an exact packing still admits (_topped)."""
     fill = Filler(agg, counts, canonical=True)
     order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
     for _ in range(FILL_PASSES):  # a move can make room for a class passed before
