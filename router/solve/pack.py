@@ -368,10 +368,29 @@ def exact_packing(cap: Capacity, entries: list[Entry], limit: float = EXACT_LIMI
         this = [(weights[k], x[k, n]) for k in range(len(keys)) if (k, n) in x]
         then = [(weights[k], x[k, n + 1]) for k in range(len(keys)) if (k, n + 1) in x]
         model.add(sum(w * v for w, v in this) >= sum(w * v for w, v in then))
+    # Largest kinds first, each onto the first node that takes it, as many as fit: a
+    # depth-first search in first-fit-decreasing order, which finds tight packings that
+    # the default search did not (4 nodes, 22 CPU jobs filling 1016 of 1024 GiB: none in
+    # 5 s, found at once so).
+    scale = [f or 1 for f in cap.full]
+
+    def share(k: int) -> tuple[float, int]:
+        item = keys[k][0]
+        assert isinstance(item, Item)
+        return -max(d / c for d, c in zip(item.usage(cap.full), scale, strict=True)), k
+
+    order = [
+        x[k, n]
+        for k in sorted(range(len(keys)), key=share)
+        for n in range(len(nodes))
+        if (k, n) in x
+    ]
+    model.add_decision_strategy(order, cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
     solver.parameters.max_deterministic_time = limit
+    solver.parameters.search_branching = cp_model.FIXED_SEARCH
     status = solver.solve(model)
     if status == cp_model.INFEASIBLE:
         return Answer(None, True)
