@@ -4,11 +4,12 @@ A member left out after the last fill often fits once a pod or two of the plan m
 node has the CPUs but not the memory, another node has memory to spare for one of the pods
 already there. Each pod of the new member goes beside the plan if a node has room (first
 fit); else onto a node n from which one pod q of the plan is ejected, enough for the new pod
-to fit, q itself placed elsewhere (never back on n) the same way, one level further at most
-(a chain of depth 2: new -> n, q -> m, r -> k beside). Pods move between nodes of their own
-targets' node sets only; whole-node members are never moved. The search is in node and key
-order with a bounded number of steps, so it is deterministic; a member that does not go in
-leaves the nodes as they were.
+to fit, q itself placed on another node the same way, one level further at most (a chain
+of depth 2: new -> n, q -> m, r -> k beside; k may be n, which makes it a swap of q and r:
+a CPU-heavy and a memory-heavy pod trading nodes, what bench L's CPU partitions needed).
+Pods move between nodes of their own targets' node sets only; whole-node members are never
+moved. The search is in node and key order with a bounded number of steps, so it is
+deterministic; a member that does not go in leaves the nodes as they were.
 """
 
 from __future__ import annotations
