@@ -70,7 +70,7 @@ and spreads. First fit by one axis strands the other (bench L seed 0 before: 11 
 beside the plan often fits once the component is re-packed. A component of at most 16
 nodes keeps that packing; a larger one keeps only as many of the added members as plain
 first fit packs afresh (see "Large components"). The last step (greedy._topped), on
-components of at most 16 nodes: each class with unplaced members, best worth first, takes
+components of at most 20 nodes: each class with unplaced members, best worth first, takes
 one more member at a time by insertion with ejection (eject.py: where no node has room,
 a pod of the plan leaves a node for another node of its own targets, itself ejecting one
 more at most; swaps included), else by an exact CP-SAT packing of the component with that
@@ -154,7 +154,7 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
   machine); undecided and unpackable targets 0. The fill's fresh first-fit retries
   (Filler.repack) are off there: the re-packing finds more, for less.
 * The last step (greedy._topped: insertion with ejection, then an exact packing with one
-  more member) runs on components of at most KEPT_NODES nodes only. Kept on the larger
+  more member) runs on components of at most TOPPED_NODES (20) nodes only. On larger
   ones too, it placed 240 more at L seed 0 and cut falsely unplaced from 312 to 27 (71
   left undecided by the referee), but the checker then left 2 of the 4 targets it filled
   undecided in its 5 s (of 21-28 nodes: tight packings that it does not find afresh), and
