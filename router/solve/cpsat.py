@@ -160,11 +160,12 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
   undecided in its 5 s (of 21-28 nodes: tight packings that it does not find afresh), and
   the solver's own exact search afresh did not tell which (it found none for one that the
   checker decided, and one for one that it did not). At L seeds 0 / 1 / 2, as kept:
-  falsely unplaced 312 / 19 / 42 -> 306 / 9 / 0, unplaced 1,338 / 1,358 / 1,296 -> 1,332 /
-  1,350 / 1,293, ratio_to_lp 0.99977 / 0.99981 / 0.99984 (the same), router.plan CPU s
-  with --workers 1 4.46 / 4.23 / 3.76 -> 5.00 / 4.68 / 4.21. What stays falsely unplaced
-  is on CPU partitions of 21-28 nodes (seed 0: hpc-r0-2/cpu 115, hpc-r1-2/cpu 57,
-  hpc-r3-8/cpu 134), each member fitting a re-packing alone.
+  falsely unplaced 312 / 19 / 42 -> 306 / 0 / 0, unplaced 1,338 / 1,358 / 1,296 -> 1,332 /
+  1,341 / 1,293, ratio_to_lp 0.99977 / 0.99981 / 0.99984 (the same), router.plan CPU s
+  with --workers 1 4.54 / 4.49 / 3.05 -> 4.66 / 4.64 / 3.31 (back to back; +0.45-0.54 on
+  a loaded machine). What stays falsely unplaced is on CPU partitions of 21-28 nodes (seed
+  0: hpc-r0-2/cpu 115, hpc-r1-2/cpu 57, hpc-r3-8/cpu 134), each member fitting a
+  re-packing alone.
 * The exact packing (pack.exact_packing) searches depth first in first-fit-decreasing
   order (largest kinds first, each on the first node, as many as fit): on 4 nodes with 22
   CPU jobs of distinct sizes filling 1016 of 1024 GiB its default search found no packing
