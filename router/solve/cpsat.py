@@ -69,7 +69,14 @@ and spreads. First fit by one axis strands the other (bench L seed 0 before: 11 
 0 CPUs and 256 GiB free beside 2 with CPUs and no memory), and a member it could not add
 beside the plan often fits once the component is re-packed. A component of at most 16
 nodes keeps that packing; a larger one keeps only as many of the added members as plain
-first fit packs afresh (see "Large components"). The exact packing (pack._exact) reads
+first fit packs afresh (see "Large components"). The last step (greedy._topped), on
+components of at most 20 nodes: each class with unplaced members, best worth first, takes
+one more member at a time by insertion with ejection (eject.py: where no node has room,
+a pod of the plan leaves a node for another node of its own targets, itself ejecting one
+more at most; swaps included), else by an exact CP-SAT packing of the component with that
+member added (pack.exact_packing, 0.25 deterministic s), the new packing kept; a class
+that takes no more is done, with every class asking at least as much (members of a class
+are identical). The exact packing (pack.exact_packing) reads
 its variables' bounds from its own table: ortools 9.15's proto wrapper reads
 `domain[-1]` as 0, which made it "prove" packable counts impossible (and drop per-node
 rows), so small components cut off plans that pack and reported OPTIMAL (the referee's
@@ -146,6 +153,23 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
   solve CPU s about the same (2.7 / 3.0 / 2.8 -> 3.3 / 2.9 / 2.4, --workers 1, a loaded
   machine); undecided and unpackable targets 0. The fill's fresh first-fit retries
   (Filler.repack) are off there: the re-packing finds more, for less.
+* The last step (greedy._topped: insertion with ejection, then an exact packing with one
+  more member) runs on components of at most TOPPED_NODES (20) nodes only. On larger
+  ones too, it placed 240 more at L seed 0 and cut falsely unplaced from 312 to 27 (71
+  left undecided by the referee), but the checker then left 2 of the 4 targets it filled
+  undecided in its 5 s (of 21-28 nodes: tight packings that it does not find afresh), and
+  the solver's own exact search afresh did not tell which (it found none for one that the
+  checker decided, and one for one that it did not). At L seeds 0 / 1 / 2, as kept:
+  falsely unplaced 312 / 19 / 42 -> 306 / 0 / 0, unplaced 1,338 / 1,358 / 1,296 -> 1,332 /
+  1,341 / 1,293, ratio_to_lp 0.99977 / 0.99981 / 0.99984 (the same), router.plan CPU s
+  with --workers 1 4.54 / 4.49 / 3.05 -> 4.66 / 4.64 / 3.31 (back to back; +0.45-0.54 on
+  a loaded machine). What stays falsely unplaced is on CPU partitions of 21-28 nodes (seed
+  0: hpc-r0-2/cpu 115, hpc-r1-2/cpu 57, hpc-r3-8/cpu 134), each member fitting a
+  re-packing alone.
+* The exact packing (pack.exact_packing) searches depth first in first-fit-decreasing
+  order (largest kinds first, each on the first node, as many as fit): on 4 nodes with 22
+  CPU jobs of distinct sizes filling 1016 of 1024 GiB its default search found no packing
+  in 5 s, this one at once (tests/pack/test_found.py); bench L is unchanged by it.
 * Level 1 of a large component checks its solutions by first fit only (no exact search):
   it repairs at once and adds no cuts, so the exact search would only spend its limit.
 Together, at L seeds 0 / 1 / 2 (before -> after): LP, hints, CP-SAT and fill 8.6 / 8.7 /

@@ -274,17 +274,17 @@ def pack(cap: Capacity, entries: list[Entry], exact: bool = True) -> Answer:
     entries = [e for e in entries if e.members]
     if not entries:
         return Answer(Packing.fresh(cap), True)
-    if not _aggregate_fits(cap, entries):
+    if not aggregate_fits(cap, entries):
         return Answer(None, True)
     found = first_fit(cap, entries)
     if found is not None:
         return Answer(found, True)
     if not exact:
         return Answer(None, False)
-    return _exact(cap, entries)
+    return exact_packing(cap, entries)
 
 
-def _aggregate_fits(cap: Capacity, entries: list[Entry]) -> bool:
+def aggregate_fits(cap: Capacity, entries: list[Entry]) -> bool:
     """Quick necessary conditions: each axis in total, and whole nodes on empty nodes."""
     whole = sum(e.members * e.item.whole for e in entries)
     if whole > sum(g.count for g in cap.groups if g.empty):
@@ -296,7 +296,7 @@ def _aggregate_fits(cap: Capacity, entries: list[Entry]) -> bool:
     return True
 
 
-def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
+def exact_packing(cap: Capacity, entries: list[Entry], limit: float = EXACT_LIMIT) -> Answer:
     """CP-SAT bin packing over the component's node classes (see the module docstring)."""
     from ortools.sat.python import cp_model
 
@@ -368,10 +368,29 @@ def _exact(cap: Capacity, entries: list[Entry]) -> Answer:
         this = [(weights[k], x[k, n]) for k in range(len(keys)) if (k, n) in x]
         then = [(weights[k], x[k, n + 1]) for k in range(len(keys)) if (k, n + 1) in x]
         model.add(sum(w * v for w, v in this) >= sum(w * v for w, v in then))
+    # Largest kinds first, each onto the first node that takes it, as many as fit: a
+    # depth-first search in first-fit-decreasing order, which finds tight packings that
+    # the default search did not (4 nodes, 22 CPU jobs filling 1016 of 1024 GiB: none in
+    # 5 s, found at once so).
+    scale = [f or 1 for f in cap.full]
+
+    def share(k: int) -> tuple[float, int]:
+        item = keys[k][0]
+        assert isinstance(item, Item)
+        return -max(d / c for d, c in zip(item.usage(cap.full), scale, strict=True)), k
+
+    order = [
+        x[k, n]
+        for k in sorted(range(len(keys)), key=share)
+        for n in range(len(nodes))
+        if (k, n) in x
+    ]
+    model.add_decision_strategy(order, cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
-    solver.parameters.max_deterministic_time = EXACT_LIMIT
+    solver.parameters.max_deterministic_time = limit
+    solver.parameters.search_branching = cp_model.FIXED_SEARCH
     status = solver.solve(model)
     if status == cp_model.INFEASIBLE:
         return Answer(None, True)
