@@ -29,11 +29,12 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from router.errors import PlanError
+from router.fork import run_parts
 from router.gcpause import paused_gc
 
 TEST_PAUSE_ENV = "ROUTER_TEST_PAUSE_BEFORE_SWAP"
@@ -118,12 +119,27 @@ def _swap_lock(parent: Path) -> Iterator[None]:
         os.close(fd)  # closing releases the lock
 
 
-@paused_gc()
+Part = Callable[[], dict[str, str]]
+
+
 def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) -> None:
     """Replace the folder `out` with exactly `files` ({relative path: text})."""
+    write_parts(out, [lambda: files], protect, parallel=False)
+
+
+@paused_gc()
+def write_parts(
+    out: Path, parts: Sequence[Part], protect: Iterable[Path] = (), parallel: bool = True
+) -> list[str]:
+    """Replace the folder `out` with the files of every part (each a function returning
+    {relative path: text}; their paths are disjoint), in one swap; return the paths written,
+    sorted. With `parallel`, parts after the first run in forked children (router.fork)
+    that write into the same new folder while this process runs the first: the parts share
+    nothing once the plan is fixed, and the files come out the same bytes either way. A part
+    that fails fails the whole write, the first failing part in order being the error
+    raised (as when they run one after the other), and out/ is left as it was."""
     out = Path(out)
     _check_protected(out, protect)
-    paths = {rel: _safe(rel) for rel in files}  # every path checked before anything is written
     parent = out.resolve().parent
     parent.mkdir(parents=True, exist_ok=True)
     with _swap_lock(parent):
@@ -133,8 +149,11 @@ def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) ->
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-{os.getpid()}-", dir=parent))
     old: Path | None = None
     try:
-        with _Previous(out) as previous:
-            _write_tree(str(tmp), files, paths, previous)
+
+        def one(part: Part) -> list[str]:
+            return _write_part(out, str(tmp), part)
+
+        written = sorted(path for names in run_parts(one, parts, parallel) for path in names)
         # One sync for the whole folder before the swap, not an fsync per file: a plan of
         # 100k workloads writes 100k files, and the swap only needs them durable as a set.
         os.sync()
@@ -153,6 +172,15 @@ def write_out(out: Path, files: dict[str, str], protect: Iterable[Path] = ()) ->
         # Outside the lock: the folder is this process's own (`.out.old-<pid>`), and should
         # the process die here, the next run removes what is left.
         shutil.rmtree(old, ignore_errors=True)
+    return written
+
+
+def _write_part(out: Path, tmp: str, part: Part) -> list[str]:
+    files = part()
+    paths = {rel: _safe(rel) for rel in files}  # every path checked before anything is written
+    with _Previous(out) as previous:
+        _write_tree(tmp, files, paths, previous)
+    return list(paths.values())
 
 
 def _umask() -> int:
