@@ -322,7 +322,7 @@ class Plan:
     @property
     def ok(self) -> bool:
         """Every workload is placed or denied (what `router plan` exits 0 for)."""
-        return not (self.built.unplaced or self.built.unrouted)
+        return not (self.built.left_out or self.built.unrouted)
 
     @cached_property
     def _document(self) -> dict[str, Any]:
