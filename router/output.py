@@ -149,9 +149,15 @@ def write_parts(
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-{os.getpid()}-", dir=parent))
     old: Path | None = None
     try:
+        me = os.getpid()
 
         def one(part: Part) -> list[str]:
-            return _write_part(out, str(tmp), part)
+            names = _write_part(out, str(tmp), part)
+            if os.getpid() != me:
+                # A child: its files go to disk while this process still works, so the one
+                # sync below has less left to wait for.
+                os.sync()
+            return names
 
         written = sorted(path for names in run_parts(one, parts, parallel) for path in names)
         # One sync for the whole folder before the swap, not an fsync per file: a plan of
