@@ -17,6 +17,11 @@ A file whose bytes are unchanged since the previous out/ is not written again: t
 gets a hard link to the previous file (see _Previous), so a re-plan writes and deletes only
 what changed. The previous out/ is only read; it stays whole until the swap.
 
+The new folder may be filled by several processes (write_parts: a plan's plan.json here,
+each backend's files in a forked child, router/fork.py); each writes only its own paths, and
+the swap happens once, here, after every one has finished: a child that fails or is killed
+fails the write, and out/ stays as it was.
+
 Test hook: ROUTER_TEST_PAUSE_BEFORE_SWAP=<seconds> sleeps after every file is written and
 before the swap, so a test can kill the process there. It does nothing else.
 """
