@@ -118,8 +118,10 @@ class SlurmEmitter:
     backend: ClassVar[str] = "slurm"
 
     def __init__(self) -> None:
-        # class key -> (its first placement, which keeps the key's objects alive; template)
+        # class key -> (its first placement, which keeps the key's objects alive; the
+        # template, made when a second member comes: most classes of a plan have one)
         self._templates: dict[tuple[object, ...], tuple[Placement, str | None]] = {}
+        self._one: dict[tuple[object, ...], Placement] = {}
 
     def paths(self, placement: Placement) -> list[str]:
         cluster, name = placement.cluster, placement.workload.name
@@ -135,7 +137,10 @@ class SlurmEmitter:
         key = class_key(placement)
         found = self._templates.get(key)
         if found is None:
-            found = self._templates[key] = (placement, _template(placement))
+            if key not in self._one:  # the first of its class: rendered, no template yet
+                self._one[key] = placement
+                return {path: render(placement)}
+            found = self._templates[key] = (self._one[key], _template(placement))
         text = found[1]
         if text is None:
             return {path: render(placement)}
