@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -41,6 +41,9 @@ MEMORY_POLICY = "policy.route"
 MEMORY_INVENTORY = "inventory.yaml"
 MEMORY_WORKLOADS = "workloads.yaml"
 MEMORY_RUNNING = "running.yaml"
+# Plan.write forks (router.fork) from this many placements: below, a fork costs more than
+# the rendering it would share.
+PARALLEL_FROM = 200
 
 
 class Platform:
@@ -319,7 +322,7 @@ class Plan:
     @property
     def ok(self) -> bool:
         """Every workload is placed or denied (what `router plan` exits 0 for)."""
-        return not (self.built.unplaced or self.built.unrouted)
+        return not (self.built.left_out or self.built.unrouted)
 
     @cached_property
     def _document(self) -> dict[str, Any]:
@@ -391,17 +394,31 @@ class Plan:
         files["plan.json"] = self.json()
         return files
 
-    def write(self, out: str | Path | None = None) -> dict[str, str]:
+    def write(self, out: str | Path | None = None) -> list[str]:
         """Write out/ (default: the platform's) atomically, as `router plan` does: a failure
         leaves the previous out/ as it was. The inputs are never overwritten. Returns the
-        files written."""
-        from router.output import write_out
+        paths written (relative to out/, sorted); `files()` has their texts. plan.json and
+        each backend's files are made side by side (router.fork) in a large plan."""
+        from router.emit import emit_all
+        from router.output import write_parts
 
-        files = self.files()
+        placements = self.built.placements
+        kubernetes = self.platform.project.kubernetes
+
+        def emit(backend: str) -> Callable[[], dict[str, str]]:
+            return lambda: emit_all([x for x in placements if x.backend == backend], kubernetes)
+
+        backends = sorted({x.backend for x in placements})
+        parts = [lambda: {"plan.json": self.json()}, *(emit(b) for b in backends)]
         p = self.platform.project
         protect = [] if self.platform.in_memory else [p.root, p.policy, p.inventory, p.workloads]
-        write_out(Path(out) if out is not None else p.out, files, protect, marker="plan.json")
-        return files
+        return write_parts(
+            Path(out) if out is not None else p.out,
+            parts,
+            protect=protect,
+            parallel=len(placements) >= PARALLEL_FROM,
+            marker="plan.json",
+        )
 
     def __repr__(self) -> str:
         from router.plan.render import summary_line

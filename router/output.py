@@ -17,6 +17,11 @@ A file whose bytes are unchanged since the previous out/ is not written again: t
 gets a hard link to the previous file (see _Previous), so a re-plan writes and deletes only
 what changed. The previous out/ is only read; it stays whole until the swap.
 
+The new folder may be filled by several processes (write_parts: a plan's plan.json here,
+each backend's files in a forked child, router/fork.py); each writes only its own paths, and
+the swap happens once, here, after every one has finished: a child that fails or is killed
+fails the write, and out/ stays as it was.
+
 Test hook: ROUTER_TEST_PAUSE_BEFORE_SWAP=<seconds> sleeps after every file is written and
 before the swap, so a test can kill the process there. It does nothing else.
 """
@@ -29,11 +34,12 @@ import shutil
 import stat
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from router.errors import PlanError
+from router.fork import run_parts
 from router.gcpause import paused_gc
 
 TEST_PAUSE_ENV = "ROUTER_TEST_PAUSE_BEFORE_SWAP"
@@ -132,15 +138,35 @@ def _check_replaceable(out: Path, marker: str | None) -> None:
         )
 
 
-@paused_gc()
+Part = Callable[[], dict[str, str]]
+
+
 def write_out(
     out: Path, files: dict[str, str], protect: Iterable[Path] = (), marker: str | None = None
 ) -> None:
     """Replace the folder `out` with exactly `files` ({relative path: text}). With `marker`,
     an existing out/ must be empty or hold that file (be one written before)."""
+    write_parts(out, [lambda: files], protect, parallel=False, marker=marker)
+
+
+@paused_gc()
+def write_parts(
+    out: Path,
+    parts: Sequence[Part],
+    protect: Iterable[Path] = (),
+    parallel: bool = True,
+    marker: str | None = None,
+) -> list[str]:
+    """Replace the folder `out` with the files of every part (each a function returning
+    {relative path: text}; their paths are disjoint), in one swap; return the paths written,
+    sorted. With `parallel`, parts after the first run in forked children (router.fork)
+    that write into the same new folder while this process runs the first: the parts share
+    nothing once the plan is fixed, and the files come out the same bytes either way. A part
+    that fails fails the whole write, the first failing part in order being the error
+    raised (as when they run one after the other), and out/ is left as it was. With
+    `marker`, an existing out/ must be empty or hold that file (_check_replaceable)."""
     out = Path(out)
     _check_protected(out, protect)
-    paths = {rel: _safe(rel) for rel in files}  # every path checked before anything is written
     parent = out.resolve().parent
     parent.mkdir(parents=True, exist_ok=True)
     with _swap_lock(parent):
@@ -151,8 +177,17 @@ def write_out(
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-{os.getpid()}-", dir=parent))
     old: Path | None = None
     try:
-        with _Previous(out) as previous:
-            _write_tree(str(tmp), files, paths, previous)
+        me = os.getpid()
+
+        def one(part: Part) -> list[str]:
+            names = _write_part(out, str(tmp), part)
+            if os.getpid() != me:
+                # A child: its files go to disk while this process still works, so the one
+                # sync below has less left to wait for.
+                os.sync()
+            return names
+
+        written = sorted(path for names in run_parts(one, parts, parallel) for path in names)
         # One sync for the whole folder before the swap, not an fsync per file: a plan of
         # 100k workloads writes 100k files, and the swap only needs them durable as a set.
         os.sync()
@@ -172,6 +207,15 @@ def write_out(
         # Outside the lock: the folder is this process's own (`.out.old-<pid>`), and should
         # the process die here, the next run removes what is left.
         shutil.rmtree(old, ignore_errors=True)
+    return written
+
+
+def _write_part(out: Path, tmp: str, part: Part) -> list[str]:
+    files = part()
+    paths = {rel: _safe(rel) for rel in files}  # every path checked before anything is written
+    with _Previous(out) as previous:
+        _write_tree(tmp, files, paths, previous)
+    return list(paths.values())
 
 
 def _umask() -> int:

@@ -137,11 +137,11 @@ def plan(
         result = router.plan(platform, previous, workers=workers, share_candidates=True)
     if result.previous and result.previous.note and not quiet:
         click.echo(f"router: {result.previous.note}", err=True)
-    doc = result.document()
-    diff = doc.get("diff")
-    files: dict[str, str] = {}
+    files: list[str] = []
     if not no_write:
+        # First: the emitters run in children of this process while it makes plan.json.
         files = result.write()
+    diff = result.diff()
     if quiet:
         click.echo(result.render("summary"))
     elif fmt in ("json", "markdown"):
@@ -150,7 +150,7 @@ def plan(
         if sys.stdout.isatty():
             from rich.console import Console
 
-            render_rich(doc, Console())
+            render_rich(result.document(), Console())
         else:
             click.echo(result.render("text"), nl=False)
         if not no_write:

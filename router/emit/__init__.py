@@ -26,7 +26,8 @@ def emit_all(
 ) -> dict[str, str]:
     """Every file of a plan, {relative path under out/: content}, in a stable order;
     `kubernetes` is router.yaml's `kubernetes:` settings (default: none set)."""
-    emitters = dict(EMITTERS)
+    # A Slurm emitter of its own: it keeps each workload class's script for this plan only.
+    emitters: dict[str, Emitter] = {**EMITTERS, "slurm": SlurmEmitter()}
     if kubernetes is not None:
         emitters["kubernetes"] = KubernetesEmitter(kubernetes)
     files: dict[str, str] = {}

@@ -55,22 +55,53 @@ class Unplaced:
 
 
 @dataclass
+class Later:
+    """What finish_plan makes only when first asked for (see Plan.unplaced): the reasons of
+    every workload left out, what a previous plan lost, and the plan state they read."""
+
+    unplaced: list[Unplaced]
+    preempted: list[Preempted] | None
+    state: PlanState | None
+
+
+@dataclass
 class Plan:
     project: Project
     inputs: Inputs
     decisions: list[Decision]
     placements: list[Placement]
-    unplaced: list[Unplaced]
+    left_out: list[Decision]  # routed, not placed: each has an Unplaced with its reasons
     solve: SolveResult
     lp_bound: float | None
     problem: Problem
     quotas: list[QuotaLimit]
     seconds: dict[str, float] = field(default_factory=dict)
     spreads: list[SpreadLimit] = field(default_factory=list)
-    preempted: list[Preempted] | None = None  # None: planned without a previous plan
-    # The plan's row usage and node room that the reasons read (None when nothing needed
-    # it): `router explain` reads the same, without building it again.
-    state: PlanState | None = None
+    # Makes the Later part; run once, on first use. The reasons are not needed to write
+    # the emitters' files, so `router plan` forks those first and has them made meanwhile.
+    make_later: Callable[[], Later] | None = field(default=None, repr=False)
+    _later: Later | None = field(default=None, init=False, repr=False)
+
+    def later(self) -> Later:
+        if self._later is None:
+            assert self.make_later is not None
+            self._later, self.make_later = self.make_later(), None
+        return self._later
+
+    @property
+    def unplaced(self) -> list[Unplaced]:
+        return self.later().unplaced
+
+    @property
+    def preempted(self) -> list[Preempted] | None:
+        """None: planned without a previous plan."""
+        return self.later().preempted
+
+    @property
+    def state(self) -> PlanState | None:
+        """The plan's row usage and node room that the reasons read (None when nothing
+        needed it): `router explain` reads the same, without building it again."""
+        return self.later().state
 
     @property
     def denied(self) -> list[Decision]:
@@ -174,7 +205,8 @@ def finish_plan(
     options: SolveOptions | None = None,
 ) -> Plan:
     """Everything of build_plan after the solver: placements (checked against the nodes),
-    and why each routed workload that is left out is; `router bench` calls it "reasons"."""
+    and why each routed workload that is left out is (made on first use: Plan.later);
+    `router bench` calls it "reasons"."""
     # One path cache per plan: a large plan names the same few policy files thousands of
     # times, and each project.relative resolves two paths on disk.
     relative = functools.lru_cache(maxsize=None)(project.relative)
@@ -207,6 +239,36 @@ def finish_plan(
         d for d in decisions if d.status == "routed" and d.workload.name not in result.assignment
     ]
     previous = (options or SolveOptions()).previous
+
+    def later() -> Later:
+        return _later(project, decisions, left_out, problem, result, previous, relative)
+
+    return Plan(
+        project,
+        inputs,
+        decisions,
+        placements,
+        left_out,
+        result,
+        bound,
+        problem,
+        quotas,
+        seconds,
+        spreads,
+        later,
+    )
+
+
+def _later(
+    project: Project,
+    decisions: list[Decision],
+    left_out: list[Decision],
+    problem: Problem,
+    result: SolveResult,
+    previous: dict[str, str] | None,
+    relative: Callable[[str], str],
+) -> Later:
+    """Why each workload left out is, and what a previous plan lost (Plan.later)."""
     # The plan's row usage, made once and shared by every reason below (when any needs it).
     needed = previous or any(d.candidates for d in left_out)
     state = PlanState(problem, result.assignment, result.nodes) if needed else None
@@ -229,21 +291,7 @@ def finish_plan(
                 u.reasons.insert(0, said[name])
             elif note := not_preempted(u.decision, state, result.assignment, previous, named, kept):
                 u.reasons.append(note)
-    return Plan(
-        project,
-        inputs,
-        decisions,
-        placements,
-        unplaced,
-        result,
-        bound,
-        problem,
-        quotas,
-        seconds,
-        spreads,
-        lost,
-        state,
-    )
+    return Later(unplaced, lost, state)
 
 
 def unplaced_reasons(

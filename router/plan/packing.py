@@ -73,9 +73,17 @@ def check(problem: Problem, limit: float = DEFAULT_LIMIT) -> Verdict:
 
 def _bounds(problem: Problem, work: list[Work]) -> str:
     """A reason nothing can pack, from necessary conditions; "" when none is violated."""
+    nodes = problem.nodes
     for w in work:
-        able = [i for i in problem.reach.get(w.target, ()) if fits(w, problem.nodes[i])]
-        if len(able) < w.tasks:
+        # Counted only up to the tasks needed: mostly one node that holds a pod, of many.
+        found = 0
+        for i in problem.reach.get(w.target, ()):
+            if fits(w, nodes[i]):
+                found += 1
+                if found >= w.tasks:
+                    break
+        if found < w.tasks:
+            able = [i for i in problem.reach.get(w.target, ()) if fits(w, nodes[i])]
             return (
                 f"{w.name} needs {w.tasks} distinct nodes of {_task_text(w)}; "
                 f"{len(able)} of the {len(problem.reach.get(w.target, ()))} nodes of "

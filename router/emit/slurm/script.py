@@ -52,6 +52,7 @@ deterministic: no timestamps, env sorted. Every script passes shellcheck (tests)
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import ClassVar
 
 from router.errors import PlanError
@@ -72,8 +73,55 @@ _ENV_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _READONLY = frozenset({"BASHOPTS", "BASH_VERSINFO", "EUID", "PPID", "SHELLOPTS", "UID"})
 
 
+# Stand-ins for a workload's name when a class's script is rendered once (SlurmEmitter):
+# valid DNS labels, the second as long as a name can be, with letters, digits and a dash.
+_STAND_IN = "zq0-name-7x"
+_STAND_IN_LONG = "zq1-" + "n" * 55 + "-8y"
+
+
+def class_key(p: Placement) -> tuple[object, ...]:
+    """What a script depends on besides the workload's name: the placement's other fields,
+    by identity (workloads of one class share their field objects, router/models/classes.py,
+    and decisions of one signature their candidates' options and resources)."""
+    w = p.workload
+    return (
+        frozenset(w.model_fields_set),
+        *(id(v) for k, v in w.__dict__.items() if k != "name"),
+        id(p.target),
+        id(p.options),
+        id(p.resources),
+        p.cluster,
+        p.rule,
+        p.rule_source,
+    )
+
+
+def _template(p: Placement) -> str | None:
+    """The class's script with _STAND_IN for the name, if every member's is that text with
+    its own name put in: the name is copied into the script as it is (a DNS label quotes as
+    its neighbours do), which the two stand-ins prove for this class: the long one must give
+    the short one's text with only the name changed (a comment cut at 200 characters, or a
+    stand-in already in the script, fails it). None: render each member itself."""
+    try:
+        short = render(replace(p, workload=p.workload.model_copy(update={"name": _STAND_IN})))
+        long = render(replace(p, workload=p.workload.model_copy(update={"name": _STAND_IN_LONG})))
+    except PlanError:
+        return None  # the member's own rendering says what is wrong, with its own name
+    return short if short.replace(_STAND_IN, _STAND_IN_LONG) == long else None
+
+
 class SlurmEmitter:
+    """One emitter per plan (emit_all makes it): the script of a workload class is rendered
+    once (_template) and each member's is that text with its name; 50,000 small batch jobs
+    are a few hundred classes."""
+
     backend: ClassVar[str] = "slurm"
+
+    def __init__(self) -> None:
+        # class key -> (its first placement, which keeps the key's objects alive; the
+        # template, made when a second member comes: most classes of a plan have one)
+        self._templates: dict[tuple[object, ...], tuple[Placement, str | None]] = {}
+        self._one: dict[tuple[object, ...], Placement] = {}
 
     def paths(self, placement: Placement) -> list[str]:
         cluster, name = placement.cluster, placement.workload.name
@@ -85,8 +133,18 @@ class SlurmEmitter:
         return [f"slurm/{cluster}/{name}.sbatch"]
 
     def emit(self, placement: Placement) -> dict[str, str]:
-        (path,) = self.paths(placement)
-        return {path: render(placement)}
+        (path,) = self.paths(placement)  # checks the name: a DNS label
+        key = class_key(placement)
+        found = self._templates.get(key)
+        if found is None:
+            if key not in self._one:  # the first of its class: rendered, no template yet
+                self._one[key] = placement
+                return {path: render(placement)}
+            found = self._templates[key] = (self._one[key], _template(placement))
+        text = found[1]
+        if text is None:
+            return {path: render(placement)}
+        return {path: text.replace(_STAND_IN, placement.workload.name)}
 
     def finish(self, cluster: str, placements: list[Placement]) -> dict[str, str]:
         return {}

@@ -1,0 +1,93 @@
+"""out/ written by forked children (router.fork): the same results and errors as the parts
+one after the other, the same bytes in out/, and a failure anywhere leaves out/ as it was."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+import router
+import router.api
+from router.errors import PlanError
+from router.fork import ChildFailed, run_parts
+from router.output import write_parts
+from tests.gitops.conftest import copy_example
+from tests.gitops.test_output import tree
+
+
+def _square(n: int) -> dict[str, int]:
+    return {"n": n, "square": n * n, "pid": os.getpid()}
+
+
+def test_results_come_back_in_order_from_children() -> None:
+    got = run_parts(_square, list(range(5)))
+    assert [g["square"] for g in got] == [0, 1, 4, 9, 16]
+    assert got[0]["pid"] == os.getpid()  # the first part runs here, the others do not
+    assert len({g["pid"] for g in got}) == 5
+    big = run_parts(lambda n: "x" * n, [1, 3_000_000])  # more than a pipe holds
+    assert big == ["x", "x" * 3_000_000]
+
+
+def _fails(n: int) -> int:
+    if n == 1:
+        raise PlanError("part one is wrong", hint="fix part one")
+    if n == 2:
+        raise PlanError("part two is wrong")
+    if n == 3:
+        raise KeyError("bug")
+    if n == 4:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return n
+
+
+@pytest.mark.parametrize("parallel", [True, False])
+def test_the_first_failing_part_is_the_error(parallel: bool) -> None:
+    with pytest.raises(PlanError, match="part two is wrong"):
+        run_parts(_fails, [0, 2, 1], parallel=parallel)  # 2 comes first in the loop
+    with pytest.raises(PlanError) as caught:
+        run_parts(_fails, [0, 1, 2], parallel=parallel)
+    assert (caught.value.message, caught.value.hint) == ("part one is wrong", "fix part one")
+
+
+def test_a_child_that_crashes_or_is_killed_is_a_clean_error() -> None:
+    with pytest.raises(ChildFailed, match="KeyError: 'bug'"):
+        run_parts(_fails, [0, 3])
+    with pytest.raises(ChildFailed, match="killed by signal 9"):
+        run_parts(_fails, [0, 4])
+
+
+def test_a_failing_part_leaves_out_as_it_was(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    write_parts(out, [lambda: {"a.txt": "1\n"}, lambda: {"b/c.txt": "2\n"}])
+    before = tree(out)
+    assert sorted(before) == ["a.txt", "b/c.txt"]
+
+    def bad() -> dict[str, str]:
+        raise PlanError("this part cannot be written")
+
+    for parts in ([lambda: {"a.txt": "new\n"}, bad], [bad, lambda: {"x.txt": "new\n"}]):
+        with pytest.raises(PlanError, match="cannot be written"):
+            write_parts(out, parts)
+        assert tree(out) == before
+    with pytest.raises(PlanError, match="refusing to write outside out/"):
+        write_parts(out, [lambda: {"a.txt": "new\n"}, lambda: {"../escape.txt": "x"}])
+    assert tree(out) == before and not (tmp_path / "escape.txt").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no sibling left behind
+
+
+def test_a_plan_written_in_parallel_is_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = copy_example(tmp_path / "platform")
+    plan = router.plan(router.load(project))
+    alone = plan.write(tmp_path / "alone")  # the example is below PARALLEL_FROM
+    monkeypatch.setattr(router.api, "PARALLEL_FROM", 0)
+    forked = plan.write(tmp_path / "forked")
+    assert forked == alone == sorted(plan.files())
+    assert tree(tmp_path / "forked") == tree(tmp_path / "alone")
+    again = plan.write(tmp_path / "forked")  # over the previous out/: files linked
+    assert again == alone and tree(tmp_path / "forked") == tree(tmp_path / "alone")
+    assert {p.backend for p in plan.placements} == {"slurm", "kubernetes"}
