@@ -107,13 +107,16 @@ def run(
         for t in c.component.targets
     ]
     unpackable_targets = sorted(t for packs, t in verdicts if packs is False)
-    undecided_targets = sorted(t for packs, t in verdicts if packs is None)
+    searched_undecided = sorted(t for packs, t in verdicts if packs is None)
     assignment_errors = check_assignment(
         i.inventory,
         i.running,
         built.placements,
         {q.workload.name: _units(q) for q in built.placements},
     )
+    # A valid assignment is a witness that every target packs: a target is undecided only
+    # when the checker's own search found no packing either.
+    undecided_targets = searched_undecided if assignment_errors else []
     # Workloads left out for capacity that the plan could still take, within every quota and
     # spread, on the nodes (router/plan/admits.py, independent of router/solve too).
     judged = referee(
@@ -166,6 +169,7 @@ def run(
         "decision_us_mean": round(sum(ns) / max(1, len(ns)) / 1000.0, 3),
         "unpackable_targets": len(unpackable_targets),
         "undecided_targets": len(undecided_targets),
+        "undecided_by_search": len(searched_undecided),
         "assignment_errors": len(assignment_errors),
         "unplaced_checked": len(judged.checked),
         "falsely_unplaced": judged.falsely_unplaced,

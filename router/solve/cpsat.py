@@ -67,16 +67,16 @@ node whose free amounts it matches best, by a dot product or by balanced best fi
 score that adds more worth is kept, again until nothing more goes in), within rows, quotas
 and spreads. First fit by one axis strands the other (bench L seed 0 before: 11 nodes with
 0 CPUs and 256 GiB free beside 2 with CPUs and no memory), and a member it could not add
-beside the plan often fits once the component is re-packed. A component of at most 16
+beside the plan often fits once the component is re-packed. A component of at most 64
 nodes keeps that packing; a larger one keeps only as many of the added members as plain
-first fit packs afresh (see "Large components"). The last step (greedy._topped), on
-components of at most 20 nodes: each class with unplaced members, best worth first, takes
-one more member at a time by insertion with ejection (eject.py: where no node has room,
-a pod of the plan leaves a node for another node of its own targets, itself ejecting one
-more at most; swaps included), else by an exact CP-SAT packing of the component with that
-member added (pack.exact_packing, 0.25 deterministic s), the new packing kept; a class
-that takes no more is done, with every class asking at least as much (members of a class
-are identical). The exact packing (pack.exact_packing) reads
+first fit packs afresh (see "Large components"). The last step (greedy._topped): each class
+with unplaced members, best worth first, takes one more member at a time by insertion with
+ejection (eject.py: where no node has room, a pod of the plan leaves a node for another node
+of its own targets, itself ejecting one more at most; swaps included), else by an exact
+CP-SAT packing of the component with that member added (pack.exact_packing, 0.1 deterministic
+s, on components of at most 20 nodes), the new packing kept; a class that takes no more is
+done, with every class asking at least as much (members of a class are identical). The exact
+packing (pack.exact_packing) reads
 its variables' bounds from its own table: ortools 9.15's proto wrapper reads
 `domain[-1]` as 0, which made it "prove" packable counts impossible (and drop per-node
 rows), so small components cut off plans that pack and reported OPTIMAL (the referee's
@@ -166,6 +166,14 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
   a loaded machine). What stays falsely unplaced is on CPU partitions of 21-28 nodes (seed
   0: hpc-r0-2/cpu 115, hpc-r1-2/cpu 57, hpc-r3-8/cpu 134), each member fitting a
   re-packing alone.
+* Stop 18: components of 17-64 nodes keep the vector-aware re-packing and take the last
+  step's insertion with ejection too (its exact packing stays on those of at most 20
+  nodes, at 0.1 deterministic s). The checker's own search then leaves 3 of L seed 0's
+  targets undecided, but the plan's node assignment, checked node by node, is a packing of
+  each (bench: undecided_targets 0, undecided_by_search 3). At L seeds 0 / 1 / 2: falsely
+  unplaced 306 / 0 / 0 -> 36 / 0 / 0 (seed 0: 34 on hpc-r0-6/cpu), unplaced 1,332 -> 1,078
+  at seed 0 (1,341 / 1,293 unchanged), ratio_to_lp 0.99977 -> 0.99988, router.plan CPU s
+  with --workers 1 at seed 0 4.3 -> 5.1.
 * The exact packing (pack.exact_packing) searches depth first in first-fit-decreasing
   order (largest kinds first, each on the first node, as many as fit): on 4 nodes with 22
   CPU jobs of distinct sizes filling 1016 of 1024 GiB its default search found no packing

@@ -28,14 +28,15 @@ from router.solve.pack import (
 FILL_PASSES = 4
 REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
 # Components of more nodes end packed by plain first fit all the same (they keep what the
-# re-packing adds only as far as first fit packs it): bench L seed 0 had two of 25 and 28
-# nodes (342 and 514 pods) that the independent checker left undecided when they kept it.
-KEPT_NODES = 16
-# The last step (_topped) on components of at most this many nodes: bench L seed 1 left 9
-# falsely unplaced on one of 17; the checker decided every one of 21-28 that it filled in one
-# run and not 2 of 4 in another, so larger ones stay packable by plain first fit afresh.
+# re-packing adds only as far as first fit packs it). At 16 (stop 17), bench L seed 0 kept
+# 306 workloads out that fit a re-packing, all on CPU partitions of 21-28 nodes; the checker
+# could not find those packings afresh, but a plan's own node assignment, checked node by
+# node, is the witness that they pack (bench `undecided_by_search`).
+KEPT_NODES = 64
+# The last step's exact packing (_topped) on components of at most this many nodes; larger
+# ones take insertion with ejection only (an exact try that fails costs its whole limit).
 TOPPED_NODES = 20
-EXACT_TOPUP = 0.25  # deterministic seconds of the exact packing per member it tries
+EXACT_TOPUP = 0.1  # deterministic s per exact try (0.25 placed no more at L, 2 CPU s dearer)
 
 
 def rows_of(agg: Aggregate) -> list[list[tuple[int, int]]]:
@@ -290,16 +291,14 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
     targets to make room), else by an exact packing of the component with one more
     (pack.exact_packing). A class that cannot take one more is done (its members are
-    identical), and so is any class that asks at least as much. Only on components of at
-    most TOPPED_NODES nodes: a larger one must stay packable by plain first fit afresh, for the
-    independent checker finds no packing of its own on tight packings of 23 and 25 nodes in
-    its limit (bench L seed 0, when they kept what this adds), and what plain first fit
-    packs afresh was added before (_rebalanced, _refilled). True if any is added."""
+    identical), and so is any class that asks at least as much. The exact packing only on
+    components of at most TOPPED_NODES nodes. True if any is added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
-    if pack is None or cap.nodes > TOPPED_NODES:
-        return False  # nothing placed (nothing to move: _put_rest placed what fits), or large
+    if pack is None:
+        return False  # nothing placed (nothing to move: _put_rest placed what fits)
+    exact = cap.nodes <= TOPPED_NODES
     order = sorted(nodes.by_cap[ci], key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v))
     state: Ejecting | None = None
     added = False
@@ -321,7 +320,8 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
                 found = None
                 if aggregate_fits(cap, entries):
                     found = first_fit(cap, entries)
-                    found = found or exact_packing(cap, entries, EXACT_TOPUP).packing
+                    if found is None and exact:
+                        found = exact_packing(cap, entries, EXACT_TOPUP).packing
                 if found is None:
                     failed.append(v)
                     break
