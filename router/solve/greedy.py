@@ -63,6 +63,9 @@ class Filler:
         self.touches = rows_of(agg)
         self.counts = list(start) if start is not None else [0] * len(agg.variables)
         self.slack = [row.rhs - sum(c * self.counts[v] for c, v in row.terms) for row in agg.rows]
+        # Members placed per class, kept with counts: summed over a class's candidates per
+        # variable it was quadratic (a class on 20,000 partitions).
+        self.in_class = [sum(self.counts[v] for v in vs) for vs in agg.choices]
         self.packs: dict[int, Packing] = {}
         if start is not None and agg.nodes is not None:  # start's own packing, to build on
             for ci in sorted({agg.cap_of[v] for v, n in enumerate(start) if n}):
@@ -89,10 +92,20 @@ class Filler:
             n = pack.place(v, agg.items[v], agg.allowed[v], n)
             if n <= 0:
                 return 0
+        self.add(v, n)
+        return n
+
+    def add(self, v: int, n: int) -> None:
+        """n more members on v (n < 0: fewer) in counts, rows and class totals; the caller
+        has placed them on the nodes."""
         self.counts[v] += n
+        self.in_class[self.agg.variables[v][0]] += n
         for r, coef in self.touches[v]:
             self.slack[r] -= coef * n
-        return n
+
+    def unplaced(self, g: int) -> int:
+        """Members of class g placed nowhere."""
+        return len(self.agg.groups[g].members) - self.in_class[g]
 
     def take(self, v: int, n: int) -> int:
         """Take up to n members off variable v (rows and nodes freed); returns how many."""
@@ -103,9 +116,7 @@ class Filler:
         if agg.capacity:
             pack = self.packs[agg.cap_of[v]]
             n = pack.remove(v, agg.items[v], n)
-        self.counts[v] -= n
-        for r, coef in self.touches[v]:
-            self.slack[r] += coef * n
+        self.add(v, -n)
         return n
 
     def move(self, v: int, u: int) -> int:
@@ -131,6 +142,8 @@ class Filler:
         back = self.put(v, n - got)
         if back == n - got:
             return got
+        for x, n_was in zip((v, u), was, strict=True):
+            self.in_class[agg.variables[x][0]] += n_was - self.counts[x]
         self.counts[v], self.counts[u] = was
         for r, s in slack.items():
             self.slack[r] = s
@@ -143,6 +156,8 @@ class Filler:
 
     def done(self) -> list[int]:
         """The counts; their packings are remembered as witnesses for the solver."""
+        # Once per fill (linear): the class totals must have followed every change of counts.
+        assert self.in_class == [sum(self.counts[v] for v in vs) for vs in self.agg.choices]
         if self.agg.nodes is not None:
             for ci, pack in self.packs.items():
                 self.agg.nodes.remember(ci, self.counts, pack)
@@ -207,8 +222,7 @@ class _Room:
         agg, fill = self.agg, self.fill
         g = agg.variables[v][0]
         if g not in self.left:
-            placed = sum(fill.counts[u] for u in agg.choices[g])
-            self.left[g] = len(agg.groups[g].members) - placed
+            self.left[g] = fill.unplaced(g)
         if self.left[g] <= 0:
             return False
         return all(self.slack.get(r, fill.slack[r]) >= coef for r, coef in fill.touches[v])
@@ -236,7 +250,7 @@ def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
         extra: list[tuple[int, Item, frozenset[str]]] = []
         for v in nodes.by_cap[ci]:
             g = agg.variables[v][0]
-            left = len(agg.groups[g].members) - sum(fill.counts[u] for u in agg.choices[g])
+            left = fill.unplaced(g)
             for r, coef in fill.touches[v]:
                 left = min(left, fill.slack[r] // coef)
             if left > 0:
@@ -273,9 +287,7 @@ def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
             if not placed:
                 break
         for v in placed:
-            fill.counts[v] += 1
-            for r, coef in fill.touches[v]:
-                fill.slack[r] -= coef
+            fill.add(v, 1)
         if few:
             fill.packs[ci] = packing
             added = True
@@ -305,7 +317,7 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     failed: list[int] = []  # variables that took no more
     for v in order:
         g = agg.variables[v][0]
-        left = len(agg.groups[g].members) - sum(fill.counts[u] for u in agg.choices[g])
+        left = fill.unplaced(g)
         for r, coef in fill.touches[v]:
             left = min(left, fill.slack[r] // coef)
         if left <= 0 or any(_at_least(agg, v, u) for u in failed):
@@ -328,9 +340,7 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
                 state = _ejecting(agg, found, nodes.by_cap[ci])
             left -= 1
             added = True
-            fill.counts[v] += 1
-            for r, coef in fill.touches[v]:
-                fill.slack[r] -= coef
+            fill.add(v, 1)
     if added:
         assert state is not None
         fill.packs[ci] = state.packing()
@@ -373,9 +383,7 @@ def _fresh(agg: Aggregate, fill: Filler, cis: set[int]) -> None:
             continue  # nothing to take off (floors): the fill's packing stays
         for v in nodes.by_cap[ci]:
             if counts[v] != fill.counts[v]:
-                for r, coef in fill.touches[v]:
-                    fill.slack[r] += coef * (fill.counts[v] - counts[v])
-                fill.counts[v] = counts[v]
+                fill.add(v, counts[v] - fill.counts[v])
         _refilled(agg, fill, ci)
         found = nodes.fresh(ci, fill.counts)
         assert found is not None, "repair left counts that first fit does not pack"
@@ -389,7 +397,7 @@ def _refilled(agg: Aggregate, fill: Filler, ci: int) -> None:
     now = nodes.fresh(ci, fill.counts)
     for v in sorted(nodes.by_cap[ci], key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v)):
         g = agg.variables[v][0]
-        left = len(agg.groups[g].members) - sum(fill.counts[u] for u in agg.choices[g])
+        left = fill.unplaced(g)
         for r, coef in fill.touches[v]:
             left = min(left, fill.slack[r] // coef)
         # What fits next to the current packing: a cheap cap (a fresh packing rarely does
@@ -409,9 +417,7 @@ def _refilled(agg: Aggregate, fill: Filler, ci: int) -> None:
             else:
                 hi = mid - 1
         if lo:
-            fill.counts[v] += lo
-            for r, coef in fill.touches[v]:
-                fill.slack[r] -= coef * lo
+            fill.add(v, lo)
             now = nodes.fresh(ci, fill.counts)
 
 
@@ -470,7 +476,7 @@ def _put_rest(agg: Aggregate, fill: Filler, order: list[int]) -> None:
     """Each class in `order` puts its members not yet placed on its candidates, best first,
     as far as the nodes and rows let them."""
     for g in order:
-        left = len(agg.groups[g].members) - sum(fill.counts[v] for v in agg.choices[g])
+        left = fill.unplaced(g)
         for v in preferred(agg, g):
             if not left:
                 break
