@@ -205,11 +205,14 @@ class Platform:
 
     def inputs(self) -> build.Inputs:
         """Everything the plan reads, loaded (errors are raised here)."""
+        from router.models.loader import check_running
         from router.plan.build import Inputs, _files
 
         policy, inventory, workloads = self.policy, self.inventory, self.workloads
         running = self.running
         files: list[Path] = []
+        given = self._given_running is not None or self.in_memory
+        check_running(inventory, running, None if given else self.project.running)
         if not self.in_memory:
             p = self.project
             files = [

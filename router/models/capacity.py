@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 
-from router.errors import LoadError
+from router.errors import LoadError, did_you_mean
 from router.models.inventory import Inventory, NodeSetRef
 from router.models.running import Running, RunningItem
 from router.quantity import format_memory
@@ -70,8 +70,8 @@ def node_classes(
     for ref in inventory.node_sets():
         for index, name in enumerate(ref.spec.node_names):
             named.setdefault((ref.id, name), index)
-    for item in running.running if running else []:
-        sid, index = _node_of(inventory, item, named)
+    for i, item in enumerate(running.running if running else []):
+        sid, index = _node_of(inventory, i, item, named)
         by_node[sid, index].append(item)
     out: dict[str, list[NodeClass]] = {}
     for ref in inventory.node_sets():
@@ -97,32 +97,58 @@ def node_classes(
     return out
 
 
+class UnknownNode(LoadError):
+    """A running item names no node of the inventory: `index` is the item's place in
+    `running:` and `field` the key at fault, for the loader to give the error its line
+    (loader.check_running)."""
+
+    def __init__(self, message: str, index: int, field: str, hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.index, self.field = index, field
+
+
 def _node_of(
-    inventory: Inventory, item: RunningItem, named: dict[tuple[str, str], int]
+    inventory: Inventory, i: int, item: RunningItem, named: dict[tuple[str, str], int]
 ) -> tuple[str, int]:
-    """(node set id, node index) of a running item; LoadError when it names no node."""
+    """(node set id, node index) of running item i; UnknownNode when it names no node."""
     sets = [s for s in inventory.node_sets() if s.cluster == item.cluster]
     if not sets:
-        raise LoadError(f'running work on cluster "{item.cluster}", which the inventory lacks')
+        clusters = sorted({s.cluster for s in inventory.node_sets()})
+        raise UnknownNode(
+            f'running work on cluster "{item.cluster}", which the inventory lacks',
+            i,
+            "cluster",
+            did_you_mean(item.cluster, clusters),
+        )
     if item.node_set is not None:
         sid = f"{item.cluster}/{item.node_set}"
+        names = [s.id.split("/", 1)[1] for s in sets]
         sets = [s for s in sets if s.id == sid]
         if not sets:
-            raise LoadError(f'running work on node set "{sid}", which the inventory lacks')
+            raise UnknownNode(
+                f'running work on node set "{sid}", which the inventory lacks',
+                i,
+                "node_set",
+                did_you_mean(item.node_set, names),
+            )
     if isinstance(item.node, int):
         ref = sets[0]
         if item.node >= ref.spec.nodes:
-            raise LoadError(
-                f"running work on node {item.node} of {ref.id}, which has {ref.spec.nodes} nodes"
+            raise UnknownNode(
+                f"running work on node {item.node} of {ref.id}, which has {ref.spec.nodes} nodes",
+                i,
+                "node",
             )
         return ref.id, item.node
     for ref in sets:
         index = named.get((ref.id, item.node))
         if index is not None:
             return ref.id, index
-    raise LoadError(
+    raise UnknownNode(
         f'running work on node "{item.node}", which no node set of cluster'
-        f' "{item.cluster}" names (node_names)'
+        f' "{item.cluster}" names (node_names)',
+        i,
+        "node",
     )
 
 

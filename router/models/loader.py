@@ -27,7 +27,14 @@ from router.models.running import Running
 from router.models.workload import Workload
 from router.models.yamlsource import Builder, compose, locate, read_source, span
 
-__all__ = ["load_inventory", "load_running", "load_workloads", "validate_node", "workload_files"]
+__all__ = [
+    "check_running",
+    "load_inventory",
+    "load_running",
+    "load_workloads",
+    "validate_node",
+    "workload_files",
+]
 
 MAX_ERRORS = 100
 _TAG = re.compile(r"\[key\]|[a-z][a-z-]*\[.*\]")  # pydantic's own parts of a loc
@@ -171,6 +178,27 @@ def load_running(path: str | os.PathLike[str]) -> Running:
     found = _load_one(path, Running, "a running-work file", "running")
     assert isinstance(found, Running)
     return found
+
+
+def check_running(
+    inventory: Inventory, running: Running | None, path: str | os.PathLike[str] | None
+) -> None:
+    """Every running item names a node of the inventory; else a LoadError at the item's
+    key in the running-work file (read again for the position: only on the error path)."""
+    from router.models.capacity import UnknownNode, node_classes
+
+    if running is None:
+        return
+    try:
+        node_classes(inventory, running)
+    except UnknownNode as e:
+        if path is None:
+            raise
+        display = os.fspath(path)
+        source = read_source(Path(path), display)
+        docs = compose(source)
+        at = span(source, locate(docs[0], ("running", e.index, e.field))[1]) if docs else None
+        raise LoadError(e.message, at, hint=e.hint, path=display) from None
 
 
 def _load_one(

@@ -28,6 +28,7 @@ from router.models import (
     load_running,
     load_workloads,
 )
+from router.models.loader import check_running
 from router.models.placement import Placement
 from router.plan.preempted import Preempted, not_preempted, preempted
 from router.plan.verify import verify_nodes
@@ -127,6 +128,7 @@ def load_inputs(project: Project) -> Inputs:
     inventory = load_inventory(project.inventory).with_log_dir(project.slurm.log_dir)
     workloads = load_workloads(project.workloads)
     running = load_running(project.running) if project.running else None
+    check_running(inventory, running, project.running)
     files = [
         *_files(project.policy, (".route",)),
         project.inventory,
