@@ -154,7 +154,7 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
   machine); undecided and unpackable targets 0. The fill's fresh first-fit retries
   (Filler.repack) are off there: the re-packing finds more, for less.
 * The last step (greedy._topped: insertion with ejection, then an exact packing with one
-  more member) runs on components of at most TOPPED_NODES (20) nodes only. On larger
+  more member) ran on components of at most 20 nodes only at first (lifted below). On larger
   ones too, it placed 240 more at L seed 0 and cut falsely unplaced from 312 to 27 (71
   left undecided by the referee), but the checker then left 2 of the 4 targets it filled
   undecided in its 5 s (of 21-28 nodes: tight packings that it does not find afresh), and
