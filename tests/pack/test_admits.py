@@ -10,7 +10,7 @@ from router.models import Running
 from router.models.placement import Placement
 from router.plan.admits import Verdicts, referee
 from router.plan.packcheck import check_assignment, unpackable
-from tests.pack.unseen import Seeded, platform, units
+from tests.pack.unseen import Seeded, platform, platform_of, units
 
 POLICY = """\
 rule all:
@@ -197,13 +197,7 @@ def test_a_placement_taken_out_of_a_real_plan_is_found_again() -> None:
     tried = 0
     for seed in range(25):
         data = platform(Seeded(seed))
-        p = router.Platform.from_objects(
-            policy=data["policy"],
-            inventory=data["inventory"],
-            workloads=data["workloads"],
-            running=data["running"],
-        )
-        built = router.plan(p, workers=1).built
+        built = router.plan(platform_of(data), workers=1).built
         i = built.inputs
         running = i.running or Running()
         for k, gone in enumerate(built.placements):

@@ -26,6 +26,7 @@ import argparse
 import random
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -280,6 +281,8 @@ class Judged:
     pairs: int = 0
     findings: list[str] = field(default_factory=list)
     undecided: list[str] = field(default_factory=list)
+    kept: Counter[str] = field(default_factory=Counter)  # the referee's pairs kept out, by why
+    built: Any = None  # the plan judged (router.plan.build.Plan), None if planning failed
 
 
 def units(p: Placement) -> list[list[tuple[str, int]]]:
@@ -288,21 +291,25 @@ def units(p: Placement) -> list[list[tuple[str, int]]]:
     return [p.nodes[k : k + per] for k in range(0, len(p.nodes), max(1, per))]
 
 
-def judge(data: dict[str, Any]) -> Judged:
-    """Plan the platform and run the three referees on the plan."""
-    out = Judged()
-    platform = router.Platform.from_objects(
+def platform_of(data: dict[str, Any]) -> router.Platform:
+    """A generated platform's data as a router.Platform."""
+    return router.Platform.from_objects(
         policy=data["policy"],
         inventory=data["inventory"],
         workloads=data["workloads"],
         running=data["running"],
     )
+
+
+def judge(data: dict[str, Any]) -> Judged:
+    """Plan the platform and run the three referees on the plan."""
+    out = Judged()
     try:
-        plan = router.plan(platform, workers=1)
+        plan = router.plan(platform_of(data), workers=1)
     except RouterError as e:
         out.findings.append(f"router plan: {e}")
         return out
-    built = plan.built
+    built = out.built = plan.built
     i = built.inputs
     out.placed = len(built.placements)
     for c in check_plan(i.inventory, i.running, built.placements):
@@ -317,7 +324,7 @@ def judge(data: dict[str, Any]) -> Judged:
         for e in check_assignment(i.inventory, i.running, built.placements, given)
     ]
     judged = referee(i.policy, i.inventory, i.workloads, built.placements, i.running)
-    out.unplaced, out.pairs = len(judged.checked), judged.pairs
+    out.unplaced, out.pairs, out.kept = len(judged.checked), judged.pairs, judged.kept
     out.findings += [f"falsely unplaced: {a}" for a in judged.admitted]
     out.undecided += [f"referee undecided: {w} on {t}" for w, t in judged.undecided]
     return out
