@@ -40,7 +40,9 @@ class Resources:
     `units`, and so gpus / cpus / memory and `whole_nodes`, are those of all of them.
     `mpi_launcher`: a Kubernetes MPIJob, whose Launcher pod (MPI_LAUNCHER_CPUS and
     MPI_LAUNCHER_MEMORY) runs beside a worker: each node's CPUs and memory above include room
-    for it, and the workers request the rest (router/emit/k8s/jobs.py mpijob).
+    for it (it may land on any worker's node), and the workers request the rest
+    (router/emit/k8s/jobs.py mpijob). The totals `cpus` and `memory` count what is deployed:
+    the workers and one launcher, not one per node.
     """
 
     nodes: int
@@ -70,12 +72,17 @@ class Resources:
         return self.gpus_per_node * self.units
 
     @property
+    def spare_launchers(self) -> int:
+        """Launcher rooms kept on worker nodes beyond the one launcher an MPIJob deploys."""
+        return self.units - 1 if self.mpi_launcher and self.units else 0
+
+    @property
     def cpus(self) -> int:
-        return self.cpus_per_node * self.units
+        return self.cpus_per_node * self.units - self.spare_launchers * MPI_LAUNCHER_CPUS
 
     @property
     def memory(self) -> int:
-        return self.memory_per_node * self.units
+        return self.memory_per_node * self.units - self.spare_launchers * MPI_LAUNCHER_MEMORY
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {

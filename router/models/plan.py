@@ -41,7 +41,9 @@ class PlacedResources(_Part):
     mig: str | None = None
     replicas: ReplicaBounds | None = None
     array_parallel: int | None = None
-    mpi_launcher: bool | None = None  # CPUs and memory per node include the MPIJob launcher's
+    # An MPIJob: cpus_per_node / memory_per_node_mib include room for its launcher on every
+    # worker's node (it may land on any); cpus / memory_mib count one launcher, as deployed.
+    mpi_launcher: bool | None = None
 
 
 class PlacedNode(_Part):

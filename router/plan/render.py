@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from router.models.placement import MPI_LAUNCHER_CPUS, MPI_LAUNCHER_MEMORY
 from router.plan.diff import change_line, diff_summary_line
 from router.quantity import format_memory
 
@@ -26,8 +27,17 @@ def _resources(p: dict[str, Any]) -> str:
     elif r["nodes"] > 1:
         times = f"{r['nodes']}× "
     parts = [f"{r['gpus_per_node']} {r.get('gpu_type') or 'gpu'}"] if r["gpus_per_node"] else []
-    parts += [f"{r['cpus_per_node']} cpu", format_memory(r["memory_per_node_mib"])]
-    return times + ", ".join(parts) + (" excl" if r["exclusive"] else "")
+    # An MPIJob's per-node numbers keep room for its launcher: shown as deployed, workers
+    # and one launcher.
+    less = (MPI_LAUNCHER_CPUS, MPI_LAUNCHER_MEMORY) if r.get("mpi_launcher") else (0, 0)
+    parts += [
+        f"{r['cpus_per_node'] - less[0]} cpu",
+        format_memory(r["memory_per_node_mib"] - less[1]),
+    ]
+    text = times + ", ".join(parts) + (" excl" if r["exclusive"] else "")
+    if r.get("mpi_launcher"):
+        text += f" + launcher {MPI_LAUNCHER_CPUS} cpu, {format_memory(MPI_LAUNCHER_MEMORY)}"
+    return text
 
 
 def _table(rows: list[list[str]], header: list[str]) -> list[str]:

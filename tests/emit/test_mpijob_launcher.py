@@ -81,12 +81,17 @@ def test_a_job_that_leaves_no_room_for_its_launcher_is_not_routed_there(tmp_path
 
 def test_manifests_request_what_the_plan_counts(tmp_path: Path) -> None:
     root = make_project(tmp_path / "p", [mpi("m", 6, nodes=2, memory="20GiB")], POLICY, INVENTORY)
-    r = CliRunner().invoke(cli, ["plan", str(root), "-q"])
+    r = CliRunner().invoke(cli, ["plan", str(root)])
     assert r.exit_code == 0, r.output
+    # The table shows what is deployed: two workers and one launcher.
+    assert "2× 3 cpu, 10GiB excl + launcher 1 cpu, 1GiB" in r.output
     doc = json.loads((root / "out" / "plan.json").read_text())
     (p,) = doc["placements"]
     assert p["resources"]["mpi_launcher"] is True
+    # Per node: room for the launcher on each worker's node (it may land on either) ...
     assert (p["resources"]["cpus_per_node"], p["resources"]["memory_per_node_mib"]) == (4, 11264)
+    # ... in total: 2 × 3 CPUs + 1, 2 × 10 GiB + 1 GiB, one launcher, not two.
+    assert (p["resources"]["cpus"], p["resources"]["memory_mib"]) == (7, 21504)
     (path,) = [root / "out" / a for a in p["artifacts"]]
     assert validate_file(path) == []  # kubernetes-validate --strict and the CRD schema
     (job,) = [d for d in yaml.safe_load_all(path.read_text()) if d]
