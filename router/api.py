@@ -532,6 +532,7 @@ def _dependency_findings(inputs: build.Inputs) -> list[Finding]:
             span.line if span else (source[1] if source else 1),
             span.column if span else 1, hint=r.hint,
             end_line=span.end_line if span else None, end_column=span.end_column if span else None,
+            source=span.source if span else None,
         ))  # fmt: skip
     return out
 

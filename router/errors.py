@@ -47,6 +47,27 @@ class Span:
 _SHOWN = 120  # the most columns of a source line an error shows
 
 
+def caret_lines(span: Span) -> list[str]:
+    """The span's source line under a gutter and a caret line under the fault (none when the
+    line is not in the source); `router check` findings show the same."""
+    text = span.source.line(span.line)
+    if not text:
+        return []
+    gutter = f"{span.line:>5} | "
+    width = 1
+    if span.end_line == span.line and span.end_column > span.column:
+        width = span.end_column - span.column
+    column = span.column
+    if len(text) > _SHOWN:  # a window around the fault, not a 5,000-column line
+        start = max(0, min(column - 1 - _SHOWN // 4, len(text) - _SHOWN))
+        cut = text[start : start + _SHOWN]
+        text = ("..." if start else "") + cut + ("..." if start + _SHOWN < len(text) else "")
+        column = column - start + (3 if start else 0)
+        width = max(1, min(width, len(text) - column + 1))
+    pad = "".join(c if c == "\t" else " " for c in text[: column - 1])
+    return [gutter + text, " " * (len(gutter) - 2) + "| " + pad + "^" * width]
+
+
 class RouterError(Exception):
     """Base of every error router reports to a user (exit code 1)."""
 
@@ -88,28 +109,8 @@ class RouterError(Exception):
         loc = self.location()
         head = f"{loc}: {self.kind}: {self.message}" if loc else f"{self.kind}: {self.message}"
         out = [head]
-        span = self.span
-        if span is not None:
-            text = span.source.line(span.line)
-            if text:
-                gutter = f"{span.line:>5} | "
-                width = 1
-                if span.end_line == span.line and span.end_column > span.column:
-                    width = span.end_column - span.column
-                column = span.column
-                if len(text) > _SHOWN:  # a window around the fault, not a 5,000-column line
-                    start = max(0, min(column - 1 - _SHOWN // 4, len(text) - _SHOWN))
-                    cut = text[start : start + _SHOWN]
-                    text = (
-                        ("..." if start else "")
-                        + cut
-                        + ("..." if start + _SHOWN < len(text) else "")
-                    )
-                    column = column - start + (3 if start else 0)
-                    width = max(1, min(width, len(text) - column + 1))
-                out.append(gutter + text)
-                pad = "".join(c if c == "\t" else " " for c in text[: column - 1])
-                out.append(" " * (len(gutter) - 2) + "| " + pad + "^" * width)
+        if self.span is not None:
+            out += caret_lines(self.span)
         if self.hint:
             out.append(f"  {self.hint}")
         return "\n".join(out)

@@ -40,6 +40,7 @@ def render_text(findings: list[Finding], ok: str) -> str:
     for f in findings:
         sev = "note" if f.severity == "info" else f.severity
         out.append(f"{f.location()}: {sev}: {f.message} [{f.code}]")
+        out += f.caret()
         if f.hint:
             out.append(f"  {f.hint}")
         if f.witness is not None:

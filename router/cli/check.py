@@ -31,6 +31,7 @@ def _load_findings(error: Any) -> list[Any]:
             "error", "invalid", e.message, e.path or "", e.line or 1,
             span.column if span else 1, hint=e.hint,
             end_line=span.end_line if span else None, end_column=span.end_column if span else None,
+            source=span.source if span else None,
         ))  # fmt: skip
     return out
 

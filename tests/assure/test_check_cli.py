@@ -43,6 +43,34 @@ def test_shadowed_rule_fails_with_line_and_witness(tmp_path: Path) -> None:
     assert "witness workload:" in out and "gpus: 8" in out
 
 
+def test_findings_show_the_source_line_and_a_caret(tmp_path: Path) -> None:
+    code, out = run(str(make_project(tmp_path, [], policy=SHADOWED)))
+    assert code == 1
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "can never match" in line)
+    # The same rendering as an error's: the line under a gutter, carets under the rule's name.
+    assert lines[at + 1 : at + 3] == [
+        "    4 | rule big_training:",
+        "      |      ^^^^^^^^^^^^",
+    ], out
+    _code, out = run(str(make_project(tmp_path / "w", [], policy=WARN_ONLY)))
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "is never used" in line)
+    assert lines[at + 1].endswith("| let unused = 1") and lines[at + 2].endswith("^^^^^^"), out
+    _code, out = run(str(make_project(tmp_path / "j", [], policy=SHADOWED)), "--format", "json")
+    # JSON findings keep their fields: no source text in them.
+    assert set(json.loads(out)["findings"][0]) == {
+        "severity",
+        "code",
+        "message",
+        "file",
+        "line",
+        "column",
+        "hint",
+        "witness",
+    }
+
+
 def test_json(tmp_path: Path) -> None:
     code, out = run(str(make_project(tmp_path, [], policy=SHADOWED)), "--format", "json")
     doc = json.loads(out)
