@@ -75,11 +75,41 @@ def parse_memory(value: object) -> int:
     return _memory_text(value)
 
 
+_SPELT_RE = re.compile(rf"^({_NUMBER})\s*([A-Za-z]+)$")
+
+
+def unit_suggestion(text: str, memory_only: bool = False) -> str | None:
+    """A did-you-mean for a quantity whose unit is a known one in the wrong case, or None.
+    `64gb` most likely means 64GiB (what memory is sized in), so that comes first and the
+    decimal reading is named beside it; `64gib` is 64GiB, `64H` is 64h (not for memory)."""
+    m = _SPELT_RE.match(text.strip())
+    if not m:
+        return None
+    number, unit = m.groups()
+    lower = unit.lower()
+    if lower in ("kb", "mb", "gb", "tb"):
+        decimal = unit.upper()
+        return (
+            f'did you mean "{number}{decimal[0]}iB"? (binary, 1024^{_POWER[decimal[0]]} bytes;'
+            f' "{number}{decimal}" is decimal, 1000^{_POWER[decimal[0]]} bytes)'
+        )
+    units = [*MEMORY_UNITS, *(() if memory_only else DURATION_UNITS)]
+    same = [u for u in units if u.lower() == lower]
+    return f'did you mean "{number}{same[0]}"?' if same else None
+
+
+_POWER = {"K": 1, "M": 2, "G": 3, "T": 4}
+
+
 @lru_cache(maxsize=4096)  # workloads repeat a few spellings ("64GiB") thousands of times
 def _memory_text(value: str) -> int:
     m = _MEMORY_RE.match(value.strip())
     if not m:
-        raise QuantityError(f'expected a memory size such as 64GiB or 512MiB, got "{value}"')
+        hint = unit_suggestion(value, memory_only=True)
+        raise QuantityError(
+            f'expected a memory size such as 64GiB or 512MiB, got "{value}"'
+            + (f"; {hint}" if hint else "")
+        )
     number, unit = float(m.group(1)), m.group(2) or "MiB"
     return math.ceil(_in_range(number * MEMORY_UNITS[unit], "memory", value))
 

@@ -7,7 +7,8 @@
   string an `expect` compares `backend`, `cluster`, `target` or `rule` with that no target
   or rule has (`expect cluster != "k8s-prd"`).
 - A memory size in decimal units (`64GB`, `1TB`) in the policy or a YAML file, and a bare
-  number for memory in YAML (read as MiB), is a warning that says what it was read as.
+  number for memory in YAML (read as MiB), is a warning that says what it was read as; so is
+  a bare number for a duration in YAML (`duration: 64`, `max_time: 90`: read as minutes).
 """
 
 from __future__ import annotations
@@ -22,11 +23,12 @@ from router.evaluate.views import target_view, workload_view
 from router.language import ast
 from router.models import Inventory, Workload
 from router.models.yamlsource import Builder, compose, locate, read_source, span
-from router.quantity import MEMORY_UNITS, parse_memory
+from router.quantity import MEMORY_UNITS, format_duration, parse_duration, parse_memory
 
 KINDS = ("training", "inference", "batch", "notebook")  # the kinds router knows by name
 _DECIMAL = ("KB", "MB", "GB", "TB")
 _MEMORY_KEYS = ("memory", "memory_per_node")
+_DURATION_KEYS = ("duration", "max_time", "default_time")  # workloads, partitions
 
 
 def _known(
@@ -227,11 +229,13 @@ def yaml_unit_findings(files: Iterable[tuple[Path, str]]) -> list[Finding]:
                 todo += [(root, item, (*at, i)) for i, item in enumerate(data)]
             elif isinstance(data, dict):
                 for key, value in data.items():
-                    if key in _MEMORY_KEYS:
-                        note = _yaml_memory(value)
+                    if key in _MEMORY_KEYS or key in _DURATION_KEYS:
+                        memory = key in _MEMORY_KEYS
+                        note = _yaml_memory(value) if memory else _yaml_duration(value)
                         if note:
                             node = locate(root, (*at, key))[1]
-                            out.append(finding_at("warning", "memory-unit", f"{key}: {note}",
+                            code = "memory-unit" if memory else "duration-unit"
+                            out.append(finding_at("warning", code, f"{key}: {note}",
                                                   span(source, node)))  # fmt: skip
                     elif isinstance(value, (dict, list)):
                         todo.append((root, value, (*at, key)))
@@ -254,6 +258,20 @@ def _yaml_memory(value: Any) -> str | None:
         except ValueError:
             return None
     return None
+
+
+def _yaml_duration(value: Any) -> str | None:
+    """What a bare number for a duration was read as (minutes, as `sbatch --time`), or None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return None
+    try:
+        read = format_duration(parse_duration(value))
+    except ValueError:
+        return None  # the loader reports what is out of range
+    return (
+        f"a bare number is read as minutes: {value} is {read}; write the unit, such as"
+        f" {value}min or {value}h"
+    )
 
 
 assert set(_DECIMAL) <= set(MEMORY_UNITS)

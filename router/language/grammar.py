@@ -157,12 +157,9 @@ def quantity_literal(tok: Token, span: Span) -> Literal:
             pass
     except quantity.QuantityRangeError as e:
         raise Problem(str(e), span, "see docs/limits.md") from None
-    known = [*quantity.MEMORY_UNITS, *quantity.DURATION_UNITS]
-    same = [u for u in known if u.lower() == unit.lower()]
-    hint = (
-        f'did you mean "{text[: len(text) - len(unit)]}{same[0]}"?'
-        if same and unit_match and unit_match.end() == len(text)
-        else "units: KiB, MiB, GiB, TiB for memory; s, min, h, d for durations; % for a share"
+    suggestion = quantity.unit_suggestion(text) if unit_match else None
+    hint = suggestion or (
+        "units: KiB, MiB, GiB, TiB for memory; s, min, h, d for durations; % for a share"
     )
     raise Problem(f"unknown unit `{unit}` in `{text}`", span, hint)
 

@@ -153,3 +153,56 @@ def test_router_check_reports_them(tmp_path: Path) -> None:
     policy.write_text(policy.read_text().replace('"k8s-prd"', '"k8s-prod"'))
     assert CliRunner().invoke(cli, ["check", str(project)]).exit_code == 0  # a warning only
     assert CliRunner().invoke(cli, ["check", "--strict", str(project)]).exit_code == 1
+
+
+def test_a_bare_number_for_a_duration_says_it_is_read_as_minutes(tmp_path: Path) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text("- {name: a, duration: 64}\n- name: b\n  duration: 120\n"
+                    "- {name: c, duration: 64h}\n- {name: d, duration: '1h'}\n")  # fmt: skip
+    found = yaml_unit_findings([(path, "w.yaml")])
+    assert [(f.line, f.column, f.code) for f in found] == [
+        (1, 23, "duration-unit"),
+        (3, 13, "duration-unit"),
+    ]
+    assert found[0].message == (
+        "duration: a bare number is read as minutes: 64 is 64min; write the unit, such as 64min"
+        " or 64h"
+    )
+    assert "120 is 2h" in found[1].message
+    inventory = tmp_path / "inventory.yaml"  # a partition's limits too
+    inventory.write_text("clusters:\n- name: hpc\n  partitions:\n  - {name: p, max_time: 90}\n")
+    (found,) = yaml_unit_findings([(inventory, "inventory.yaml")])
+    assert (found.line, found.code) == (4, "duration-unit") and "90 is 90min" in found.message
+
+
+def test_router_check_warns_of_a_bare_duration_with_a_caret(tmp_path: Path) -> None:
+    project = make_project(tmp_path / "p")
+    (project / "workloads" / "zz.yaml").write_text("name: zz\nkind: batch\nduration: 64\n")
+    r = CliRunner().invoke(cli, ["check", str(project)])
+    assert r.exit_code == 0, r.output
+    lines = r.output.splitlines()
+    at = lines.index(
+        f"{project / 'workloads' / 'zz.yaml'}:3:11: warning: duration: a bare number is read as"
+        " minutes: 64 is 64min; write the unit, such as 64min or 64h [duration-unit]"
+    )
+    assert lines[at + 1 : at + 3] == ["    3 | duration: 64", "      |           ^^"]
+
+
+def test_lower_case_decimal_units_suggest_binary_and_name_the_decimal_reading(
+    tmp_path: Path,
+) -> None:
+    hint = 'did you mean "64GiB"? (binary, 1024^3 bytes; "64GB" is decimal, 1000^3 bytes)'
+    project = make_project(tmp_path / "p")
+    policy = project / "policies" / "platform.route"
+    policy.write_text(policy.read_text() + "\nrule big: when memory > 64gb route any\n")
+    r = CliRunner().invoke(cli, ["check", str(project)])
+    assert r.exit_code == 1 and "unknown unit `gb` in `64gb`" in r.output
+    assert f"  {hint}" in r.output.splitlines()
+    project = make_project(tmp_path / "q")
+    (project / "workloads" / "zz.yaml").write_text("name: zz\nkind: batch\nmemory: 64gb\n")
+    r = CliRunner().invoke(cli, ["check", str(project)])
+    assert r.exit_code == 1 and f'got "64gb"; {hint}' in r.output, r.output
+    # Not a duration unit for memory: 64M is no "64m" (minutes).
+    (project / "workloads" / "zz.yaml").write_text("name: zz\nkind: batch\nmemory: 64M\n")
+    r = CliRunner().invoke(cli, ["check", str(project)])
+    assert r.exit_code == 1 and "did you mean" not in r.output
