@@ -36,6 +36,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
+from functools import lru_cache
 from pathlib import Path
 
 from router.errors import PlanError
@@ -184,13 +185,13 @@ def write_parts(
             if os.getpid() != me:
                 # A child: its files go to disk while this process still works, so the one
                 # sync below has less left to wait for.
-                os.sync()
+                sync_file_system(str(tmp))
             return names
 
         written = sorted(path for names in run_parts(one, parts, parallel) for path in names)
-        # One sync for the whole folder before the swap, not an fsync per file: a plan of
-        # 100k workloads writes 100k files, and the swap only needs them durable as a set.
-        os.sync()
+        # One sync of the folder's file system before the swap, not an fsync per file: a plan
+        # of 100k workloads writes 100k files, and the swap only needs them durable as a set.
+        sync_file_system(str(tmp))
         pause = os.environ.get(TEST_PAUSE_ENV)
         if pause:
             time.sleep(float(pause))
@@ -208,6 +209,33 @@ def write_parts(
         # the process die here, the next run removes what is left.
         shutil.rmtree(old, ignore_errors=True)
     return written
+
+
+@lru_cache(maxsize=1)
+def _syncfs() -> Callable[[int], int] | None:
+    """libc's syncfs(2) (Linux), or None where there is none."""
+    import ctypes  # here: only a plan that writes needs it
+
+    try:
+        return getattr(ctypes.CDLL(None, use_errno=True), "syncfs", None)
+    except OSError:
+        return None
+
+
+def sync_file_system(folder: str) -> None:
+    """Flush the file system that holds `folder`, not every disk of the machine as os.sync
+    does (Python has no os.syncfs); os.sync where syncfs is missing or fails. An fsync of
+    each file and folder would do too, but costs ~30 s for L's 8,700 files (a journal commit
+    each) where syncfs takes a fraction of a second."""
+    syncfs = _syncfs()
+    if syncfs is not None:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            if syncfs(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    os.sync()
 
 
 def _write_part(out: Path, tmp: str, part: Part) -> list[str]:

@@ -263,3 +263,42 @@ def test_a_folder_that_is_no_plans_out_is_not_emptied(tmp_path: Path, project: P
     _plan(project)
     _plan(project)
     assert (victim / "plan.json").is_file()
+
+
+WRITE_TWO_PARTS = """
+import sys
+from pathlib import Path
+from router.output import write_parts
+parts = [lambda: {"plan.json": "{}"}, lambda: {"slurm/a.sbatch": "#!/bin/sh"}]
+print(write_parts(Path(sys.argv[1]), parts, parallel=True))
+"""
+
+
+@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace")
+def test_the_swap_syncs_the_out_folders_file_system_not_the_machine(tmp_path: Path) -> None:
+    # Traced for real: the parent and the forked child that writes a part each call
+    # syncfs(2) on the new folder (one file system); sync(2), every disk, is never called.
+    log = tmp_path / "strace.txt"
+    cmd = ["strace", "-f", "-qq", "-e", "trace=sync,syncfs", "-e", "signal=none", "-o", str(log),
+           sys.executable, "-c", WRITE_TWO_PARTS, str(tmp_path / "out")]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    r = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "['plan.json', 'slurm/a.sbatch']"
+    calls = [line.split(None, 1)[1] for line in log.read_text().splitlines()]
+    assert [c.split("(")[0] for c in calls] == ["syncfs", "syncfs"], calls
+    assert all(c.endswith("= 0") for c in calls), calls
+    assert len({line.split()[0] for line in log.read_text().splitlines()}) == 2  # two pids
+    assert tree(tmp_path / "out").keys() == {"plan.json", "slurm/a.sbatch"}
+
+
+def test_without_syncfs_the_swap_falls_back_to_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import router.output
+
+    synced: list[None] = []
+    monkeypatch.setattr(router.output, "_syncfs", lambda: None)  # as where libc has none
+    monkeypatch.setattr(router.output.os, "sync", lambda: synced.append(None))
+    write_out(tmp_path / "out", {"a": "x"})
+    assert synced == [None] and (tmp_path / "out" / "a").read_text() == "x"
