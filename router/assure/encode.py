@@ -27,9 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from math import lcm
-from typing import Any
-
-from ortools.sat.python import cp_model
+from typing import TYPE_CHECKING, Any
 
 from router.evaluate.expr import _compare as _py_compare
 from router.evaluate.expr import _contains
@@ -37,6 +35,12 @@ from router.language import ast
 from router.language.names import WORKLOAD_FIELDS
 from router.models import Inventory
 from router.models.workload import WORKLOAD_DEFAULTS
+from router.solve import cpmodel
+
+if TYPE_CHECKING:
+    from ortools.sat.python import cp_model
+else:
+    cp_model = cpmodel.load()  # without pandas (router/solve/cpmodel.py), as `router plan`
 
 # (low, high, default) per numeric field; defaults are the Workload model's.
 _D = WORKLOAD_DEFAULTS
