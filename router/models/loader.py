@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args
 
 from pydantic import BaseModel, ValidationError
 from yaml.nodes import Node, ScalarNode, SequenceNode
 
-from router.errors import ErrorGroup, LoadError, RouterError, Source, did_you_mean
+from router.errors import ErrorGroup, LoadError, RouterError, Source, Span, did_you_mean
 from router.gcpause import paused_gc
 from router.models.blockyaml import plain_reader, scan
 from router.models.classes import WorkloadClasses
@@ -325,11 +326,13 @@ def _load_fast(
     source: Source, first: dict[str, Workload], classes: WorkloadClasses
 ) -> list[Workload] | None:
     """The file's workloads read by blockyaml's scanner, or None: when the file is outside
-    what it reads, or anything in it is wrong, or needs a node's position (an `after`), it is
-    loaded again by _load_file, which has the nodes for its messages."""
+    what it reads, or anything in it is wrong, it is loaded again by _load_file, which has
+    the nodes for its messages. The positions of `after` entries are found only if an error
+    asks for them (_AfterAt)."""
     items = scan(source.text, plain_reader(Builder(source)))
     if items is None:
         return None
+    nodes: _Nodes | None = None
     out: list[Workload] = []
     names: set[str] = set()
     keys: dict[int, str | None] = {}  # template -> class key: its items differ in name only
@@ -351,11 +354,51 @@ def _load_fast(
             except ValidationError:
                 return None
             classes.add(key, workload)
-        if workload.after or (workload.workdir and value_problem("sbatch", workload.workdir)):
+        if workload.workdir and value_problem("sbatch", workload.workdir):
             return None
         if workload.name in first or workload.name in names:
             return None
         names.add(workload.name)
         workload._source = (source.path, line)
+        if workload.after:
+            if nodes is None:
+                nodes = _Nodes(source)
+            workload._after_at = _AfterAt(nodes, line, len(workload.after))
         out.append(workload)
     return out
+
+
+class _Nodes:
+    """A file's YAML nodes, composed when first needed (once per file): the fast scanner
+    keeps no positions, and only an error about an `after` entry asks for one."""
+
+    def __init__(self, source: Source) -> None:
+        self.source = source
+        self._docs: list[Node] | None = None
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Nodes) and other.source == self.source
+
+    def item_at(self, line: int) -> Node:
+        """The workload node that starts on `line` (a list item, or the file's mapping)."""
+        if self._docs is None:
+            self._docs = compose(self.source)
+        for doc in self._docs:
+            for node in doc.value if isinstance(doc, SequenceNode) else [doc]:
+                if node.start_mark.line + 1 == line:
+                    return node
+        raise AssertionError(f"{self.source.path}:{line}: no workload starts here")
+
+
+@dataclass(frozen=True)
+class _AfterAt:
+    """Where the `after` entries of the workload at `line` are, as _load_file finds them."""
+
+    nodes: _Nodes
+    line: int
+    count: int
+
+    def __call__(self) -> tuple[Span, ...]:
+        node = self.nodes.item_at(self.line)
+        source = self.nodes.source
+        return tuple(span(source, locate(node, ("after", i))[1]) for i in range(self.count))

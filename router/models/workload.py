@@ -8,6 +8,7 @@ memory in MiB, duration in seconds, priority as a number.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from annotated_types import Ge, Le
@@ -270,6 +271,8 @@ class Workload(Frozen):
 
     _source: tuple[str, int] | None = PrivateAttr(default=None)
     _after_spans: tuple[Span, ...] = PrivateAttr(default=())  # of each `after` entry
+    # Finds them when first asked, for a file read without its nodes (loader.py _load_fast).
+    _after_at: Callable[[], tuple[Span, ...]] | None = PrivateAttr(default=None)
 
     @model_validator(mode="before")
     @classmethod
@@ -324,7 +327,10 @@ class Workload(Frozen):
 
     @property
     def after_spans(self) -> tuple[Span, ...]:
-        """Where each `after` entry was written, set by the loader."""
+        """Where each `after` entry was written, set by the loader (or found on first use,
+        for a file read by the fast scanner, which keeps no positions)."""
+        if self._after_at is not None:
+            self._after_spans, self._after_at = self._after_at(), None
         return self._after_spans
 
     @property

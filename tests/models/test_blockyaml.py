@@ -228,9 +228,11 @@ def _outcome(path: Path, fast: bool, mp: pytest.MonkeyPatch) -> Any:
         return e.format()
     finally:
         mp.undo()
+    # `after` positions first: the fast path finds them when first asked (loader._AfterAt).
+    spans = [[(a.line, a.column, a.end_line, a.end_column) for a in w.after_spans] for w in found]
     return [
-        (w.model_dump(), sorted(w.model_fields_set), w.source, w.__pydantic_private__)
-        for w in found
+        (w.model_dump(), sorted(w.model_fields_set), w.source, at, w.__pydantic_private__)
+        for w, at in zip(found, spans, strict=True)
     ]
 
 
@@ -296,3 +298,39 @@ def test_aliases_that_stand_for_more_than_the_file_go_to_the_full_loader(tmp_pat
     path.write_text(text)
     with pytest.raises(RouterError, match="unknown field"):
         load_workloads(path)
+
+
+AFTER = [
+    "- name: a\n  kind: batch\n- name: b\n  after:\n  - a\n- name: c\n  after:\n    - a\n    - b\n",
+    "name: b\nkind: batch\nafter:\n- 'a'\n",  # one mapping, a quoted entry (no such workload)
+    '- name: x\n  kind: batch\n  after:\n  - "y"\n- name: y\n  kind: batch\n  after:\n  - z\n'
+    "- name: z\n  kind: batch\n  after:\n  - x\n",  # a cycle: x -> y -> z -> x
+    "- name: a\n  after:\n  - nope\n",  # an unknown name
+    "- name: t1\n  kind: batch\n  after:\n  - p\n- name: t2\n  kind: batch\n  after:\n  - p\n"
+    "- name: p\n",  # t2 a copy of t1's class (a template), its own positions
+]
+
+
+@pytest.mark.parametrize("text", AFTER)
+def test_files_with_after_are_read_once_with_the_same_positions(
+    text: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "w.yaml"
+    path.write_text(text)
+    composed: list[str] = []
+
+    def counting(source: Source) -> Any:
+        composed.append(source.path)
+        return compose(source)
+
+    monkeypatch.setattr(loader, "compose", counting)
+    assert _scanned(text)[0] is not None  # the scanner reads it
+    try:
+        found = load_workloads(path)
+    except RouterError:
+        assert composed == [str(path)]  # composed once, for the error's position
+    else:
+        assert composed == []  # read once, by the scanner
+        assert all(w.after for w in found if w.name != "a" and w.name != "p")
+    with pytest.MonkeyPatch.context() as mp:
+        assert _outcome(path, True, mp) == _outcome(path, False, mp)
