@@ -5,11 +5,13 @@ tokens). Only the wording of a YAML syntax error is the parser's own ("did not f
 ',' or ']'" in libyaml, "expected ',' or ']', but got '<stream end>'" in PyYAML); its position,
 caret and the line of its context (when elsewhere) are the same.
 
-Two known differences are left out. An empty value (`key:` and nothing) is a node at the end
-of its line for PyYAML, at the start of the next for libyaml. And a tab inside a line: libyaml
-reads `gpu_\ttype` as one plain scalar, as the YAML spec has it; PyYAML's own scanner stops at
-the tab and fails there. A syntax error found at the end of the text is a line apart too, and
-where a block mapping or list ends (libyaml counts the comments after it in)."""
+Two known differences are left out. An empty value inside a flow collection (`{a: , b: 1}`)
+is a column apart: before the space for PyYAML, after it for libyaml (a block one, `key:` and
+nothing, is at the end of its line for both; the walk below compares an empty value's line,
+not its column). And a tab inside a line: libyaml reads `gpu_\ttype` as one plain scalar, as
+the YAML spec has it; PyYAML's own scanner stops at the tab and fails there. A syntax error
+found at the end of the text is a line apart too, and where a block mapping or list ends
+(libyaml counts the comments after it in)."""
 
 from __future__ import annotations
 
@@ -41,7 +43,7 @@ pytestmark = pytest.mark.skipif(not C_PARSER, reason="PyYAML here is built witho
 def _walk(node: Node, out: list[Any], seen: set[int]) -> None:
     """Every node's kind, tag, value (scalars) and span, in document order."""
     start, end = node.start_mark, node.end_mark
-    if node.value == "" and node.tag == "!plain":  # an empty value: placed differently
+    if node.value == "" and node.tag == "!plain":  # an empty value: a column apart in flow
         out.append(("empty", start.line if start.line == end.line else None))
         return
     scalar = not isinstance(node, (MappingNode, SequenceNode))
