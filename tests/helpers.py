@@ -117,3 +117,14 @@ def plan_json_twice(root: Path, tmp_path: Path) -> bytes:
         outs.append((tmp_path / run / "plan.json").read_bytes())
     assert outs[0] == outs[1]
     return outs[0]
+
+
+def inventory_error(path: Path, text: str) -> str:
+    """The message of loading `text`, written to the inventory file `path`, which must fail."""
+    from router.errors import RouterError
+    from router.models import load_inventory
+
+    path.write_text(text)
+    with pytest.raises(RouterError) as e:
+        load_inventory(path)
+    return str(e.value)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from router.assure.analysis import Finding, analyze
@@ -125,18 +126,41 @@ def test_decimal_memory_in_the_policy_says_what_it_is_read_as(tmp_path: Path) ->
     assert "read as 61,036 MiB" in found[0].message and "GiB for binary" in found[0].message
 
 
-def test_memory_in_yaml_without_unit_or_in_decimal_units(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    ("text", "where", "said"),
+    [
+        (
+            "- {name: a, kind: batch, memory: 64}\n- name: b\n  memory: 64GB\n"
+            "- {name: c, memory: 64GiB}\n- {name: d, memory: '512'}\n",
+            [(1, 34, "memory-unit"), (3, 11, "memory-unit"), (5, 21, "memory-unit")],
+            ["read as MiB: 64 MiB", "read as 61,036 MiB", '"512" without a unit is read as MiB'],
+        ),
+        (
+            "- {name: a, duration: 64}\n- name: b\n  duration: 120\n"
+            "- {name: c, duration: 64h}\n- {name: d, duration: '1h'}\n",
+            [(1, 23, "duration-unit"), (3, 13, "duration-unit")],
+            [
+                "duration: a bare number is read as minutes: 64 is 64min; write the unit, such"
+                " as 64min or 64h",
+                "120 is 2h",
+            ],
+        ),
+        (  # a partition's limits too
+            "clusters:\n- name: hpc\n  partitions:\n  - {name: p, max_time: 90}\n",
+            [(4, 25, "duration-unit")],
+            ["max_time: a bare number is read as minutes: 90 is 90min"],
+        ),
+    ],
+)
+def test_memory_and_durations_in_yaml_without_unit_or_in_decimal_units(
+    tmp_path: Path, text: str, where: list[tuple[int, int, str]], said: list[str]
+) -> None:
     path = tmp_path / "w.yaml"
-    path.write_text("- {name: a, kind: batch, memory: 64}\n- name: b\n  memory: 64GB\n"
-                    "- {name: c, memory: 64GiB}\n- {name: d, memory: '512'}\n")  # fmt: skip
+    path.write_text(text)
     found = yaml_unit_findings([(path, "w.yaml")])
-    assert [(f.line, f.column, f.code) for f in found] == [
-        (1, 34, "memory-unit"),
-        (3, 11, "memory-unit"),
-        (5, 21, "memory-unit"),
-    ]
-    assert "read as MiB: 64 MiB" in found[0].message
-    assert "read as 61,036 MiB" in found[1].message
+    assert [(f.line, f.column, f.code) for f in found] == where
+    for f, words in zip(found, said, strict=True):
+        assert words in f.message, f.message
 
 
 def test_router_check_reports_them(tmp_path: Path) -> None:
@@ -153,26 +177,6 @@ def test_router_check_reports_them(tmp_path: Path) -> None:
     policy.write_text(policy.read_text().replace('"k8s-prd"', '"k8s-prod"'))
     assert CliRunner().invoke(cli, ["check", str(project)]).exit_code == 0  # a warning only
     assert CliRunner().invoke(cli, ["check", "--strict", str(project)]).exit_code == 1
-
-
-def test_a_bare_number_for_a_duration_says_it_is_read_as_minutes(tmp_path: Path) -> None:
-    path = tmp_path / "w.yaml"
-    path.write_text("- {name: a, duration: 64}\n- name: b\n  duration: 120\n"
-                    "- {name: c, duration: 64h}\n- {name: d, duration: '1h'}\n")  # fmt: skip
-    found = yaml_unit_findings([(path, "w.yaml")])
-    assert [(f.line, f.column, f.code) for f in found] == [
-        (1, 23, "duration-unit"),
-        (3, 13, "duration-unit"),
-    ]
-    assert found[0].message == (
-        "duration: a bare number is read as minutes: 64 is 64min; write the unit, such as 64min"
-        " or 64h"
-    )
-    assert "120 is 2h" in found[1].message
-    inventory = tmp_path / "inventory.yaml"  # a partition's limits too
-    inventory.write_text("clusters:\n- name: hpc\n  partitions:\n  - {name: p, max_time: 90}\n")
-    (found,) = yaml_unit_findings([(inventory, "inventory.yaml")])
-    assert (found.line, found.code) == (4, "duration-unit") and "90 is 90min" in found.message
 
 
 def test_router_check_warns_of_a_bare_duration_with_a_caret(tmp_path: Path) -> None:

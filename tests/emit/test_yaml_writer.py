@@ -20,6 +20,7 @@ from router.emit.k8s import yamlio
 from router.emit.kubernetes import KubernetesEmitter, manifests, namespaces
 from tests.emit.pure_yaml import pure_dump
 from tests.emit.test_kubernetes_emit import every_kind, job, service
+from tests.profiles import BOUNDED
 
 
 def _same(docs: list[dict[str, Any]], fast: bool = True) -> None:
@@ -104,8 +105,7 @@ values = st.recursive(
 documents = st.lists(st.dictionaries(keys, values, min_size=1, max_size=5), min_size=1, max_size=3)
 
 
-@settings(max_examples=100, deadline=None, database=None, derandomize=True,
-          suppress_health_check=list(HealthCheck))  # fmt: skip
+@settings(BOUNDED, max_examples=100, suppress_health_check=list(HealthCheck))
 @given(documents)
 def test_generated_documents_are_written_as_pyyaml_writes_them(docs: list[dict[str, Any]]) -> None:
     _same(docs, fast=False)
@@ -124,8 +124,7 @@ def test_long_lines_around_the_width_come_out_as_pyyaml_writes_them(word: str) -
 plain = st.from_regex(yamlio._PLAIN, fullmatch=True).filter(lambda s: not s.endswith(" "))
 
 
-@settings(max_examples=100, deadline=None, database=None, derandomize=True,
-          suppress_health_check=list(HealthCheck))  # fmt: skip
+@settings(BOUNDED, max_examples=100, suppress_health_check=list(HealthCheck))
 @given(
     st.lists(
         st.tuples(plain.filter(lambda s: len(s) < 128), plain | st.sampled_from(PIECES)),

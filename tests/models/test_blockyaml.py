@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from yaml.nodes import SequenceNode
 
@@ -21,6 +21,7 @@ from router.models.blockyaml import plain_reader, scan
 from router.models.yamlsource import Builder, compose
 from router.testing.strategies import workload_dicts
 from tests.fuzz.strategies import mutated
+from tests.profiles import BOUNDED
 
 SAFE = [
     "x", "a b", "1", "-1", "1.5", "yes", "null", "~", "'q'", '"dq"', "1:30:00", "0x1f", "x[1]",
@@ -185,19 +186,13 @@ def test_names_of_a_template_are_read_each_on_its_own() -> None:
     assert _scanned(text + "- name: 'x\n  kind: batch\n")[0] is None
 
 
-@settings(
-    max_examples=300,
-    deadline=None,
-    database=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@settings(BOUNDED, max_examples=300)
 @given(text=_texts())
 def test_generated_texts_read_as_the_full_loader(text: str) -> None:
     _check(text)
 
 
-@settings(max_examples=150, deadline=None, database=None, derandomize=True)
+@settings(BOUNDED, max_examples=150)
 @given(base=st.sampled_from(EXAMPLES), data=st.data())
 def test_mutated_texts_read_as_the_full_loader(base: str, data: st.DataObject) -> None:
     _check(data.draw(mutated(base * 2), label="text"))
@@ -206,7 +201,7 @@ def test_mutated_texts_read_as_the_full_loader(base: str, data: st.DataObject) -
 def test_generated_texts_are_mostly_read() -> None:
     """The generator reaches the scanner's reading, not only its refusals."""
 
-    @settings(max_examples=200, deadline=None, database=None, derandomize=True)
+    @settings(BOUNDED, max_examples=200)
     @given(text=_texts())
     def count(text: str) -> None:
         read.append(_check(text))
@@ -248,7 +243,7 @@ def _workload_file(draw: st.DrawFn) -> str:
     return yaml.dump(items, sort_keys=draw(st.booleans()), default_flow_style=False)
 
 
-@settings(max_examples=60, deadline=None, database=None, derandomize=True)
+@settings(BOUNDED, max_examples=60)
 @given(text=_workload_file())
 def test_files_load_the_same_with_and_without_the_scanner(
     text: str, tmp_path_factory: pytest.TempPathFactory

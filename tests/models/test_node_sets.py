@@ -12,11 +12,11 @@ from router.models import (
     Inventory,
     Partition,
     Running,
-    load_inventory,
     load_running,
     node_classes,
 )
 from router.models.capacity import NodeShape
+from tests.helpers import inventory_error
 
 H100 = {
     "name": "h100",
@@ -105,18 +105,16 @@ def test_node_set_errors(change: dict[str, Any], text: str) -> None:
 
 def test_node_set_error_is_positioned(tmp_path: Path) -> None:
     f = tmp_path / "inventory.yaml"
-    f.write_text(
+    text = inventory_error(
+        f,
         "clusters:\n"
         "  - name: hpc\n"
         "    backend: slurm\n"
         "    node_sets:\n"
         "      - {name: h100, nodes: 2, cpus_per_node: 8, memory_per_node: 8GiB}\n"
         "    partitions:\n"
-        "      - {name: gpu, node_sets: [h10]}\n"
+        "      - {name: gpu, node_sets: [h10]}\n",
     )
-    with pytest.raises(RouterError) as e:
-        load_inventory(f)
-    text = str(e.value)
     assert f"{f}:7:" in text and 'no node set "h10"' in text and "h100" in text
 
 

@@ -27,6 +27,7 @@ from yaml.nodes import MappingNode, Node, SequenceNode
 from router.errors import RouterError, Source
 from router.models.yamlsource import C_PARSER, Builder, Loader, PureLoader, compose
 from tests.fuzz.strategies import mutated
+from tests.profiles import BOUNDED
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ml-platform"
 FILES = {
@@ -115,15 +116,9 @@ def test_syntax_errors_are_the_same(text: str) -> None:
 
 
 @settings(
+    BOUNDED,
     max_examples=60,
-    deadline=None,
-    database=None,
-    derandomize=True,
-    suppress_health_check=[
-        HealthCheck.too_slow,
-        HealthCheck.data_too_large,
-        HealthCheck.filter_too_much,
-    ],
+    suppress_health_check=[*BOUNDED.suppress_health_check, HealthCheck.filter_too_much],
 )
 @given(name=st.sampled_from(sorted(FILES)), data=st.data())
 def test_mutated_files_load_the_same(name: str, data: st.DataObject) -> None:

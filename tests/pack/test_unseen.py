@@ -11,10 +11,11 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import TypeVar
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.pack.unseen import Judged, Seeded, judge, platform
+from tests.profiles import BOUNDED
 
 T = TypeVar("T")
 
@@ -32,13 +33,7 @@ class Drawn:
         return self.data.draw(st.integers(low, high))
 
 
-@settings(
-    max_examples=120,
-    derandomize=True,
-    deadline=None,
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@settings(BOUNDED, max_examples=120)
 @given(st.data())
 def test_unseen_platforms_pack_and_leave_nothing_out(data: st.DataObject) -> None:
     got = judge(platform(Drawn(data)))

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 from router.plan import document
 from router.plan.document import indented
+from tests.profiles import BOUNDED
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "ml-platform"
 
@@ -46,8 +47,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=100, deadline=None, database=None, derandomize=True,
-          suppress_health_check=list(HealthCheck))  # fmt: skip
+@settings(BOUNDED, max_examples=100, suppress_health_check=list(HealthCheck))
 @given(st.dictionaries(texts, values, max_size=6))
 def test_indented_writes_what_json_dumps_writes(doc: dict[str, Any]) -> None:
     assert indented(doc) == reference(doc)
@@ -62,8 +62,7 @@ plain = st.recursive(
 )  # fmt: skip
 
 
-@settings(max_examples=100, deadline=None, database=None, derandomize=True,
-          suppress_health_check=list(HealthCheck))  # fmt: skip
+@settings(BOUNDED, max_examples=100, suppress_health_check=list(HealthCheck))
 @given(st.dictionaries(st.text(max_size=8), plain, max_size=6))
 def test_documents_of_64_bit_ints_and_floats_of_the_same_text_take_the_fast_path(
     doc: dict[str, Any],

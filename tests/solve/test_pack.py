@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from router.solve.nodes import Capacity, Item, NodeGroup
 from router.solve.pack import Entry, Packing, balanced, pack, plain_first_fit
 
@@ -28,31 +30,30 @@ def _within(p: Packing, entries: list[Entry]) -> bool:
     return True
 
 
-def test_the_exact_packing_finds_twelve_gpu_pods_on_three_four_gpu_nodes() -> None:
-    # tests/pack/test_found.py's three services: first fit strands a GPU in every order;
-    # the exact search read its bounds as 0 (ortools 9.15, domain[-1]) and "proved" it
-    # impossible.
+@pytest.mark.parametrize(
+    ("first", "fits"),
+    [
+        # tests/pack/test_found.py's three services, twelve GPU pods on three 4-GPU nodes:
+        # first fit strands a GPU in every order; the exact search read its bounds as 0
+        # (ortools 9.15, domain[-1]) and "proved" it impossible.
+        (4, True),
+        (5, False),  # a thirteenth pod: proven not to fit
+    ],
+)
+def test_the_exact_packing_of_gpu_pods_on_three_four_gpu_nodes(first: int, fits: bool) -> None:
     cap = _cap(3, (4, 96, 196608))
     entries = [
-        Entry(0, Item(0, 4, (1, 30, 16384)), SETS, 1),
+        Entry(0, Item(0, first, (1, 30, 16384)), SETS, 1),
         Entry(1, Item(0, 4, (1, 7, 4096)), SETS, 1),
         Entry(2, Item(0, 2, (2, 2, 40960)), SETS, 1),
     ]
     answer = pack(cap, entries)
-    assert answer.packing is not None and answer.proven
-    assert _within(answer.packing, entries)
+    assert answer.proven
+    if not fits:
+        assert answer.packing is None
+        return
+    assert answer.packing is not None and _within(answer.packing, entries)
     assert answer.packing.placed == {0: 1, 1: 1, 2: 1}
-
-
-def test_the_exact_packing_proves_a_thirteenth_gpu_pod_does_not_fit() -> None:
-    cap = _cap(3, (4, 96, 196608))
-    entries = [
-        Entry(0, Item(0, 5, (1, 30, 16384)), SETS, 1),
-        Entry(1, Item(0, 4, (1, 7, 4096)), SETS, 1),
-        Entry(2, Item(0, 2, (2, 2, 40960)), SETS, 1),
-    ]
-    answer = pack(cap, entries)
-    assert answer.packing is None and answer.proven
 
 
 def test_balanced_packs_what_plain_first_fit_strands() -> None:
