@@ -299,6 +299,6 @@ def test_without_syncfs_the_swap_falls_back_to_sync(
 
     synced: list[None] = []
     monkeypatch.setattr(router.output, "_syncfs", lambda: None)  # as where libc has none
-    monkeypatch.setattr(router.output.os, "sync", lambda: synced.append(None))
+    monkeypatch.setattr(os, "sync", lambda: synced.append(None))
     write_out(tmp_path / "out", {"a": "x"})
     assert synced == [None] and (tmp_path / "out" / "a").read_text() == "x"
