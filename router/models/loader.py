@@ -379,7 +379,7 @@ class _Nodes:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, _Nodes) and other.source == self.source
 
-    def item_at(self, line: int) -> Node:
+    def item_at(self, line: int) -> Node | None:
         """The workload node that starts on `line` (a list item, or the file's mapping)."""
         if self._docs is None:
             self._docs = compose(self.source)
@@ -387,7 +387,7 @@ class _Nodes:
             for node in doc.value if isinstance(doc, SequenceNode) else [doc]:
                 if node.start_mark.line + 1 == line:
                     return node
-        raise AssertionError(f"{self.source.path}:{line}: no workload starts here")
+        return None  # not met (the scanner's lines are the loader's): errors keep file:line
 
 
 @dataclass(frozen=True)
@@ -400,5 +400,7 @@ class _AfterAt:
 
     def __call__(self) -> tuple[Span, ...]:
         node = self.nodes.item_at(self.line)
+        if node is None:
+            return ()
         source = self.nodes.source
         return tuple(span(source, locate(node, ("after", i))[1]) for i in range(self.count))
