@@ -68,11 +68,19 @@ class QuotaLimit:
         return self.limit.span.location()
 
 
+def gpu_devices_per_node(ref: TargetRef) -> int:
+    """What a quota on `gpus` counts of a node: its GPU devices, a whole GPU or a MIG slice
+    each (as Slurm's gres/gpu TRES counts MIG instances), so that a slice placed, a whole
+    node taken and a percentage of capacity are all in one unit."""
+    t = ref.target
+    return t.whole_gpus_per_node + sum(t.slices_per_node.values())
+
+
 def capacity(ref: TargetRef, resource: str) -> int:
     t = ref.target
     nodes = getattr(t, "max_nodes", None) or t.nodes
     per_node = {
-        "gpus": t.whole_gpus_per_node,  # GPUs cut into MIG slices are counted as slices
+        "gpus": gpu_devices_per_node(ref),
         "cpus": t.cpus_per_node,
         "memory": t.memory_per_node,
         "nodes": 1,
@@ -106,7 +114,7 @@ def capacity_usage(resource: str, res: Resources, ref: TargetRef) -> int:
     Like `usage`, except for MIG: the kubelet accounts `nvidia.com/gpu` and each
     `nvidia.com/mig-<profile>` as separate resources, so a MIG placement counts its slices
     against its profile's row and no whole GPUs, and a placement that takes whole nodes takes
-    every slice of them too. (Quotas on `gpus` still count a slice as a GPU: `usage`.)
+    every slice of them too. (Quotas on `gpus` count GPU devices, a slice as one: `usage`.)
     """
     if resource.startswith("mig-"):
         t = ref.target
@@ -121,7 +129,9 @@ def capacity_usage(resource: str, res: Resources, ref: TargetRef) -> int:
 
 
 def usage(resource: str, res: Resources, ref: TargetRef) -> int:
-    """What a placement counts against a quota or a target's capacity for `resource`."""
+    """What a placement counts against a quota or a target's capacity for `resource`: on
+    `gpus`, GPU devices (gpu_devices_per_node), the whole GPUs or slices it asks for, or
+    every device of the whole nodes it takes."""
     if resource == "workloads":
         return 1
     t = ref.target
@@ -129,7 +139,7 @@ def usage(resource: str, res: Resources, ref: TargetRef) -> int:
     if resource == "nodes":
         return whole if whole else res.nodes
     if resource == "gpus":
-        return whole * t.gpus_per_node if whole else res.gpus
+        return whole * gpu_devices_per_node(ref) if whole else res.gpus
     if resource == "cpus":
         return whole * t.cpus_per_node if whole else res.cpus
     if resource == "memory":

@@ -105,6 +105,8 @@ class Usage(_Part):
 
 
 class TargetUsage(_Part):
+    # What quotas count (router.evaluate.quota.usage): `gpus` in GPU devices, a whole GPU or
+    # a MIG slice each, so a node of 8 A100s cut into 7 slices each has 56.
     id: str
     backend: str
     cluster: str
