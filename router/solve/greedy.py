@@ -333,7 +333,7 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
                 if aggregate_fits(cap, entries):
                     found = first_fit(cap, entries)
                     if found is None and exact:
-                        found = exact_packing(cap, entries, EXACT_TOPUP).packing
+                        found = exact_packing(cap, entries, EXACT_TOPUP, ordered=False).packing
                 if found is None:
                     failed.append(v)
                     break
