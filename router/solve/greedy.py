@@ -14,7 +14,7 @@ from __future__ import annotations
 from router.gcpause import paused_gc
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.eject import Nodes as Ejecting
-from router.solve.nodes import Item
+from router.solve.nodes import Capacity, Item
 from router.solve.pack import (
     BALANCED_STEPS,
     Entry,
@@ -24,6 +24,7 @@ from router.solve.pack import (
     exact_packing,
     first_fit,
 )
+from router.solve.patterns import pattern_packing
 
 FILL_PASSES = 4
 REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
@@ -37,6 +38,7 @@ KEPT_NODES = 64
 # ones take insertion with ejection only (an exact try that fails costs its whole limit).
 TOPPED_NODES = 20
 EXACT_TOPUP = 0.1  # deterministic s per exact try (0.25 placed no more at L, 2 CPU s dearer)
+NODE_TOPUP = 0.03
 
 
 def rows_of(agg: Aggregate) -> list[list[tuple[int, int]]]:
@@ -333,7 +335,7 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
                 if aggregate_fits(cap, entries):
                     found = first_fit(cap, entries)
                     if found is None and exact:
-                        found = exact_packing(cap, entries, EXACT_TOPUP, ordered=False).packing
+                        found = _exact(cap, entries)
                 if found is None:
                     failed.append(v)
                     break
@@ -345,6 +347,17 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
         assert state is not None
         fill.packs[ci] = state.packing()
     return added
+
+
+def _exact(cap: Capacity, entries: list[Entry]) -> Packing | None:
+    """The last step's exact try: by node patterns where the nodes are alike (a verdict
+    either way, mostly at once), else (or undecided) CP-SAT's own search over per-node
+    counts, within EXACT_TOPUP deterministic s each."""
+    per_node = exact_packing(cap, entries, NODE_TOPUP, ordered=False)
+    if per_node.packing is not None or per_node.proven:
+        return per_node.packing
+    by_pattern = pattern_packing(cap, entries, EXACT_TOPUP)
+    return by_pattern.packing if by_pattern is not None else None
 
 
 def _ejecting(agg: Aggregate, pack: Packing, keys: list[int]) -> Ejecting:

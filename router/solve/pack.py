@@ -81,7 +81,7 @@ class Packing:
         pods = 0
         for b in self.blocks:
             if groups[b.group].node_set in allowed:
-                pods += b.count * _fits(b.free, item.demand)
+                pods += b.count * fits_count(b.free, item.demand)
         return pods // item.pods if item.pods else 0
 
     def place(self, key: int, item: Item, allowed: frozenset[str], members: int) -> int:
@@ -107,7 +107,7 @@ class Packing:
                     out.append(Block(b.group, b.lo + take, b.count - take, b.free, True))
                 left -= take
                 continue
-            per = _fits(b.free, item.demand)
+            per = fits_count(b.free, item.demand)
             if not per:
                 out.append(b)
                 continue
@@ -182,7 +182,7 @@ class Packing:
         return out
 
 
-def _fits(free: tuple[int, ...], demand: tuple[int, ...]) -> int:
+def fits_count(free: tuple[int, ...], demand: tuple[int, ...]) -> int:
     """How many pods of `demand` fit in `free` (a large number for an all-zero demand)."""
     n = 1 << 30
     for f, d in zip(free, demand, strict=True):
@@ -340,7 +340,7 @@ def exact_packing(
                     top[k, n] = 1
                     wholes.append(v)
                 continue
-            most = min(total * item.pods, _fits(grp.free, item.demand))
+            most = min(total * item.pods, fits_count(grp.free, item.demand))
             if most <= 0:
                 continue
             x[k, n] = v = model.new_int_var(0, most, "")
