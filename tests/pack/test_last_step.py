@@ -22,7 +22,7 @@ MIX = [(4, 64, 47), (8, 32, 12), (8, 8, 24), (16, 8, 17), (16, 16, 10), (2, 64, 
 
 
 def _platform(mix: list[tuple[int, int, int]]) -> dict[str, Any]:
-    workloads = []
+    workloads: list[dict[str, Any]] = []
     for cpus, gib, n in mix:
         for k in range(n):
             workloads.append({
