@@ -72,10 +72,12 @@ nodes keeps that packing; a larger one keeps only as many of the added members a
 first fit packs afresh (see "Large components"). The last step (greedy._topped): each class
 with unplaced members, best worth first, takes one more member at a time by insertion with
 ejection (eject.py: where no node has room, a pod of the plan leaves a node for another node
-of its own targets, itself ejecting one more at most; swaps included), else by an exact
-CP-SAT packing of the component with that member added (pack.exact_packing, 0.1 deterministic
-s, on components of at most 20 nodes), the new packing kept; a class that takes no more is
-done, with every class asking at least as much (members of a class are identical). The exact
+of its own targets, itself ejecting one more at most; swaps included; nodes alike and pods
+of one kind tried once each), else by an exact packing of the component with that member
+added, on components of at most 32 nodes: CP-SAT's own search over per-node counts (0.03
+deterministic s), then, where the nodes are alike, node patterns (patterns.py, 0.1 s),
+the new packing kept; a class that takes no more is done, with every class asking at least
+as much (members of a class are identical). The exact
 packing (pack.exact_packing) reads
 its variables' bounds from its own table: ortools 9.15's proto wrapper reads
 `domain[-1]` as 0, which made it "prove" packable counts impossible (and drop per-node
@@ -178,6 +180,27 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
   order (largest kinds first, each on the first node, as many as fit): on 4 nodes with 22
   CPU jobs of distinct sizes filling 1016 of 1024 GiB its default search found no packing
   in 5 s, this one at once (tests/pack/test_found.py); bench L is unchanged by it.
+* Stop 19, the last step: its exact try searched depth first in first-fit-decreasing order
+  with identical nodes in load order (as pack.exact_packing still does for the levels'
+  packing checks) and found none of bench L seed 0's tight re-packings in 0.1 deterministic
+  s (10 and 9 nodes of 128 CPUs / 512 GiB, memory full to within one 64 GiB job); CP-SAT's
+  own search with neither finds most at once (a complete hint of the current packing was
+  tried: it found fewer in the same limit), and node patterns (patterns.py: maximal
+  patterns, cutting-stock counts, at most 3,000) decide most of the rest either way.
+  Insertion with ejection tries each node signature (free amounts, pod kinds) and pod kind
+  once: its depth-2 search had run out of its 20,000 steps on 21-25 identical nodes, and
+  now ends within them (chains of depth 3 found nothing more at 7-15 times the steps).
+  The exact try reaches components of 32 nodes (was 20): at 20 the referee left 30 of
+  seed 0's workloads on hpc-r0-4/cpu (25 nodes) undecided; at 32 it takes one more there
+  and the referee proves the rest out. At L seeds 0 / 1 / 2: falsely unplaced 36 / 0 / 0 ->
+  0 / 0 / 0, unplaced 1,078 / 1,341 / 1,293 -> 1,073 / 1,341 / 1,293, ratio_to_lp 0.99988 /
+  0.99981 / 0.99984 -> 0.99989 / 0.99981 / 0.99984, referee undecided, unpackable and
+  undecided targets 0; M seeds 0-2: 0 falsely unplaced before and after; tests.pack.unseen
+  for 5 minutes: 4,493 platforms, 12,781 targets, 0 findings, 0 undecided. CPU s
+  with --workers 1 at L seed 0, back to back: the last fill (greedy.completed) 1.69 / 1.62
+  -> 1.46 / 1.48, its last step 1.24 / 1.20 -> 1.04 / 1.04 (exact tries 0.96 -> 0.48 +
+  0.44 for patterns, insertion 0.22 -> 0.09), router.plan 5.2 about the same. XL seed 0:
+  placed 85,609 -> 85,634, the last step 5.9 -> 4.1, the last fill 11.4 -> 9.4.
 * Level 1 of a large component checks its solutions by first fit only (no exact search):
   it repairs at once and adds no cuts, so the exact search would only spend its limit.
 Together, at L seeds 0 / 1 / 2 (before -> after): LP, hints, CP-SAT and fill 8.6 / 8.7 /

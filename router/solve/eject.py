@@ -43,6 +43,13 @@ class Nodes:
                 self.content.append(dict(b.content))
                 self.whole.append(any(p < 0 for _, p in b.content))
         self.sets = [self.cap.groups[g].node_set for g in self.group]
+        # Keys of one kind (same pods, demand, node sets) are interchangeable, and so are
+        # nodes of one signature: each is tried once per ejection (a symmetry, nothing lost).
+        kinds: dict[tuple[object, ...], int] = {}
+        self.kind = {
+            k: kinds.setdefault((it.whole, it.pods, it.demand, allowed[k]), len(kinds))
+            for k, it in sorted(items.items())
+        }
         self.steps = 0
         self.log: list[tuple[int, int, int]] = []  # (node, key, +1 put / -1 taken)
 
@@ -86,13 +93,22 @@ class Nodes:
                 return True
         if not depth:
             return False
+        seen: set[tuple[object, ...]] = set()
         for n in nodes:
             if not self._open(n, allowed, away):
                 continue
+            sign = (self.sets[n], tuple(self.free[n]), self._kinds(n))
+            if sign in seen:
+                continue
+            seen.add(sign)
+            tried: set[int] = set()
             for q in sorted(self.content[n]):
                 self.steps += 1
                 if self.steps > STEPS:
                     return False
+                if self.kind[q] in tried:
+                    continue
+                tried.add(self.kind[q])
                 dq = self.items[q].demand
                 if self.items[q].whole or any(
                     x > f + y for x, f, y in zip(d, self.free[n], dq, strict=True)
@@ -105,6 +121,12 @@ class Nodes:
                     return True
                 self._undo(mark)
         return False
+
+    def _kinds(self, n: int) -> tuple[tuple[int, int], ...]:
+        out: dict[int, int] = {}
+        for q, c in self.content[n].items():
+            out[self.kind[q]] = out.get(self.kind[q], 0) + c
+        return tuple(sorted(out.items()))
 
     def insert(self, key: int) -> bool:
         """One more member of `key` (pods only), moving others; False leaves all as it was."""

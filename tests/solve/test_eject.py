@@ -80,3 +80,29 @@ def test_pods_move_only_onto_nodes_of_their_own_targets() -> None:
     allowed[0] = frozenset({"a", "b"})
     nodes = Nodes(_packing(cap, [{0: 1}, {1: 1}], items), items, allowed)
     assert nodes.insert(2)
+
+
+def test_nodes_alike_are_tried_once_so_the_move_that_makes_room_is_found() -> None:
+    # 200 full nodes of two D (8 CPUs, 32 GiB: what NEW asks), then node X with A (4 CPUs,
+    # 56 GiB free) and node Y with B (14 CPUs, 24 GiB free). NEW goes where a D was, that D
+    # where A was, A beside B. Tried on every full node alike (each D ejected, then every
+    # node searched for it), the search ran out of its STEPS before X; once per signature
+    # it is found.
+    d = Item(0, 1, (0, 8, 32 * GiB))
+    items = {0: A, 1: B, 2: NEW, 3: d}
+    group = NodeGroup("k", 202, FULL, True, tuple(range(202)))
+    cap = Capacity("k", ("gpus", "cpus", "memory"), FULL, [group], {"k": frozenset({"k"})})
+    p = Packing(cap, placed={0: 1, 1: 1, 3: 400})
+    p.blocks = [
+        Block(0, 0, 200, (0, 0, 0), False, ((3, 2),)),
+        Block(0, 200, 1, (0, 4, 56 * GiB), False, ((0, 1),)),
+        Block(0, 201, 1, (0, 14, 24 * GiB), False, ((1, 1),)),
+    ]
+    nodes = Nodes(p, items, dict.fromkeys(items, frozenset({"k"})))
+    assert nodes.insert(2)
+    after = nodes.packing()
+    assert after.placed == {0: 1, 1: 1, 2: 1, 3: 400}
+    contents = [dict(b.content) for b in after.blocks]
+    assert contents[0] == {2: 1, 3: 1} and contents[1:200] == [{3: 2}] * 199
+    assert contents[200:] == [{3: 1}, {0: 1, 1: 1}]
+    _loads(after, items)
