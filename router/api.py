@@ -469,10 +469,10 @@ def _previous(
     platform: Platform,
     options: SolveOptions | None,
 ) -> Previous | None:
+    if spec is None:  # most plans: router.plan.previous is not even imported
+        return None
     from router.plan.previous import GIT_PREFIX, Previous, load_previous
 
-    if spec is None:
-        return None
     if isinstance(spec, Plan):
         return Previous("plan", spec._document)
     if isinstance(spec, Mapping):
