@@ -44,6 +44,10 @@ MEMORY_RUNNING = "running.yaml"
 # Plan.write forks (router.fork) from this many placements: below, a fork costs more than
 # the rendering it would share.
 PARALLEL_FROM = 200
+# At most this many children write out/'s emitted files: each is a fork of the whole
+# planning process (3 GB at XL), and past a few the files are written as fast as the disk
+# takes them.
+MAX_WRITERS = 4
 
 
 class Platform:
@@ -407,19 +411,20 @@ class Plan:
 
         placements = self.built.placements
         kubernetes = self.platform.project.kubernetes
+        parallel = len(placements) >= PARALLEL_FROM
 
-        def emit(backend: str) -> Callable[[], dict[str, str]]:
-            return lambda: emit_all([x for x in placements if x.backend == backend], kubernetes)
+        def emit(chunk: list[Placement]) -> Callable[[], dict[str, str]]:
+            return lambda: emit_all(chunk, kubernetes)
 
-        backends = sorted({x.backend for x in placements})
-        parts = [lambda: {"plan.json": self.json()}, *(emit(b) for b in backends)]
+        chunks = emit_chunks(placements, _cores() if parallel else 1)
+        parts = [lambda: {"plan.json": self.json()}, *(emit(c) for c in chunks)]
         p = self.platform.project
         protect = [] if self.platform.in_memory else [p.root, p.policy, p.inventory, p.workloads]
         return write_parts(
             Path(out) if out is not None else p.out,
             parts,
             protect=protect,
-            parallel=len(placements) >= PARALLEL_FROM,
+            parallel=parallel,
             marker="plan.json",
         )
 
@@ -429,15 +434,45 @@ class Plan:
         return f"<{summary_line(self._document)}>"
 
 
+def emit_chunks(placements: list[Placement], count: int) -> list[list[Placement]]:
+    """The placements in at most `count` parts of whole clusters (each backend's cluster
+    emits its files alone: emit_all), in (backend, cluster) order and about the same number
+    of placements each. Each part is one child writing out/ (Plan.write): split by backend,
+    one child held 7,179 of bench L's 8,938 files, and creating them was the longest part
+    of writing into an empty out/. The files are the same however the parts fall."""
+    by_cluster: dict[tuple[str, str], list[Placement]] = {}
+    for x in placements:
+        by_cluster.setdefault((x.backend, x.cluster), []).append(x)
+    total = len(placements)
+    chunks: list[list[Placement]] = []
+    done = 0
+    for key in sorted(by_cluster):
+        # A cluster goes to the part its first placement falls in, counting in that order.
+        if not chunks or len(chunks) < min(count, done * count // total + 1):
+            chunks.append([])
+        chunks[-1].extend(by_cluster[key])
+        done += len(by_cluster[key])
+    return chunks
+
+
+def _cores() -> int:
+    """The CPUs this process may run on, at most MAX_WRITERS."""
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_WRITERS, cores))
+
+
 def _previous(
     spec: Plan | str | Path | Mapping[str, Any] | None,
     platform: Platform,
     options: SolveOptions | None,
 ) -> Previous | None:
+    if spec is None:  # most plans: router.plan.previous is not even imported
+        return None
     from router.plan.previous import GIT_PREFIX, Previous, load_previous
 
-    if spec is None:
-        return None
     if isinstance(spec, Plan):
         return Previous("plan", spec._document)
     if isinstance(spec, Mapping):

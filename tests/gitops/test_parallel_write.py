@@ -11,6 +11,7 @@ import pytest
 
 import router
 import router.api
+from router.emit import emit_all
 from router.errors import PlanError
 from router.fork import ChildFailed, run_parts
 from router.output import write_parts
@@ -91,3 +92,28 @@ def test_a_plan_written_in_parallel_is_the_same_bytes(
     again = plan.write(tmp_path / "forked")  # over the previous out/: files linked
     assert again == alone and tree(tmp_path / "forked") == tree(tmp_path / "alone")
     assert {p.backend for p in plan.placements} == {"slurm", "kubernetes"}
+
+
+def test_emitted_files_are_split_by_whole_clusters_in_order(tmp_path: Path) -> None:
+    project = copy_example(tmp_path / "platform")
+    plan = router.plan(router.load(project))
+    placements = plan.placements
+    clusters = sorted({(p.backend, p.cluster) for p in placements})
+    assert len(clusters) >= 3
+    for count in (1, 2, 3, len(clusters), 50):
+        chunks = router.api.emit_chunks(placements, count)
+        assert 1 <= len(chunks) <= min(count, len(clusters))
+        assert sorted(p.workload.name for c in chunks for p in c) == sorted(
+            p.workload.name for p in placements
+        )
+        keys = [sorted({(p.backend, p.cluster) for p in c}) for c in chunks]
+        assert [k for ks in keys for k in ks] == clusters  # whole clusters, in order
+        files: dict[str, str] = {}
+        for c in chunks:
+            files.update(emit_all(c, plan.platform.project.kubernetes))
+        assert files == {k: v for k, v in plan.files().items() if k != "plan.json"}
+    # About the same number of placements each: no part larger than its share and a cluster.
+    two = router.api.emit_chunks(placements, 2)
+    largest = max(sum((p.backend, p.cluster) == k for p in placements) for k in clusters)
+    assert max(len(c) for c in two) <= len(placements) / 2 + largest
+    assert router.api.emit_chunks([], 4) == []
