@@ -368,7 +368,9 @@ def solve_aggregate(
         polish = frozenset(
             g for comp in comps if len(comp.variables) > SMALL_COMPONENT for g in comp.groups
         )
-        filled, packings = completed(agg, counts, polish)
+        # Per component (no shared rows or nodes), side by side in forked children.
+        parts = [comp.groups for comp in comps]
+        filled, packings = completed(agg, counts, polish, parts, opts.workers)
         if filled != counts:
             counts[:] = filled
             optimal = [False] * len(names)

@@ -11,6 +11,9 @@ node by node: a complete, feasible hint for CP-SAT.
 
 from __future__ import annotations
 
+from typing import Any
+
+from router.fork import run_parts
 from router.gcpause import paused_gc
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.eject import Nodes as Ejecting
@@ -63,7 +66,11 @@ class Filler:
     the real nodes (pack.Packing), so that whatever it places fits node by node."""
 
     def __init__(
-        self, agg: Aggregate, start: list[int] | None = None, canonical: bool = False
+        self,
+        agg: Aggregate,
+        start: list[int] | None = None,
+        canonical: bool = False,
+        packed: bool = True,
     ) -> None:
         self.agg = agg
         self.touches = rows_of(agg)
@@ -73,15 +80,22 @@ class Filler:
         # variable it was quadratic (a class on 20,000 partitions).
         self.in_class = [sum(self.counts[v] for v in vs) for vs in agg.choices]
         self.packs: dict[int, Packing] = {}
-        if start is not None and agg.nodes is not None:  # start's own packing, to build on
-            for ci in sorted({agg.cap_of[v] for v, n in enumerate(start) if n}):
-                found = (
-                    agg.nodes.canonical(ci, start)
-                    if canonical
-                    else agg.nodes.packs(ci, start).packing
-                )
-                assert found is not None, "a start that does not fit its nodes"
-                self.packs[ci] = found.copy()
+        if start is not None and packed:
+            self.start_packs(sorted({agg.cap_of[v] for v, n in enumerate(start) if n}), canonical)
+
+    def start_packs(self, cis: list[int], canonical: bool = False) -> None:
+        """The current counts' own packing of capacity components `cis`, to build on."""
+        nodes = self.agg.nodes
+        if nodes is None:
+            return
+        for ci in cis:
+            found = (
+                nodes.canonical(ci, self.counts)
+                if canonical
+                else nodes.packs(ci, self.counts).packing
+            )
+            assert found is not None, "a start that does not fit its nodes"
+            self.packs[ci] = found.copy()
 
     def put(self, v: int, n: int) -> int:
         """Place up to n more members on variable v, as many as rows and nodes allow."""
@@ -184,7 +198,11 @@ def preferred(agg: Aggregate, g: int) -> list[int]:
 
 
 def completed(
-    agg: Aggregate, counts: list[int], polish: frozenset[int] = frozenset()
+    agg: Aggregate,
+    counts: list[int],
+    polish: frozenset[int] = frozenset(),
+    parts: list[list[int]] | None = None,
+    workers: int = 1,
 ) -> tuple[list[int], dict[int, Packing]]:
     """`counts` (which pack) completed greedily on the nodes of their canonical packing
     (benders.Nodes.canonical), and the packing of every capacity component it ends with:
@@ -192,27 +210,93 @@ def completed(
     move to candidates they prefer where rows and nodes have room (moved_up), and their
     capacity components end packed by plain first fit (_fresh). Then every component is
     re-packed vector-aware with its unplaced members added (_rebalanced); last, a small one
-    takes what insertion with ejection or an exact packing still admits (_topped)."""
-    fill = Filler(agg, counts, canonical=True)
-    order = sorted(range(len(agg.groups)), key=lambda g: (-agg.groups[g].weight, g))
+    takes what insertion with ejection or an exact packing still admits (_topped).
+
+    `parts`: classes that share no row and no capacity component with another part's
+    (the solver's components), each completed on its own (_completed_part); with
+    `workers` > 1 they run in forked children, at most `workers` at once (fork.run_parts).
+    Each part touches only its own counts, rows and packings, so the plan is the same
+    whichever process completes which part, and in whatever order."""
+    fill = Filler(agg, counts, canonical=True, packed=False)
+    everything = [list(range(len(agg.groups)))]
+    groups_of = parts if parts is not None else everything
+    rows_of(agg)  # the per-model caches, once here rather than in every child
+    if agg.groups:
+        preferred(agg, 0)
+
+    def run(bucket: list[int]) -> tuple[list[tuple[int, int]], dict[int, Any]]:
+        for k in bucket:
+            _completed_part(agg, fill, groups_of[k], polish)
+        vs = [v for k in bucket for g in groups_of[k] for v in agg.choices[g]]
+        cis = sorted({agg.cap_of[v] for v in vs}) if agg.capacity else []
+        packs = {
+            ci: (fill.packs[ci].blocks, fill.packs[ci].placed) for ci in cis if ci in fill.packs
+        }
+        return [(v, fill.counts[v]) for v in vs], packs
+
+    buckets = _buckets(agg, groups_of, max(1, workers))
+    # Results in bucket order; the one run here is already in `fill` (its deltas are 0).
+    for pairs, packs in run_parts(run, buckets, parallel=workers > 1):
+        for v, n in pairs:
+            if n != fill.counts[v]:
+                fill.add(v, n - fill.counts[v])
+        for ci, (blocks, placed) in packs.items():
+            fill.packs[ci] = Packing(agg.capacity[ci], blocks, placed)
+    return fill.done(), dict(sorted(fill.packs.items()))
+
+
+def _buckets(agg: Aggregate, parts: list[list[int]], workers: int) -> list[list[int]]:
+    """Parts dealt to at most `workers` buckets, largest first to the lightest bucket (by
+    variables and nodes, a rough cost); each bucket's parts in their own order. Which
+    bucket a part lands in changes only who computes it, never the result."""
+    size = []
+    for groups in parts:
+        vs = [v for g in groups for v in agg.choices[g]]
+        cis = {agg.cap_of[v] for v in vs} if agg.capacity else set()
+        size.append(len(vs) + sum(agg.capacity[ci].nodes for ci in cis))
+    n = min(workers, len(parts))
+    load = [0] * n
+    out: list[list[int]] = [[] for _ in range(n)]
+    for k in sorted(range(len(parts)), key=lambda k: (-size[k], k)):
+        b = min(range(n), key=lambda b: (load[b], b))
+        out[b].append(k)
+        load[b] += size[k]
+    return [sorted(b) for b in out if b]
+
+
+def _completed_part(
+    agg: Aggregate, fill: Filler, groups: list[int], polish: frozenset[int]
+) -> None:
+    """completed() for the classes `groups`, on `fill` (their rows and capacity components
+    are theirs alone). FILL_PASSES counts this part's passes: it stops once a pass changes
+    none of its own counts."""
+    vs = [v for g in groups for v in agg.choices[g]]
+    cis = sorted({agg.cap_of[v] for v in vs}) if agg.capacity else []
+    fill.start_packs(
+        [ci for ci in cis if any(fill.counts[v] for v in agg.nodes.by_cap[ci])]
+        if agg.nodes is not None
+        else [],
+        canonical=True,
+    )
+    order = sorted(groups, key=lambda g: (-agg.groups[g].weight, g))
+    mine = [g for g in order if g in polish]
     for _ in range(FILL_PASSES):  # a move can make room for a class passed before
-        before = list(fill.counts)
+        before = [fill.counts[v] for v in vs]
         _put_rest(agg, fill, order)
-        if polish:
-            moved_up(agg, fill, [g for g in order if g in polish])
-        if fill.counts == before:
+        if mine:
+            moved_up(agg, fill, mine)
+        if [fill.counts[v] for v in vs] == before:
             break
     if agg.nodes is not None:
-        if polish:
-            _fresh(agg, fill, {agg.cap_of[v] for g in polish for v in agg.choices[g]})
+        if mine:
+            _fresh(agg, fill, {agg.cap_of[v] for g in mine for v in agg.choices[g]})
         # Then every component re-packed with what is left out (a large one staying what
         # plain first fit packs): what _fresh took off may come back here.
-        for ci in range(len(agg.capacity)):
+        for ci in cis:
             _rebalanced(agg, fill, ci)
         # Last, what only an exact re-packing admits (topup.py).
-        for ci in range(len(agg.capacity)):
+        for ci in cis:
             _topped(agg, fill, ci)
-    return fill.done(), fill.packs
 
 
 class _Room:
