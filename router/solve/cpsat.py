@@ -109,7 +109,10 @@ fixed seed) under deterministic time limits (auto_limit by the model's size, or
 SolveOptions.deterministic_limit, for level 1; seven times that for stability, a quarter of
 it for the others in small components; shared among the components by size), never
 wall-clock ones; `workers` threads solve components side by side, so the plan does not
-depend on their count. (The
+depend on their count. The last fill runs per component too (they share no row and no
+node), in up to `workers` forked children (fork.run_parts), each sending back its counts
+and packings: the same bytes as one fill over the whole model, since a component's passes
+touch only its own state. (The
 sequential LP-based search reaches 99.99% of the LP bound at L where CP-SAT's interleaved
 portfolio reached 99.4-99.7% in twice the time: its LNS batches starve it.) A level that
 stops at its limit keeps the value it reached (≥ its hint) and the status says FEASIBLE.
