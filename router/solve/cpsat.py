@@ -111,8 +111,10 @@ it for the others in small components; shared among the components by size), nev
 wall-clock ones; `workers` threads solve components side by side, so the plan does not
 depend on their count. The last fill runs per component too (they share no row and no
 node), in up to `workers` forked children (fork.run_parts), each sending back its counts
-and packings: the same bytes as one fill over the whole model, since a component's passes
-touch only its own state. (The
+and packings: the same plan for any worker count. (One fill over the whole model ran its
+passes until no component changed; a component now stops at its own last change, which
+is the same unless a pass that changes no count re-lays a packing: see greedy.completed.)
+(The
 sequential LP-based search reaches 99.99% of the LP bound at L where CP-SAT's interleaved
 portfolio reached 99.4-99.7% in twice the time: its LNS batches starve it.) A level that
 stops at its limit keeps the value it reached (≥ its hint) and the status says FEASIBLE.

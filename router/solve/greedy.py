@@ -216,7 +216,13 @@ def completed(
     (the solver's components), each completed on its own (_completed_part); with
     `workers` > 1 they run in forked children, at most `workers` at once (fork.run_parts).
     Each part touches only its own counts, rows and packings, so the plan is the same
-    whichever process completes which part, and in whatever order."""
+    whichever process completes which part, and in whatever order. One fill over all
+    parts ran every part's passes until none changed; a part now stops after its own
+    pass that changes none of its counts. The two differ only if such a pass re-lays a
+    packing (Filler.move putting every member back, on other nodes) and a later one then
+    finds room. Without that, a pass that changes no count leaves the whole fill as it
+    was, and further passes are no-ops: so at bench L seeds 0-2 and M seeds 0-1 (no such
+    pass), and the plans of L0, L1, wide and the example are byte for byte as before."""
     fill = Filler(agg, counts, canonical=True, packed=False)
     everything = [list(range(len(agg.groups)))]
     groups_of = parts if parts is not None else everything
