@@ -80,7 +80,7 @@ class Filler:
         # variable it was quadratic (a class on 20,000 partitions).
         self.in_class = [sum(self.counts[v] for v in vs) for vs in agg.choices]
         self.packs: dict[int, Packing] = {}
-        if start is not None and packed:
+        if start is not None and packed and agg.nodes is not None:
             self.start_packs(sorted({agg.cap_of[v] for v, n in enumerate(start) if n}), canonical)
 
     def start_packs(self, cis: list[int], canonical: bool = False) -> None:
