@@ -1,0 +1,326 @@
+"""The audit's platform families (issue 11), written for the audit, not from router's generators.
+
+Each family draws a platform (policy text, inventory, workloads, running work) from a seeded
+random.Random, at `small` (1-8 nodes per capacity component, a few dozen workloads) or
+`medium` (20-150 nodes per component, 200-3,000 workloads) size, with a sidecar `audit.json`
+saying what the policy means for each workload (tests/pack/audit_check.py reads it):
+
+  awkward   prime CPU and memory sizes, 1/3 + 1/3 + 1/3 + epsilon of a node, memory-bound
+            beside CPU-bound work, on Slurm partitions and Kubernetes pools;
+  mig       pools cut mixed (some GPUs whole, some into 1g.10gb or 3g.40gb) and single, Slurm
+            node sets with MIG GRES, services asking slices and whole GPUs in one pool, running
+            work holding slices;
+  shared    Slurm node sets shared by gpu, gpu-long and preempt, and overlapping node sets (a
+            partition over two sets, another over one of them);
+  running   running work (partial, whole-node) packed around, OverSubscribe=EXCLUSIVE;
+  services  replicas min/max under hpa clamps, exclusive and multi-node jobs, spreads, per
+            quotas.
+
+    python -m tests.pack.audit --family mig --size small --seeds 0-50 [--out /tmp/audit]
+
+writes each platform as a project folder, runs `router plan` on it as a user would (a
+subprocess), and judges the plan three ways: router's packcheck (check_plan,
+check_assignment), router's referee (admits), and the audit's own checker; prints one line
+per finding and the counts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.pack.audit_check import Verdict
+from tests.pack.audit_check import judge as audit_judge
+
+FAMILIES = ("awkward", "mig", "shared", "running", "services")
+HPA = (2, 20)
+
+
+def _size(rng: random.Random, size: str, small: tuple[int, int], medium: tuple[int, int]) -> int:
+    lo, hi = small if size == "small" else medium
+    return rng.randint(lo, hi)
+
+
+def policy(hpa: tuple[int, int], quotas: list[dict[str, Any]], spreads: list[dict[str, Any]]) -> str:
+    lines = [
+        "policy audit",
+        "",
+        "rule sliced:",
+        '  when kind == "inference" and labels.slice == "1g"',
+        '  route kubernetes with mig = "1g.10gb", hpa(min = %d, max = %d)' % hpa,
+        "",
+        "rule sliced3:",
+        '  when kind == "inference" and labels.slice == "3g"',
+        '  route kubernetes with mig = "3g.40gb"',
+        "",
+        "rule serve:",
+        '  when kind == "inference"',
+        "  route kubernetes with hpa(min = %d, max = %d)" % hpa,
+        "",
+        "rule excl:",
+        '  when labels.excl == "yes"',
+        "  route slurm with exclusive",
+        "",
+        "rule on_slurm:",
+        '  when labels.where == "slurm"',
+        "  route slurm",
+        "",
+        "rule on_k8s:",
+        '  when labels.where == "k8s"',
+        "  route kubernetes",
+        "",
+        "rule rest:",
+        "  route any prefer lower cost",
+        "",
+    ]
+    for k, q in enumerate(quotas):
+        lines += [f"quota q{k}:", f'  for team == "{q["team"]}"', f"  limit gpus <= {q['gpus']}", ""]
+    for k, s in enumerate(spreads):
+        lines += [f"spread s{k}:", '  for kind == "inference"', f"  by labels.{s['by']}"]
+        lines += [f"  across {s['across']}", f"  max {s['max']}", ""]
+    return "\n".join(lines)
+
+
+def meta_of(w: dict[str, Any], hpa: tuple[int, int]) -> dict[str, Any]:
+    """What the audit's policy does with w, rule by rule as written above."""
+    lab = w.get("labels") or {}
+    if w["kind"] == "inference":
+        m: dict[str, Any] = {"backends": ["kubernetes"], "service": True}
+        if lab.get("slice") == "1g":
+            return m | {"mig": "1g.10gb", "hpa": list(hpa)}
+        if lab.get("slice") == "3g":
+            return m | {"mig": "3g.40gb"}
+        return m | {"hpa": list(hpa)}
+    if lab.get("excl") == "yes":
+        return {"backends": ["slurm"], "exclusive": True}
+    if lab.get("where") == "slurm":
+        return {"backends": ["slurm"]}
+    if lab.get("where") == "k8s":
+        return {"backends": ["kubernetes"]}
+    return {"backends": ["slurm", "kubernetes"]}
+
+
+# --- node shapes ------------------------------------------------------------------------------
+
+# (gpus, cpus, GiB): primes and near-primes, nodes a third of a job does not divide
+AWKWARD_CPU = [(0, 47, 191), (0, 61, 127), (0, 89, 353), (0, 53, 97), (0, 96, 389)]
+AWKWARD_GPU = [(8, 47, 383), (4, 37, 149), (8, 97, 1021), (2, 29, 89), (6, 71, 509), (3, 43, 199)]
+
+
+def _pool(name: str, shape: tuple[int, int, int], nodes: int, gpu_type: str = "h100") -> dict[str, Any]:
+    g, c, m = shape
+    out: dict[str, Any] = {"name": name, "nodes": nodes, "cpus_per_node": c, "memory_per_node": f"{m}GiB"}
+    if g:
+        out |= {"gpus_per_node": g, "gpu_type": gpu_type}
+    return out
+
+
+def _awkward_job(rng: random.Random, name: str, shape: tuple[int, int, int]) -> dict[str, Any]:
+    """A job cut to the awkward node it is aimed at: thirds plus epsilon, memory- or CPU-bound."""
+    g, c, m = shape
+    cut = rng.choice(["third", "third+", "half+", "mem", "cpu", "prime", "small"])
+    if cut == "third":
+        cpus, mem = c // 3, m // 3
+    elif cut == "third+":
+        cpus, mem = c // 3 + 1, m // 3
+    elif cut == "half+":
+        cpus, mem = c // 2 + 1, m // 4
+    elif cut == "mem":
+        cpus, mem = rng.randint(1, 3), m - rng.randint(1, 9)
+    elif cut == "cpu":
+        cpus, mem = c - rng.randint(0, 2), rng.randint(1, 8)
+    elif cut == "prime":
+        cpus, mem = rng.choice([7, 11, 13, 17, 19, 23]), rng.choice([29, 31, 37, 41, 43])
+    else:
+        cpus, mem = rng.randint(1, 4), rng.randint(1, 6)
+    gpus = rng.choice([0, 0, 1, 3, g // 2 + 1, g]) if g else 0
+    gpus = min(gpus, g)
+    w: dict[str, Any] = {
+        "name": name,
+        "kind": "training" if gpus else "batch",
+        "gpus": gpus,
+        "cpus": max(1, cpus),
+        "memory": f"{max(1, mem)}GiB",
+        "duration": "2h",
+    }
+    if gpus:
+        w["gpu_type"] = "h100"
+    return w
+
+
+def awkward(rng: random.Random, size: str) -> dict[str, Any]:
+    comps = rng.randint(1, 3)
+    parts, pools, shapes = [], [], []
+    for k in range(comps):
+        shape = rng.choice(AWKWARD_CPU + AWKWARD_GPU)
+        n = _size(rng, size, (1, 8), (20, 150))
+        if rng.random() < 0.5:
+            parts.append(_pool(f"p{k}", shape, n))
+        else:
+            pools.append(_pool(f"k{k}", shape, n))
+        shapes.append((shape, n))
+    work = []
+    for shape, n in shapes:
+        many = _size(rng, size, (2, 3 * n + 2), (min(3000 // comps, 3 * n), min(3000 // comps, 6 * n)))
+        work += [_awkward_job(rng, f"w{len(work) + j}", shape) for j in range(many)]
+    for w in work:
+        if rng.random() < 0.2:
+            w["labels"] = {"where": rng.choice(["slurm", "k8s"])}
+        if rng.random() < 0.15:  # a service of awkward pods too
+            w.update(kind="inference", replicas={"min": rng.randint(1, 4), "max": rng.randint(4, 8)})
+            w.pop("duration", None)
+            w["labels"] = {}
+    return _platform(rng, parts, pools, work, [], {})
+
+
+def _clusters(parts: list[dict[str, Any]], pools: list[dict[str, Any]], sets: list[dict[str, Any]]) -> dict[str, Any]:
+    clusters = []
+    if parts:
+        c: dict[str, Any] = {"name": "hpc", "backend": "slurm", "partitions": parts}
+        if sets:
+            c["node_sets"] = sets
+        clusters.append(c)
+    if pools:
+        clusters.append({"name": "k8s", "backend": "kubernetes", "node_pools": pools})
+    return {"clusters": clusters}
+
+
+def _platform(
+    rng: random.Random,
+    parts: list[dict[str, Any]],
+    pools: list[dict[str, Any]],
+    work: list[dict[str, Any]],
+    sets: list[dict[str, Any]],
+    extra: dict[str, Any],
+    running: list[dict[str, Any]] | None = None,
+) -> dict[str, Any]:
+    hpa = extra.get("hpa", HPA)
+    for w in work:
+        w.setdefault("team", rng.choice(["a", "b", "c"]))
+        w.setdefault("priority", rng.choice(["low", "normal", "normal", "high"]))
+        w |= {"image": "ghcr.io/acme/x:1", "command": "run"}
+    if not pools:  # nothing but Slurm: services have nowhere; make them jobs
+        for w in work:
+            if w["kind"] == "inference":
+                w["kind"] = "batch"
+                w.pop("replicas", None)
+                w["duration"] = "1h"
+                w.get("labels", {}).pop("slice", None)
+    meta: dict[str, Any] = {w["name"]: meta_of(w, hpa) for w in work}
+    meta["_platform"] = {"quotas": extra.get("quotas", []), "spreads": extra.get("spreads", [])}
+    return {
+        "policy": policy(hpa, extra.get("quotas", []), extra.get("spreads", [])),
+        "inventory": _clusters(parts, pools, sets),
+        "workloads": work,
+        "running": {"running": running} if running else None,
+        "meta": meta,
+    }
+
+
+def write(data: dict[str, Any], folder: Path) -> None:
+    """The platform as a project folder a user would keep in git."""
+    folder.mkdir(parents=True, exist_ok=True)
+    cfg = {"policy": "policy.route", "inventory": "inventory.yaml", "workloads": "workloads.yaml", "out": "out"}
+    if data["running"]:
+        cfg["running"] = "running.yaml"
+        (folder / "running.yaml").write_text(yaml.safe_dump(data["running"], sort_keys=False))
+    (folder / "router.yaml").write_text(yaml.safe_dump(cfg, sort_keys=False))
+    (folder / "policy.route").write_text(data["policy"])
+    (folder / "inventory.yaml").write_text(yaml.safe_dump(data["inventory"], sort_keys=False))
+    (folder / "workloads.yaml").write_text(yaml.safe_dump(data["workloads"], sort_keys=False))
+    (folder / "audit.json").write_text(json.dumps(data["meta"], indent=1, sort_keys=True) + "\n")
+
+
+def plan(folder: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "router", "plan", str(folder), "-q", "--workers", "1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def router_judges(folder: Path) -> tuple[list[str], list[str]]:
+    """Router's own referees (packcheck, assignment, admits) on the folder's plan."""
+    import router
+    from router.plan.admits import referee
+    from router.plan.packcheck import check_assignment, check_plan
+    from tests.pack.unseen import units
+
+    built = router.plan(router.load(folder), workers=1).built
+    i = built.inputs
+    found, undecided = [], []
+    for c in check_plan(i.inventory, i.running, built.placements):
+        if c.verdict.packs is False:
+            found.append(f"packcheck: unpackable {c.component.problem.id}: {c.verdict.reason}")
+        elif c.verdict.packs is None:
+            undecided.append(f"packcheck undecided {c.component.problem.id}")
+    given = {p.workload.name: units(p) for p in built.placements}
+    found += [f"assignment: {e}" for e in check_assignment(i.inventory, i.running, built.placements, given)]
+    judged = referee(i.policy, i.inventory, i.workloads, built.placements, i.running)
+    found += [f"referee: falsely unplaced {a}" for a in judged.admitted]
+    undecided += [f"referee undecided {w} on {t}" for w, t in judged.undecided]
+    return found, undecided
+
+
+FAMILY_FUNCS: dict[str, Any] = {"awkward": awkward}
+
+
+def build(family: str, size: str, seed: int) -> dict[str, Any]:
+    rng = random.Random(f"audit:{family}:{size}:{seed}")
+    return FAMILY_FUNCS[family](rng, size)
+
+
+def run_one(family: str, size: str, seed: int, out: Path, exact_nodes: int = 40) -> tuple[Verdict, list[str], list[str], str]:
+    folder = out / f"{family}-{size}-{seed}"
+    write(build(family, size, seed), folder)
+    done = plan(folder)
+    if done.returncode not in (0, 3):
+        return Verdict(findings=[f"router plan exit {done.returncode}: {done.stderr[-400:]}"]), [], [], str(folder)
+    mine = audit_judge(folder, exact_nodes=exact_nodes)
+    theirs, undecided = router_judges(folder)
+    return mine, theirs, undecided, str(folder)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m tests.pack.audit")
+    ap.add_argument("--family", choices=FAMILIES, action="append")
+    ap.add_argument("--size", choices=("small", "medium"), default="small")
+    ap.add_argument("--seeds", default="0-9", help="a range such as 0-49")
+    ap.add_argument("--out", type=Path, default=Path("/tmp/audit"))
+    ap.add_argument("--exact-nodes", type=int, default=40, help="exact re-pack up to this many nodes")
+    args = ap.parse_args(argv)
+    lo, _, hi = args.seeds.partition("-")
+    seeds = range(int(lo), int(hi or lo) + 1)
+    bad = 0
+    totals = {"platforms": 0, "targets": 0, "placed": 0, "units": 0, "unplaced": 0, "undecided": 0}
+    for family in args.family or list(FAMILY_FUNCS):
+        for seed in seeds:
+            mine, theirs, undecided, folder = run_one(family, args.size, seed, args.out, args.exact_nodes)
+            totals["platforms"] += 1
+            totals["targets"] += mine.targets
+            totals["placed"] += mine.placed
+            totals["units"] += mine.units
+            totals["unplaced"] += mine.unplaced
+            totals["undecided"] += len(mine.undecided) + len(undecided)
+            if mine.findings or theirs:
+                bad += 1
+                for f in mine.findings:
+                    print(f"{family} {args.size} seed {seed}: audit: {f}  [{folder}]", flush=True)
+                for f in theirs:
+                    print(f"{family} {args.size} seed {seed}: router {f}  [{folder}]", flush=True)
+            for u in mine.undecided + undecided:
+                print(f"{family} {args.size} seed {seed}: undecided: {u}", flush=True)
+    print(" ".join(f"{k} {v}" for k, v in totals.items()), f"with findings {bad}")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
