@@ -270,7 +270,142 @@ def router_judges(folder: Path) -> tuple[list[str], list[str]]:
     return found, undecided
 
 
-FAMILY_FUNCS: dict[str, Any] = {"awkward": awkward}
+def _gpu_work(rng: random.Random, name: str, per: int, gpu_type: str) -> dict[str, Any]:
+    gpus = rng.choice([1, 1, 2, 3, 4, per, per + 1, 2 * per])
+    w: dict[str, Any] = {
+        "name": name,
+        "kind": "training",
+        "gpus": gpus,
+        "gpu_type": rng.choice([gpu_type, gpu_type, "any"]),
+        "cpus": rng.choice([4, 8, 13, 24, 31]) * max(1, gpus // per),
+        "memory": f"{rng.choice([16, 40, 100, 250]) * max(1, gpus // per)}GiB",
+        "duration": "4h",
+    }
+    if gpus > per and rng.random() < 0.5:
+        w["nodes"] = -(-gpus // per)
+        w["gpus"] = w["nodes"] * (gpus // w["nodes"]) or w["nodes"]
+    return w
+
+
+def _service(rng: random.Random, name: str, gpus: list[int], cpus: list[int], mem: list[int]) -> dict[str, Any]:
+    low = rng.randint(1, 5)
+    return {
+        "name": name,
+        "kind": "inference",
+        "gpus": rng.choice(gpus),
+        "cpus": rng.choice(cpus),
+        "memory": f"{rng.choice(mem)}GiB",
+        "replicas": {"min": low, "max": low + rng.randint(0, 6)},
+        "labels": {"app": rng.choice(["chat", "embed", "rank", "asr"])},
+    }
+
+
+def _cpu_work(rng: random.Random, name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "kind": "batch",
+        "gpus": 0,
+        "cpus": rng.choice([1, 3, 8, 17, 30, 45]),
+        "memory": f"{rng.choice([2, 8, 33, 70, 150])}GiB",
+        "duration": "1h",
+    }
+
+
+MIG_NODES = [(8, 96, 1024), (8, 64, 512), (4, 48, 256), (7, 112, 896)]
+
+
+def _mig_layout(rng: random.Random, gpus: int, k8s: bool) -> dict[str, Any]:
+    if k8s and rng.random() < 0.3:
+        return {"mig": [{"gpus": gpus, "slices": {"1g.10gb": 7}}], "mig_strategy": "single"}
+    ones = rng.randint(1, gpus)
+    groups = [{"gpus": ones, "slices": {"1g.10gb": 7}}]
+    threes = rng.randint(0, gpus - ones)
+    if threes:
+        groups.append({"gpus": threes, "slices": {"3g.40gb": 2}})
+    return {"mig": groups}
+
+
+def mig(rng: random.Random, size: str) -> dict[str, Any]:
+    pools, parts, running = [], [], []
+    for k in range(rng.randint(1, 3)):
+        g, c, m = rng.choice(MIG_NODES)
+        n = _size(rng, size, (1, 8), (20, 150))
+        pool = _pool(f"k{k}", (g, c, m), n, "a100") | (_mig_layout(rng, g, True) if rng.random() < 0.8 else {})
+        pools.append(pool)
+    if rng.random() < 0.6:  # Slurm MIG GRES: whole GPUs beside cut ones
+        g, c, m = rng.choice(MIG_NODES)
+        parts.append(_pool("p0", (g, c, m), _size(rng, size, (1, 6), (20, 100)), "a100") | _mig_layout(rng, g, False))
+    nodes = sum(p["nodes"] for p in pools + parts)
+    many = _size(rng, size, (4, 5 * nodes), (min(3000, 4 * nodes), min(3000, 10 * nodes)))
+    work = []
+    for j in range(many):
+        r = rng.random()
+        if r < 0.35:
+            w = _service(rng, f"s{j}", [1, 1, 2], [1, 2, 5, 9], [4, 10, 20])
+            w["labels"]["slice"] = rng.choice(["1g", "1g", "3g"])
+        elif r < 0.6:
+            w = _service(rng, f"s{j}", [1, 2, 3, 4], [3, 7, 12, 30], [16, 40, 90])
+        elif r < 0.85:
+            w = _gpu_work(rng, f"j{j}", 8, "a100")
+        else:
+            w = _cpu_work(rng, f"c{j}")
+        work.append(w)
+    for spec, cluster in [(p, "k8s") for p in pools] + [(p, "hpc") for p in parts]:
+        for i in range(spec["nodes"]):
+            if rng.random() < 0.3:
+                slices: dict[str, int] = {}
+                for grp in spec.get("mig", []):
+                    for prof, per in grp["slices"].items():
+                        slices[prof] = slices.get(prof, 0) + grp["gpus"] * per
+                item: dict[str, Any] = {"cluster": cluster, "node_set": spec["name"], "node": i,
+                                        "cpus": rng.randint(1, spec["cpus_per_node"] // 3),
+                                        "memory": f"{rng.randint(1, 100)}GiB", "job": f"r{len(running)}"}
+                if slices:
+                    prof = rng.choice(sorted(slices))
+                    item["mig"] = {prof: rng.randint(1, slices[prof])}
+                whole = spec["gpus_per_node"] - sum(x["gpus"] for x in spec.get("mig", []))
+                if spec.get("mig_strategy") != "single" and whole:
+                    item["gpus"] = rng.randint(0, whole)
+                running.append(item)
+    return _platform(rng, parts, pools, work, [], {}, running)
+
+
+def shared(rng: random.Random, size: str) -> dict[str, Any]:
+    """gpu, gpu-long and preempt over one node set; a partition over two sets of one shape."""
+    n1 = _size(rng, size, (1, 5), (20, 90))
+    n2 = _size(rng, size, (1, 3), (10, 60))
+    g, c, m = rng.choice([(8, 96, 1024), (8, 47, 383), (4, 61, 509)])
+    sets = [
+        _pool("h100a", (g, c, m), n1) | {"features": ["ib"]},
+        _pool("h100b", (g, c, m), n2),
+        _pool("cpu", rng.choice(AWKWARD_CPU), _size(rng, size, (1, 4), (20, 120))),
+    ]
+    parts = [
+        {"name": "gpu", "node_sets": ["h100a"], "max_time": "1d"},
+        {"name": "gpu-long", "node_sets": ["h100a"], "max_time": "7d"},
+        {"name": "preempt", "node_sets": ["h100a", "h100b"], "max_time": "1d"},
+        {"name": "cpu", "node_sets": ["cpu"]},
+        {"name": "debug", "node_sets": ["cpu"], "max_time": "2h"},
+    ]
+    for p in parts:
+        p["cost_per_gpu_hour"] = rng.randint(0, 3)
+    pools = [_pool("k0", (g, c, m), _size(rng, size, (1, 3), (20, 60)))] if rng.random() < 0.5 else []
+    nodes = n1 + n2 + sets[2]["nodes"]
+    many = _size(rng, size, (4, 4 * nodes), (min(3000, 3 * nodes), min(3000, 8 * nodes)))
+    work = []
+    for j in range(many):
+        w = _gpu_work(rng, f"j{j}", g, "h100") if rng.random() < 0.6 else _cpu_work(rng, f"c{j}")
+        w["duration"] = rng.choice(["1h", "20h", "3d"])
+        if rng.random() < 0.2 and w["gpus"] >= g:
+            w["labels"] = {"excl": "yes"}
+        elif rng.random() < 0.3:
+            w["labels"] = {"where": "slurm"}
+        work.append(w)
+    return _platform(rng, parts, pools, work, sets, {})
+
+
+FAMILY_FUNCS: dict[str, Any] = {"awkward": awkward, "mig": mig, "shared": shared}
+
 
 
 def build(family: str, size: str, seed: int) -> dict[str, Any]:

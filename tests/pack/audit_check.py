@@ -246,12 +246,13 @@ class Platform:
             if prof and prof not in t.mig_profiles:
                 continue
             want = w.get("gpu_type", "any")
-            if int(w.get("gpus", 0)) and want != "any" and want != t.gpu_type:
-                continue
-            if int(w.get("gpus", 0)) and want == "any" and t.gpu_type not in (None, "any"):
-                continue  # gpu_type any fits only GPUs of no stated type (README)
+            if int(w.get("gpus", 0)) and want not in ("any", t.gpu_type):
+                continue  # and untyped GPUs (gpu_type any) take only workloads asking any
             if m.get("exclusive") and t.backend != "slurm":
                 continue
+            reps = self.replicas(name)
+            if reps is not None and reps[0] > reps[1]:
+                continue  # hpa clamps, never widens: no replica count is left
             units = self.units(name, tid)
             nodes = self.target_nodes(tid)
             if not units:
