@@ -404,7 +404,86 @@ def shared(rng: random.Random, size: str) -> dict[str, Any]:
     return _platform(rng, parts, pools, work, sets, {})
 
 
-FAMILY_FUNCS: dict[str, Any] = {"awkward": awkward, "mig": mig, "shared": shared}
+def running_family(rng: random.Random, size: str) -> dict[str, Any]:
+    """Work already on the nodes, by index and by name, some whole; OverSubscribe=EXCLUSIVE."""
+    parts, pools, running = [], [], []
+    for k in range(rng.randint(1, 3)):
+        shape = rng.choice(AWKWARD_GPU + AWKWARD_CPU + [(4, 96, 192), (8, 48, 384)])
+        n = _size(rng, size, (1, 8), (20, 150))
+        t = _pool(f"p{k}", shape, n) | {"node_names": [f"p{k}n{i:03d}" for i in range(n)]}
+        if rng.random() < 0.3:
+            t["oversubscribe"] = "exclusive"
+        parts.append(t)
+    for k in range(rng.randint(0, 2)):
+        shape = rng.choice([(4, 96, 192), (8, 48, 384), (0, 61, 127), (2, 29, 89)])
+        pools.append(_pool(f"k{k}", shape, _size(rng, size, (1, 8), (20, 150))))
+    for spec, cluster in [(p, "hpc") for p in parts] + [(p, "k8s") for p in pools]:
+        g, c, m = spec.get("gpus_per_node", 0), spec["cpus_per_node"], int(spec["memory_per_node"][:-3])
+        for i in range(spec["nodes"]):
+            r = rng.random()
+            if r > 0.5:
+                continue
+            by = {"node": spec["node_names"][i]} if "node_names" in spec and rng.random() < 0.5 else {"node_set": spec["name"], "node": i}
+            if r < 0.08 or spec.get("oversubscribe") == "exclusive":
+                running.append({"cluster": cluster, **by, "whole": True, "job": f"r{len(running)}"})
+                continue
+            for _ in range(rng.randint(1, 2)):  # at most half the node each
+                running.append({"cluster": cluster, **by, "gpus": rng.randint(0, g // 2),
+                                "cpus": rng.randint(1, c // 2), "memory": f"{rng.randint(1, m // 2)}GiB",
+                                "job": f"r{len(running)}"})
+    nodes = sum(p["nodes"] for p in parts + pools)
+    many = _size(rng, size, (3, 4 * nodes), (min(3000, 2 * nodes), min(3000, 6 * nodes)))
+    work = []
+    for j in range(many):
+        spec = rng.choice(parts + pools)
+        shape = (spec.get("gpus_per_node", 0), spec["cpus_per_node"], int(spec["memory_per_node"][:-3]))
+        w = _awkward_job(rng, f"w{j}", shape)
+        if rng.random() < 0.15 and w["gpus"] == shape[0] and shape[0]:
+            w["labels"] = {"excl": "yes"}
+        work.append(w)
+    return _platform(rng, parts, pools, work, [], {}, running)
+
+
+def services(rng: random.Random, size: str) -> dict[str, Any]:
+    """Services under hpa clamps, exclusive and multi-node jobs, spreads, a team quota."""
+    pools = [
+        _pool("l4", (4, 48, 192), _size(rng, size, (1, 6), (20, 120)), "l4"),
+        _pool("h100", (8, 96, 1024), _size(rng, size, (1, 4), (20, 80))),
+        _pool("cpu", (0, 64, 256), _size(rng, size, (1, 6), (20, 150))),
+    ]
+    parts = [_pool("gpu", (8, 96, 1024), _size(rng, size, (1, 8), (20, 100)))]
+    hpa = rng.choice([(2, 20), (1, 4), (3, 6), (1, 100)])
+    nodes = sum(p["nodes"] for p in pools + parts)
+    many = _size(rng, size, (4, 5 * nodes), (min(3000, 3 * nodes), min(3000, 8 * nodes)))
+    work = []
+    for j in range(many):
+        r = rng.random()
+        if r < 0.5:
+            w = _service(rng, f"s{j}", [0, 1, 2, 3, 5], [1, 4, 15, 30, 47], [2, 16, 60, 200])
+            if w["gpus"]:
+                w["gpu_type"] = rng.choice(["l4", "h100", "any"])
+            if rng.random() < 0.2:
+                del w["replicas"]
+        elif r < 0.75:
+            w = _gpu_work(rng, f"j{j}", 8, "h100")
+            if w["gpus"] >= 8 and rng.random() < 0.5:
+                w["labels"] = {"excl": "yes"}
+        else:
+            w = _cpu_work(rng, f"c{j}")
+        work.append(w)
+    quotas = [{"team": "a", "gpus": rng.randint(4, 40)}] if rng.random() < 0.5 else []
+    spreads = [{"by": "app", "across": rng.choice(["target", "cluster"]), "max": rng.randint(2, 6)}] if rng.random() < 0.5 else []
+    return _platform(rng, parts, pools, work, [], {"hpa": hpa, "quotas": quotas, "spreads": spreads})
+
+
+FAMILY_FUNCS: dict[str, Any] = {
+    "awkward": awkward,
+    "mig": mig,
+    "shared": shared,
+    "running": running_family,
+    "services": services,
+}
+
 
 
 

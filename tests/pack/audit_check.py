@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -185,7 +186,7 @@ class Platform:
             Node((sid, i), cap, whole, cpus, mem, dict(slices)) for i in range(int(spec.get("max_nodes", spec["nodes"])))
         ]
         names = spec.get("node_names") or []
-        for i, name in enumerate(names if isinstance(names, list) else []):
+        for i, name in enumerate(names if isinstance(names, list) else _hostlist(names)):
             self.node_names[(cluster, name)] = (sid, i)
 
     def all_nodes(self) -> list[Node]:
@@ -266,6 +267,21 @@ class Platform:
         return out
 
 
+def _hostlist(text: str) -> list[str]:
+    """A Slurm host list of the simple forms "n1,n2" and "gpu[001-003,7]"."""
+    out: list[str] = []
+    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,]*", text):
+        m = re.fullmatch(r"(.*)\[([^\]]*)\](.*)", part)
+        if not m:
+            out.append(part)
+            continue
+        for r in m[2].split(","):
+            lo, _, hi = r.partition("-")
+            for k in range(int(lo), int(hi or lo) + 1):
+                out.append(f"{m[1]}{str(k).zfill(len(lo))}{m[3]}")
+    return out
+
+
 def _even(gpus: int, per: int) -> int:
     """Nodes for `gpus` GPUs on nodes of `per`: fewest with an even split, else fewest."""
     least = math.ceil(gpus / per)
@@ -339,7 +355,8 @@ def judge(folder: Path, exact_nodes: int = 40, limit: float = 20.0) -> Verdict:
             if not _gate(p, plan, name, tid):
                 continue
             units = p.units(name, tid)
-            witness = _greedy({k: n.copy() for k, n in free.items()}, p, tid, units)
+            mine = {n.key: free[n.key].copy() for n in p.target_nodes(tid)}
+            witness = _greedy(mine, p, tid, units)
             if witness:
                 v.findings.append(
                     f"falsely unplaced: {name} fits on {tid} beside the plan as assigned"
