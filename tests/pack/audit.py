@@ -48,7 +48,9 @@ def _size(rng: random.Random, size: str, small: tuple[int, int], medium: tuple[i
     return rng.randint(lo, hi)
 
 
-def policy(hpa: tuple[int, int], quotas: list[dict[str, Any]], spreads: list[dict[str, Any]]) -> str:
+def policy(
+    hpa: tuple[int, int], quotas: list[dict[str, Any]], spreads: list[dict[str, Any]]
+) -> str:
     lines = [
         "policy audit",
         "",
@@ -81,7 +83,12 @@ def policy(hpa: tuple[int, int], quotas: list[dict[str, Any]], spreads: list[dic
         "",
     ]
     for k, q in enumerate(quotas):
-        lines += [f"quota q{k}:", f'  for team == "{q["team"]}"', f"  limit gpus <= {q['gpus']}", ""]
+        lines += [
+            f"quota q{k}:",
+            f'  for team == "{q["team"]}"',
+            f"  limit gpus <= {q['gpus']}",
+            "",
+        ]
     for k, s in enumerate(spreads):
         lines += [f"spread s{k}:", '  for kind == "inference"', f"  by labels.{s['by']}"]
         lines += [f"  across {s['across']}", f"  max {s['max']}", ""]
@@ -114,9 +121,16 @@ AWKWARD_CPU = [(0, 47, 191), (0, 61, 127), (0, 89, 353), (0, 53, 97), (0, 96, 38
 AWKWARD_GPU = [(8, 47, 383), (4, 37, 149), (8, 97, 1021), (2, 29, 89), (6, 71, 509), (3, 43, 199)]
 
 
-def _pool(name: str, shape: tuple[int, int, int], nodes: int, gpu_type: str = "h100") -> dict[str, Any]:
+def _pool(
+    name: str, shape: tuple[int, int, int], nodes: int, gpu_type: str = "h100"
+) -> dict[str, Any]:
     g, c, m = shape
-    out: dict[str, Any] = {"name": name, "nodes": nodes, "cpus_per_node": c, "memory_per_node": f"{m}GiB"}
+    out: dict[str, Any] = {
+        "name": name,
+        "nodes": nodes,
+        "cpus_per_node": c,
+        "memory_per_node": f"{m}GiB",
+    }
     if g:
         out |= {"gpus_per_node": g, "gpu_type": gpu_type}
     return out
@@ -168,19 +182,25 @@ def awkward(rng: random.Random, size: str) -> dict[str, Any]:
         shapes.append((shape, n))
     work = []
     for shape, n in shapes:
-        many = _size(rng, size, (2, 3 * n + 2), (min(3000 // comps, 3 * n), min(3000 // comps, 6 * n)))
+        many = _size(
+            rng, size, (2, 3 * n + 2), (min(3000 // comps, 3 * n), min(3000 // comps, 6 * n))
+        )
         work += [_awkward_job(rng, f"w{len(work) + j}", shape) for j in range(many)]
     for w in work:
         if rng.random() < 0.2:
             w["labels"] = {"where": rng.choice(["slurm", "k8s"])}
         if rng.random() < 0.15:  # a service of awkward pods too
-            w.update(kind="inference", replicas={"min": rng.randint(1, 4), "max": rng.randint(4, 8)})
+            w.update(
+                kind="inference", replicas={"min": rng.randint(1, 4), "max": rng.randint(4, 8)}
+            )
             w.pop("duration", None)
             w["labels"] = {}
     return _platform(rng, parts, pools, work, [], {})
 
 
-def _clusters(parts: list[dict[str, Any]], pools: list[dict[str, Any]], sets: list[dict[str, Any]]) -> dict[str, Any]:
+def _clusters(
+    parts: list[dict[str, Any]], pools: list[dict[str, Any]], sets: list[dict[str, Any]]
+) -> dict[str, Any]:
     clusters = []
     if parts:
         c: dict[str, Any] = {"name": "hpc", "backend": "slurm", "partitions": parts}
@@ -227,7 +247,12 @@ def _platform(
 def write(data: dict[str, Any], folder: Path) -> None:
     """The platform as a project folder a user would keep in git."""
     folder.mkdir(parents=True, exist_ok=True)
-    cfg = {"policy": "policy.route", "inventory": "inventory.yaml", "workloads": "workloads.yaml", "out": "out"}
+    cfg = {
+        "policy": "policy.route",
+        "inventory": "inventory.yaml",
+        "workloads": "workloads.yaml",
+        "out": "out",
+    }
     if data["running"]:
         cfg["running"] = "running.yaml"
         (folder / "running.yaml").write_text(yaml.safe_dump(data["running"], sort_keys=False))
@@ -263,7 +288,10 @@ def router_judges(folder: Path) -> tuple[list[str], list[str]]:
         elif c.verdict.packs is None:
             undecided.append(f"packcheck undecided {c.component.problem.id}")
     given = {p.workload.name: units(p) for p in built.placements}
-    found += [f"assignment: {e}" for e in check_assignment(i.inventory, i.running, built.placements, given)]
+    found += [
+        f"assignment: {e}"
+        for e in check_assignment(i.inventory, i.running, built.placements, given)
+    ]
     judged = referee(i.policy, i.inventory, i.workloads, built.placements, i.running)
     found += [f"referee: falsely unplaced {a}" for a in judged.admitted]
     undecided += [f"referee undecided {w} on {t}" for w, t in judged.undecided]
@@ -287,7 +315,9 @@ def _gpu_work(rng: random.Random, name: str, per: int, gpu_type: str) -> dict[st
     return w
 
 
-def _service(rng: random.Random, name: str, gpus: list[int], cpus: list[int], mem: list[int]) -> dict[str, Any]:
+def _service(
+    rng: random.Random, name: str, gpus: list[int], cpus: list[int], mem: list[int]
+) -> dict[str, Any]:
     low = rng.randint(1, 5)
     return {
         "name": name,
@@ -330,11 +360,16 @@ def mig(rng: random.Random, size: str) -> dict[str, Any]:
     for k in range(rng.randint(1, 3)):
         g, c, m = rng.choice(MIG_NODES)
         n = _size(rng, size, (1, 8), (20, 150))
-        pool = _pool(f"k{k}", (g, c, m), n, "a100") | (_mig_layout(rng, g, True) if rng.random() < 0.8 else {})
+        pool = _pool(f"k{k}", (g, c, m), n, "a100") | (
+            _mig_layout(rng, g, True) if rng.random() < 0.8 else {}
+        )
         pools.append(pool)
     if rng.random() < 0.6:  # Slurm MIG GRES: whole GPUs beside cut ones
         g, c, m = rng.choice(MIG_NODES)
-        parts.append(_pool("p0", (g, c, m), _size(rng, size, (1, 6), (20, 100)), "a100") | _mig_layout(rng, g, False))
+        parts.append(
+            _pool("p0", (g, c, m), _size(rng, size, (1, 6), (20, 100)), "a100")
+            | _mig_layout(rng, g, False)
+        )
     nodes = sum(p["nodes"] for p in pools + parts)
     many = _size(rng, size, (4, 5 * nodes), (min(3000, 4 * nodes), min(3000, 10 * nodes)))
     work = []
@@ -357,9 +392,14 @@ def mig(rng: random.Random, size: str) -> dict[str, Any]:
                 for grp in spec.get("mig", []):
                     for prof, per in grp["slices"].items():
                         slices[prof] = slices.get(prof, 0) + grp["gpus"] * per
-                item: dict[str, Any] = {"cluster": cluster, "node_set": spec["name"], "node": i,
-                                        "cpus": rng.randint(1, spec["cpus_per_node"] // 3),
-                                        "memory": f"{rng.randint(1, 100)}GiB", "job": f"r{len(running)}"}
+                item: dict[str, Any] = {
+                    "cluster": cluster,
+                    "node_set": spec["name"],
+                    "node": i,
+                    "cpus": rng.randint(1, spec["cpus_per_node"] // 3),
+                    "memory": f"{rng.randint(1, 100)}GiB",
+                    "job": f"r{len(running)}",
+                }
                 if slices:
                     prof = rng.choice(sorted(slices))
                     item["mig"] = {prof: rng.randint(1, slices[prof])}
@@ -389,7 +429,9 @@ def shared(rng: random.Random, size: str) -> dict[str, Any]:
     ]
     for p in parts:
         p["cost_per_gpu_hour"] = rng.randint(0, 3)
-    pools = [_pool("k0", (g, c, m), _size(rng, size, (1, 3), (20, 60)))] if rng.random() < 0.5 else []
+    pools = (
+        [_pool("k0", (g, c, m), _size(rng, size, (1, 3), (20, 60)))] if rng.random() < 0.5 else []
+    )
     nodes = n1 + n2 + sets[2]["nodes"]
     many = _size(rng, size, (4, 4 * nodes), (min(3000, 3 * nodes), min(3000, 8 * nodes)))
     work = []
@@ -418,25 +460,44 @@ def running_family(rng: random.Random, size: str) -> dict[str, Any]:
         shape = rng.choice([(4, 96, 192), (8, 48, 384), (0, 61, 127), (2, 29, 89)])
         pools.append(_pool(f"k{k}", shape, _size(rng, size, (1, 8), (20, 150))))
     for spec, cluster in [(p, "hpc") for p in parts] + [(p, "k8s") for p in pools]:
-        g, c, m = spec.get("gpus_per_node", 0), spec["cpus_per_node"], int(spec["memory_per_node"][:-3])
+        g, c, m = (
+            spec.get("gpus_per_node", 0),
+            spec["cpus_per_node"],
+            int(spec["memory_per_node"][:-3]),
+        )
         for i in range(spec["nodes"]):
             r = rng.random()
             if r > 0.5:
                 continue
-            by = {"node": spec["node_names"][i]} if "node_names" in spec and rng.random() < 0.5 else {"node_set": spec["name"], "node": i}
+            by = (
+                {"node": spec["node_names"][i]}
+                if "node_names" in spec and rng.random() < 0.5
+                else {"node_set": spec["name"], "node": i}
+            )
             if r < 0.08 or spec.get("oversubscribe") == "exclusive":
                 running.append({"cluster": cluster, **by, "whole": True, "job": f"r{len(running)}"})
                 continue
             for _ in range(rng.randint(1, 2)):  # at most half the node each
-                running.append({"cluster": cluster, **by, "gpus": rng.randint(0, g // 2),
-                                "cpus": rng.randint(1, c // 2), "memory": f"{rng.randint(1, m // 2)}GiB",
-                                "job": f"r{len(running)}"})
+                running.append(
+                    {
+                        "cluster": cluster,
+                        **by,
+                        "gpus": rng.randint(0, g // 2),
+                        "cpus": rng.randint(1, c // 2),
+                        "memory": f"{rng.randint(1, m // 2)}GiB",
+                        "job": f"r{len(running)}",
+                    }
+                )
     nodes = sum(p["nodes"] for p in parts + pools)
     many = _size(rng, size, (3, 4 * nodes), (min(3000, 2 * nodes), min(3000, 6 * nodes)))
     work = []
     for j in range(many):
         spec = rng.choice(parts + pools)
-        shape = (spec.get("gpus_per_node", 0), spec["cpus_per_node"], int(spec["memory_per_node"][:-3]))
+        shape = (
+            spec.get("gpus_per_node", 0),
+            spec["cpus_per_node"],
+            int(spec["memory_per_node"][:-3]),
+        )
         w = _awkward_job(rng, f"w{j}", shape)
         if rng.random() < 0.15 and w["gpus"] == shape[0] and shape[0]:
             w["labels"] = {"excl": "yes"}
@@ -472,8 +533,14 @@ def services(rng: random.Random, size: str) -> dict[str, Any]:
             w = _cpu_work(rng, f"c{j}")
         work.append(w)
     quotas = [{"team": "a", "gpus": rng.randint(4, 40)}] if rng.random() < 0.5 else []
-    spreads = [{"by": "app", "across": rng.choice(["target", "cluster"]), "max": rng.randint(2, 6)}] if rng.random() < 0.5 else []
-    return _platform(rng, parts, pools, work, [], {"hpa": hpa, "quotas": quotas, "spreads": spreads})
+    spreads = (
+        [{"by": "app", "across": rng.choice(["target", "cluster"]), "max": rng.randint(2, 6)}]
+        if rng.random() < 0.5
+        else []
+    )
+    return _platform(
+        rng, parts, pools, work, [], {"hpa": hpa, "quotas": quotas, "spreads": spreads}
+    )
 
 
 FAMILY_FUNCS: dict[str, Any] = {
@@ -485,19 +552,24 @@ FAMILY_FUNCS: dict[str, Any] = {
 }
 
 
-
-
 def build(family: str, size: str, seed: int) -> dict[str, Any]:
     rng = random.Random(f"audit:{family}:{size}:{seed}")
     return FAMILY_FUNCS[family](rng, size)
 
 
-def run_one(family: str, size: str, seed: int, out: Path, exact_nodes: int = 40) -> tuple[Verdict, list[str], list[str], str]:
+def run_one(
+    family: str, size: str, seed: int, out: Path, exact_nodes: int = 40
+) -> tuple[Verdict, list[str], list[str], str]:
     folder = out / f"{family}-{size}-{seed}"
     write(build(family, size, seed), folder)
     done = plan(folder)
     if done.returncode not in (0, 3):
-        return Verdict(findings=[f"router plan exit {done.returncode}: {done.stderr[-400:]}"]), [], [], str(folder)
+        return (
+            Verdict(findings=[f"router plan exit {done.returncode}: {done.stderr[-400:]}"]),
+            [],
+            [],
+            str(folder),
+        )
     mine = audit_judge(folder, exact_nodes=exact_nodes)
     theirs, undecided = router_judges(folder)
     return mine, theirs, undecided, str(folder)
@@ -509,7 +581,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--size", choices=("small", "medium"), default="small")
     ap.add_argument("--seeds", default="0-9", help="a range such as 0-49")
     ap.add_argument("--out", type=Path, default=Path("/tmp/audit"))
-    ap.add_argument("--exact-nodes", type=int, default=40, help="exact re-pack up to this many nodes")
+    ap.add_argument(
+        "--exact-nodes", type=int, default=40, help="exact re-pack up to this many nodes"
+    )
     args = ap.parse_args(argv)
     lo, _, hi = args.seeds.partition("-")
     seeds = range(int(lo), int(hi or lo) + 1)
@@ -517,7 +591,9 @@ def main(argv: list[str] | None = None) -> int:
     totals = {"platforms": 0, "targets": 0, "placed": 0, "units": 0, "unplaced": 0, "undecided": 0}
     for family in args.family or list(FAMILY_FUNCS):
         for seed in seeds:
-            mine, theirs, undecided, folder = run_one(family, args.size, seed, args.out, args.exact_nodes)
+            mine, theirs, undecided, folder = run_one(
+                family, args.size, seed, args.out, args.exact_nodes
+            )
             totals["platforms"] += 1
             totals["targets"] += mine.targets
             totals["placed"] += mine.placed

@@ -69,8 +69,16 @@ class Node:
         return True
 
     def copy(self) -> Node:
-        return Node(self.key, self.cap, self.gpus, self.cpus, self.mem, dict(self.slices),
-                    self.busy, self.blocked)
+        return Node(
+            self.key,
+            self.cap,
+            self.gpus,
+            self.cpus,
+            self.mem,
+            dict(self.slices),
+            self.busy,
+            self.blocked,
+        )
 
 
 @dataclass
@@ -183,7 +191,8 @@ class Platform:
         whole, slices, cpus, mem = _shape(spec)
         cap = (whole, cpus, mem, tuple(sorted(slices.items())))
         self.nodes[sid] = [
-            Node((sid, i), cap, whole, cpus, mem, dict(slices)) for i in range(int(spec.get("max_nodes", spec["nodes"])))
+            Node((sid, i), cap, whole, cpus, mem, dict(slices))
+            for i in range(int(spec.get("max_nodes", spec["nodes"])))
         ]
         names = spec.get("node_names") or []
         for i, name in enumerate(names if isinstance(names, list) else _hostlist(names)):
@@ -230,8 +239,16 @@ class Platform:
         out = []
         for a in range(max(par, 1)):
             out += [
-                Unit(name, tid, math.ceil(gpus / k), math.ceil(cpus / k), math.ceil(mem / k), {}, whole,
-                     f"{name}#{a}")
+                Unit(
+                    name,
+                    tid,
+                    math.ceil(gpus / k),
+                    math.ceil(cpus / k),
+                    math.ceil(mem / k),
+                    {},
+                    whole,
+                    f"{name}#{a}",
+                )
                 for _ in range(k)
             ]
         return out
@@ -302,6 +319,7 @@ def judge(folder: Path, exact_nodes: int = 40, limit: float = 20.0) -> Verdict:
     p = Platform(folder)
     plan = json.loads((p.out / "plan.json").read_text())
     v = Verdict()
+    base = {n.key: n.copy() for n in p.all_nodes()}  # after what runs, before the plan
     free = {n.key: n for n in p.all_nodes()}
     held: dict[str, list[Unit]] = defaultdict(list)  # target -> the plan's units
     for pl in plan["placements"]:
@@ -367,7 +385,7 @@ def judge(folder: Path, exact_nodes: int = 40, limit: float = 20.0) -> Verdict:
             if sum(len(p.nodes[s]) for s in comp) > exact_nodes:
                 continue
             work = [u for t in sorted(p.targets) if p.targets[t].sets[0] in comp for u in held[t]]
-            got = repack(p, comp, work + units, limit)
+            got = repack(p, base, comp, work + units, limit)
             if got is True:
                 v.findings.append(
                     f"falsely unplaced: {name} fits on {tid} when the plan's work there is"
@@ -426,14 +444,19 @@ def _gate(p: Platform, plan: dict[str, Any], name: str, tid: str) -> bool:
             and p.workloads[x["workload"]].get("kind") == w.get("kind")
         ]
         where = tid if s["across"] == "target" else tid.split("/")[0]
-        on = [x for x in same if (x["target_id"] if s["across"] == "target"
-                                  else x["cluster"]) == where]
+        on = [
+            x
+            for x in same
+            if (x["target_id"] if s["across"] == "target" else x["cluster"]) == where
+        ]
         if len(on) >= s["max"]:
             return False
     return True
 
 
-def _greedy(free: dict[tuple[str, int], Node], p: Platform, tid: str, units: list[Unit]) -> list[str]:
+def _greedy(
+    free: dict[tuple[str, int], Node], p: Platform, tid: str, units: list[Unit]
+) -> list[str]:
     """Units placed first-fit on the free room of tid's nodes, or [] when that fails."""
     nodes = [free[n.key] for n in p.target_nodes(tid)]
     out: list[str] = []
@@ -469,12 +492,15 @@ def _components(p: Platform) -> dict[str, set[str]]:
     return {tid: groups[find(t.sets[0])] for tid, t in p.targets.items()}
 
 
-def repack(p: Platform, comp: set[str], units: list[Unit], limit: float) -> bool | None:
-    """Exact: can these units (each on its own target) be packed onto comp's free room?"""
+def repack(
+    p: Platform, base: dict[tuple[str, int], Node], comp: set[str], units: list[Unit], limit: float
+) -> bool | None:
+    """Exact: can these units (each on its own target) be packed onto comp's nodes (`base`:
+    as they are with what runs)?"""
     from ortools.sat.python import cp_model
 
     m = cp_model.CpModel()
-    nodes = [n for s in sorted(comp) for n in p.nodes[s]]
+    nodes = [base[n.key] for s in sorted(comp) for n in p.nodes[s]]
     classes: dict[tuple[Any, ...], list[Unit]] = defaultdict(list)
     for u in units:
         classes[(u.target, u.shape(), u.group if u.whole or u.group else "")].append(u)
