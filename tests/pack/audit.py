@@ -2,7 +2,8 @@
 
 Each family draws a platform (policy text, inventory, workloads, running work) from a seeded
 random.Random, at `small` (1-8 nodes per capacity component, a few dozen workloads) or
-`medium` (20-150 nodes per component, 200-3,000 workloads) size, with a sidecar `audit.json`
+`medium` (20-150 nodes per component, 200-3,000 workloads) size (`ci`: medium at its least,
+for the bounded test in tests/pack/test_unseen.py), with a sidecar `audit.json`
 saying what the policy means for each workload (tests/pack/audit_check.py reads it):
 
   awkward   prime CPU and memory sizes, 1/3 + 1/3 + 1/3 + epsilon of a node, memory-bound
@@ -44,6 +45,9 @@ HPA = (2, 20)
 
 
 def _size(rng: random.Random, size: str, small: tuple[int, int], medium: tuple[int, int]) -> int:
+    """A count drawn for the size; `ci` is medium at its least (the bounded test's)."""
+    if size == "ci":
+        return medium[0]
     lo, hi = small if size == "small" else medium
     return rng.randint(lo, hi)
 
@@ -56,7 +60,7 @@ def policy(
         "",
         "rule sliced:",
         '  when kind == "inference" and labels.slice == "1g"',
-        '  route kubernetes with mig = "1g.10gb", hpa(min = %d, max = %d)' % hpa,
+        f'  route kubernetes with mig = "1g.10gb", hpa(min = {hpa[0]}, max = {hpa[1]})',
         "",
         "rule sliced3:",
         '  when kind == "inference" and labels.slice == "3g"',
@@ -64,7 +68,7 @@ def policy(
         "",
         "rule serve:",
         '  when kind == "inference"',
-        "  route kubernetes with hpa(min = %d, max = %d)" % hpa,
+        f"  route kubernetes with hpa(min = {hpa[0]}, max = {hpa[1]})",
         "",
         "rule excl:",
         '  when labels.excl == "yes"',
@@ -272,7 +276,7 @@ def plan(folder: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
-def router_judges(folder: Path) -> tuple[list[str], list[str]]:
+def router_judges(folder: Path, referee_too: bool = True) -> tuple[list[str], list[str]]:
     """Router's own referees (packcheck, assignment, admits) on the folder's plan."""
     import router
     from router.plan.admits import referee
@@ -292,6 +296,8 @@ def router_judges(folder: Path) -> tuple[list[str], list[str]]:
         f"assignment: {e}"
         for e in check_assignment(i.inventory, i.running, built.placements, given)
     ]
+    if not referee_too:
+        return found, undecided
     judged = referee(i.policy, i.inventory, i.workloads, built.placements, i.running)
     found += [f"referee: falsely unplaced {a}" for a in judged.admitted]
     undecided += [f"referee undecided {w} on {t}" for w, t in judged.undecided]
@@ -571,18 +577,23 @@ def run_one(
             str(folder),
         )
     mine = audit_judge(folder, exact_nodes=exact_nodes)
-    theirs, undecided = router_judges(folder)
+    theirs, undecided = router_judges(folder, referee_too)
     return mine, theirs, undecided, str(folder)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m tests.pack.audit")
     ap.add_argument("--family", choices=FAMILIES, action="append")
-    ap.add_argument("--size", choices=("small", "medium"), default="small")
+    ap.add_argument("--size", choices=("small", "medium", "ci"), default="small")
     ap.add_argument("--seeds", default="0-9", help="a range such as 0-49")
     ap.add_argument("--out", type=Path, default=Path("/tmp/audit"))
     ap.add_argument(
         "--exact-nodes", type=int, default=40, help="exact re-pack up to this many nodes"
+    )
+    ap.add_argument(
+        "--no-referee",
+        action="store_true",
+        help="skip router's referee (admits.py): minutes per medium platform; packcheck stays",
     )
     args = ap.parse_args(argv)
     lo, _, hi = args.seeds.partition("-")
@@ -592,7 +603,7 @@ def main(argv: list[str] | None = None) -> int:
     for family in args.family or list(FAMILY_FUNCS):
         for seed in seeds:
             mine, theirs, undecided, folder = run_one(
-                family, args.size, seed, args.out, args.exact_nodes
+                family, args.size, seed, args.out, args.exact_nodes, not args.no_referee
             )
             totals["platforms"] += 1
             totals["targets"] += mine.targets

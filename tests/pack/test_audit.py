@@ -137,8 +137,9 @@ def test_the_audit_checker_repacks_exactly(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("family", audit.FAMILIES)
 def test_audit_families_small(family: str, tmp_path: Path) -> None:
-    """Two seeded small platforms per family: no checker disagrees with the plan."""
-    for seed in range(2):
+    """A seeded small platform per family, planned by `router plan` in a subprocess: no
+    checker disagrees with the plan."""
+    for seed in range(1):
         mine, theirs, _, folder = audit.run_one(family, "small", seed, tmp_path)
         assert mine.findings == [] and theirs == [], folder
         assert mine.targets > 0

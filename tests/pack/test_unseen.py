@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TypeVar
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.pack.unseen import Judged, Seeded, judge, platform
+from tests.pack.audit import FAMILIES
+from tests.pack.unseen import Judged, Seeded, judge, judge_audited, platform
 
 T = TypeVar("T")
 
@@ -77,3 +80,14 @@ def test_seeded_platforms_reach_what_they_are_for() -> None:
         assert seen[what] >= 10, (what, seen)
     for what in ("nodes", "quota", "spread"):
         assert seen[what] >= 10, (what, seen)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_audit_family_at_medium_size(family: str, tmp_path: Path) -> None:
+    """The audit's families (tests/pack/audit.py) at the least medium size (20 nodes per
+    capacity component, the fewest workloads), one seed each: the referees and the audit's own
+    checker find nothing, and the platform holds unplaced work for them to judge. The long run:
+    `python -m tests.pack.unseen --family all --size medium --minutes N`."""
+    got = judge_audited(family, "ci", 0, tmp_path / family)
+    assert got.findings == [] and got.undecided == []
+    assert got.targets > 0 and got.placed > 20
