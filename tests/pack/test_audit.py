@@ -143,3 +143,18 @@ def test_audit_families_small(family: str, tmp_path: Path) -> None:
         mine, theirs, _, folder = audit.run_one(family, "small", seed, tmp_path)
         assert mine.findings == [] and theirs == [], folder
         assert mine.targets > 0
+
+
+def test_running_work_from_a_real_squeue_capture_is_packed_around(tmp_path: Path) -> None:
+    """The live 22.05 capture's node runs 3 GPUs / 28 CPUs / 166GiB: what is left fits
+    exactly, and one CPU more does not."""
+    folder, plan, _ = _planned("capture-running", tmp_path)
+    assert judge(folder).findings == []
+    assert list(_unplaced(plan)) == ["one-cpu-more"]
+
+
+def test_oversubscribed_node_from_a_real_capture_is_full_on_cpus(tmp_path: Path) -> None:
+    folder, plan, _ = _planned("capture-oversub", tmp_path)
+    assert judge(folder).findings == []
+    (reasons,) = _unplaced(plan).values()
+    assert all("holds 12 of its 8 CPUs" in r for r in reasons)
