@@ -564,7 +564,7 @@ def build(family: str, size: str, seed: int) -> dict[str, Any]:
 
 
 def run_one(
-    family: str, size: str, seed: int, out: Path, exact_nodes: int = 40
+    family: str, size: str, seed: int, out: Path, exact_nodes: int = 40, referee_too: bool = True
 ) -> tuple[Verdict, list[str], list[str], str]:
     folder = out / f"{family}-{size}-{seed}"
     write(build(family, size, seed), folder)
