@@ -478,7 +478,8 @@ def _audited(args: argparse.Namespace) -> int:
                 print(f"{family} {args.size} seed {seed}: {f} -> {folder}", flush=True)
         seed += 1
     print(
-        f"platforms {platforms} ({', '.join(families)}, {args.size}, seeds {args.seed}..{seed - 1});"
+        f"platforms {platforms} ({', '.join(families)}, {args.size},"
+        f" seeds {args.seed}..{seed - 1});"
         f" targets checked {total.targets}, placed {total.placed}, unplaced {total.unplaced},"
         f" findings {len(total.findings)}, undecided {len(total.undecided)}"
     )
