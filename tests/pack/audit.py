@@ -184,7 +184,7 @@ def awkward(rng: random.Random, size: str) -> dict[str, Any]:
         else:
             pools.append(_pool(f"k{k}", shape, n))
         shapes.append((shape, n))
-    work = []
+    work: list[dict[str, Any]] = []
     for shape, n in shapes:
         many = _size(
             rng, size, (2, 3 * n + 2), (min(3000 // comps, 3 * n), min(3000 // comps, 6 * n))
@@ -362,7 +362,9 @@ def _mig_layout(rng: random.Random, gpus: int, k8s: bool) -> dict[str, Any]:
 
 
 def mig(rng: random.Random, size: str) -> dict[str, Any]:
-    pools, parts, running = [], [], []
+    pools: list[dict[str, Any]] = []
+    parts: list[dict[str, Any]] = []
+    running: list[dict[str, Any]] = []
     for k in range(rng.randint(1, 3)):
         g, c, m = rng.choice(MIG_NODES)
         n = _size(rng, size, (1, 8), (20, 150))
@@ -426,7 +428,7 @@ def shared(rng: random.Random, size: str) -> dict[str, Any]:
         _pool("h100b", (g, c, m), n2),
         _pool("cpu", rng.choice(AWKWARD_CPU), _size(rng, size, (1, 4), (20, 120))),
     ]
-    parts = [
+    parts: list[dict[str, Any]] = [
         {"name": "gpu", "node_sets": ["h100a"], "max_time": "1d"},
         {"name": "gpu-long", "node_sets": ["h100a"], "max_time": "7d"},
         {"name": "preempt", "node_sets": ["h100a", "h100b"], "max_time": "1d"},
@@ -454,7 +456,9 @@ def shared(rng: random.Random, size: str) -> dict[str, Any]:
 
 def running_family(rng: random.Random, size: str) -> dict[str, Any]:
     """Work already on the nodes, by index and by name, some whole; OverSubscribe=EXCLUSIVE."""
-    parts, pools, running = [], [], []
+    parts: list[dict[str, Any]] = []
+    pools: list[dict[str, Any]] = []
+    running: list[dict[str, Any]] = []
     for k in range(rng.randint(1, 3)):
         shape = rng.choice(AWKWARD_GPU + AWKWARD_CPU + [(4, 96, 192), (8, 48, 384)])
         n = _size(rng, size, (1, 8), (20, 150))
@@ -560,7 +564,8 @@ FAMILY_FUNCS: dict[str, Any] = {
 
 def build(family: str, size: str, seed: int) -> dict[str, Any]:
     rng = random.Random(f"audit:{family}:{size}:{seed}")
-    return FAMILY_FUNCS[family](rng, size)
+    made: dict[str, Any] = FAMILY_FUNCS[family](rng, size)
+    return made
 
 
 def run_one(

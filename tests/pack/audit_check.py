@@ -373,8 +373,8 @@ def judge(folder: Path, exact_nodes: int = 40, limit: float = 20.0) -> Verdict:
             if not _gate(p, plan, name, tid):
                 continue
             units = p.units(name, tid)
-            mine = {n.key: free[n.key].copy() for n in p.target_nodes(tid)}
-            witness = _greedy(mine, p, tid, units)
+            room = {n.key: free[n.key].copy() for n in p.target_nodes(tid)}
+            witness = _greedy(room, p, tid, units)
             if witness:
                 v.findings.append(
                     f"falsely unplaced: {name} fits on {tid} beside the plan as assigned"
@@ -385,14 +385,14 @@ def judge(folder: Path, exact_nodes: int = 40, limit: float = 20.0) -> Verdict:
             if sum(len(p.nodes[s]) for s in comp) > exact_nodes:
                 continue
             work = [u for t in sorted(p.targets) if p.targets[t].sets[0] in comp for u in held[t]]
-            got = repack(p, base, comp, work + units, limit)
-            if got is True:
+            packs = repack(p, base, comp, work + units, limit)
+            if packs is True:
                 v.findings.append(
                     f"falsely unplaced: {name} fits on {tid} when the plan's work there is"
                     f" re-packed within its targets (exact); plan said: {item['reasons'][:2]}"
                 )
                 break
-            if got is None:
+            if packs is None:
                 v.undecided.append(f"{name} on {tid}: exact check undecided in {limit}s")
     return v
 

@@ -33,7 +33,7 @@ def _planned(name: str, tmp_path: Path) -> tuple[Path, dict[str, object], str]:
 
 
 def _unplaced(plan: dict[str, object]) -> dict[str, list[str]]:
-    return {u["workload"]: u["reasons"] for u in plan["unplaced"]}  # type: ignore[attr-defined, index]
+    return {u["workload"]: u["reasons"] for u in plan["unplaced"]}  # type: ignore[attr-defined]
 
 
 def test_overstated_three_replicas_of_30_cpus_on_two_48_cpu_nodes(tmp_path: Path) -> None:
