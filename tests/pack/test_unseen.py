@@ -83,11 +83,12 @@ def test_seeded_platforms_reach_what_they_are_for() -> None:
 
 
 @pytest.mark.parametrize("family", FAMILIES)
-def test_audit_family_at_medium_size(family: str, tmp_path: Path) -> None:
-    """The audit's families (tests/pack/audit.py) at the least medium size (20 nodes per
-    capacity component, the fewest workloads), one seed each: the referees and the audit's own
-    checker find nothing, and the platform holds unplaced work for them to judge. The long run:
+def test_audit_family(family: str, tmp_path: Path) -> None:
+    """The audit's families (tests/pack/audit.py), one small seeded platform each: the
+    referees and the audit's own checker find nothing, and the platform holds placed and
+    unplaced work for them to judge. Medium sizes (20-150 nodes per component, 200-3,000
+    workloads) take minutes each and stay the long run:
     `python -m tests.pack.unseen --family all --size medium --minutes N`."""
-    got = judge_audited(family, "ci", 0, tmp_path / family)
+    got = judge_audited(family, "small", 1, tmp_path / family)
     assert got.findings == [] and got.undecided == []
-    assert got.targets > 0 and got.placed > 20
+    assert got.targets > 0 and got.placed > 0
