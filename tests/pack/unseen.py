@@ -323,17 +323,17 @@ def referees(out: Judged, built: Any) -> Judged:
     out.built = built
     i = built.inputs
     out.placed = len(built.placements)
+    given = {p.workload.name: units(p) for p in built.placements}
+    wrong = check_assignment(i.inventory, i.running, built.placements, given)
+    out.findings += [f"assignment: {e}" for e in wrong]
     for c in check_plan(i.inventory, i.running, built.placements):
         out.targets += len(c.component.targets)
         if c.verdict.packs is False:
             out.findings.append(f"unpackable {c.component.problem.id}: {c.verdict.reason}")
-        elif c.verdict.packs is None:
+        elif c.verdict.packs is None and wrong:
+            # Undecided by search only matters without a witness: a valid recorded
+            # assignment (check_assignment) is one, node by node.
             out.undecided.append(f"undecided {c.component.problem.id}: {c.verdict.reason}")
-    given = {p.workload.name: units(p) for p in built.placements}
-    out.findings += [
-        f"assignment: {e}"
-        for e in check_assignment(i.inventory, i.running, built.placements, given)
-    ]
     judged = referee(i.policy, i.inventory, i.workloads, built.placements, i.running)
     out.unplaced, out.pairs, out.kept = len(judged.checked), judged.pairs, judged.kept
     out.findings += [f"falsely unplaced: {a}" for a in judged.admitted]
