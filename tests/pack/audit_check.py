@@ -314,7 +314,7 @@ def _fresh(n: Node) -> Node:
     return Node(n.key, n.cap, g, c, m, dict(sl))
 
 
-def judge(folder: Path, exact_nodes: int = 40, limit: float = 20.0) -> Verdict:
+def judge(folder: Path, exact_nodes: int = 40, limit: float = 5.0) -> Verdict:
     """Every finding the audit's checker makes on a planned project folder."""
     p = Platform(folder)
     plan = json.loads((p.out / "plan.json").read_text())
@@ -366,6 +366,7 @@ def judge(folder: Path, exact_nodes: int = 40, limit: float = 20.0) -> Verdict:
                     f"targets table {t['id']}: {axis} used {t[axis]['used']}, placements sum {n}"
                 )
     comps = _components(p)
+    tried: dict[tuple[Any, ...], bool | None] = {}
     for item in plan["unplaced"]:
         name = item["workload"]
         v.unplaced += 1
@@ -384,8 +385,13 @@ def judge(folder: Path, exact_nodes: int = 40, limit: float = 20.0) -> Verdict:
             comp = comps[tid]
             if sum(len(p.nodes[s]) for s in comp) > exact_nodes:
                 continue
-            work = [u for t in sorted(p.targets) if p.targets[t].sets[0] in comp for u in held[t]]
-            packs = repack(p, base, comp, work + units, limit)
+            key = (tid, units[0].shape(), len(units))
+            if key not in tried:  # the plan's work is fixed: one answer per shape and target
+                work = [
+                    u for t in sorted(p.targets) if p.targets[t].sets[0] in comp for u in held[t]
+                ]
+                tried[key] = repack(p, base, comp, work + units, limit)
+            packs = tried[key]
             if packs is True:
                 v.findings.append(
                     f"falsely unplaced: {name} fits on {tid} when the plan's work there is"
