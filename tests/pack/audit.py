@@ -289,8 +289,8 @@ def router_judges(folder: Path, referee_too: bool = True) -> tuple[list[str], li
     for c in check_plan(i.inventory, i.running, built.placements):
         if c.verdict.packs is False:
             found.append(f"packcheck: unpackable {c.component.problem.id}: {c.verdict.reason}")
-        elif c.verdict.packs is None:
-            undecided.append(f"packcheck undecided {c.component.problem.id}")
+        elif c.verdict.packs is None:  # decided below if the recorded assignment is valid
+            undecided.append(f"packcheck undecided {c.component.problem.id} (search)")
     given = {p.workload.name: units(p) for p in built.placements}
     found += [
         f"assignment: {e}"
