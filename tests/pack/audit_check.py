@@ -385,13 +385,13 @@ def judge(folder: Path, exact_nodes: int = 40, limit: float = 5.0) -> Verdict:
             comp = comps[tid]
             if sum(len(p.nodes[s]) for s in comp) > exact_nodes:
                 continue
-            key = (tid, units[0].shape(), len(units))
-            if key not in tried:  # the plan's work is fixed: one answer per shape and target
+            same = (tid, units[0].shape(), len(units))
+            if same not in tried:  # the plan's work is fixed: one answer per shape and target
                 work = [
                     u for t in sorted(p.targets) if p.targets[t].sets[0] in comp for u in held[t]
                 ]
-                tried[key] = repack(p, base, comp, work + units, limit)
-            packs = tried[key]
+                tried[same] = repack(p, base, comp, work + units, limit)
+            packs = tried[same]
             if packs is True:
                 v.findings.append(
                     f"falsely unplaced: {name} fits on {tid} when the plan's work there is"
