@@ -42,6 +42,15 @@ def mib(v: Any) -> int:
     return int(s)
 
 
+def seconds(v: Any) -> int:
+    if isinstance(v, int):
+        return v
+    for unit, f in (("min", 60), ("s", 1), ("h", 3600), ("d", 86400)):
+        if str(v).endswith(unit):
+            return int(float(str(v)[: -len(unit)]) * f)
+    return int(v)
+
+
 @dataclass
 class Node:
     key: tuple[str, int]  # node set id, index
@@ -104,6 +113,7 @@ class Target:
     gpu_type: str | None
     oversubscribe: str | None
     mig_profiles: set[str]
+    max_time: int | None = None
 
 
 @dataclass
@@ -156,6 +166,8 @@ class Platform:
                 self.targets[tid] = Target(
                     tid, c["backend"], sets, first.get("gpu_type"), t.get("oversubscribe"), profiles
                 )
+                if t.get("max_time") not in (None, "unlimited"):
+                    self.targets[tid].max_time = seconds(t["max_time"])
         run = cfg.get("running")
         self.running: list[dict[str, Any]] = []
         if run:
@@ -267,6 +279,8 @@ class Platform:
             if int(w.get("gpus", 0)) and want not in ("any", t.gpu_type):
                 continue  # and untyped GPUs (gpu_type any) take only workloads asking any
             if m.get("exclusive") and t.backend != "slurm":
+                continue
+            if t.max_time is not None and seconds(w.get("duration", "1h")) > t.max_time:
                 continue
             reps = self.replicas(name)
             if reps is not None and reps[0] > reps[1]:
