@@ -25,8 +25,8 @@ inventory and the running work (router.models.capacity); nothing here imports ro
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from router.evaluate.evaluate import Candidate, Decision, Evaluator
@@ -82,6 +82,7 @@ def referee(
     decisions: list[Decision] | None = None,
     repack: bool = True,
     limit: float = REPACK_LIMIT,
+    workers: int = 1,
 ) -> Verdicts:
     """Every workload unplaced for capacity, tried on each of its candidates (module doc).
     `decisions` may be the evaluator's, already made for these inputs."""
@@ -121,15 +122,20 @@ def referee(
             else:
                 mine.append((comp, work, name))
         pending += mine
-    # Smallest work first in each component: when it does not fit, nothing that asks no less
-    # does (_Known), which spares most exact checks of a full target.
+    # One verdict per (component, work shape, units): what a re-pack depends on. Components
+    # are independent, so they may be settled in forked processes; merged in a fixed order.
+    asks: dict[int, list[Work]] = defaultdict(list)
+    index = {id(c): k for k, c in enumerate(comps)}
+    for comp, work, _ in pending:
+        asks[index[id(comp)]].append(work)
+    settled = settle(comps, asks, limit, workers)
+    # Smallest work first in each component (the order the verdicts were always read in).
     pending.sort(key=lambda c: (c[0].targets, _size(c[1]), c[1].slices, c[2]))
-    known = _Known()
     admitted = {a.workload for a in out.admitted}
     for comp, work, name in pending:
         if name in admitted:
             continue
-        packs = _repacks(comp, work, limit, known)
+        packs = settled[index[id(comp)]][work.shape, work.units]
         if packs:
             out.admitted.append(Admitted(name, work.target, "re-packed"))
             admitted.add(name)
@@ -142,22 +148,90 @@ def referee(
     return out
 
 
+Ask = tuple[tuple[object, ...], int]  # (work shape, units): all a re-pack verdict depends on
+_FORKED: tuple[list[Component], dict[int, list[Work]], float] = ([], {}, 0.0)
+
+
+def settle(
+    comps: list[Component], asks: dict[int, list[Work]], limit: float, workers: int = 1
+) -> dict[int, dict[Ask, bool | None]]:
+    """Per component (by index), whether it packs with each asked work added: True, False,
+    or None (undecided in `limit`). The same whatever `workers` is: each component is
+    settled on its own, with deterministic limits."""
+    order = sorted(asks, key=lambda k: (-len(comps[k].problem.work), k))  # big ones first
+    if workers <= 1 or len(order) <= 1:
+        return {k: _settle_one(comps[k], asks[k], limit) for k in sorted(asks)}
+    import multiprocessing
+
+    global _FORKED
+    _FORKED = (comps, asks, limit)  # forked children read it; nothing is pickled but results
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(order))) as pool:
+            done = dict(pool.imap_unordered(_settle_forked, order))
+    finally:
+        _FORKED = ([], {}, 0.0)
+    return {k: done[k] for k in sorted(done)}
+
+
+def _settle_forked(k: int) -> tuple[int, dict[Ask, bool | None]]:
+    comps, asks, limit = _FORKED
+    return k, _settle_one(comps[k], asks[k], limit)
+
+
+def _settle_one(comp: Component, works: list[Work], limit: float) -> dict[Ask, bool | None]:
+    """Every asked (shape, units) of one component. Shapes smallest first, and each shape's
+    counts by bisection, smallest first: when it does not fit, nothing that asks no less
+    does (_Known), which spares most exact checks of a full component."""
+    by_shape: dict[tuple[object, ...], Work] = {}
+    counts: dict[tuple[object, ...], set[int]] = defaultdict(set)
+    for w in works:
+        by_shape.setdefault(w.shape, w)
+        counts[w.shape].add(w.units)
+    shapes = sorted(by_shape, key=lambda s: (_size(by_shape[s])[1:], by_shape[s].slices, repr(s)))
+    known = _Known()
+    out: dict[Ask, bool | None] = {}
+    for s in shapes:
+        rep = by_shape[s]
+        units = sorted(counts[s])
+
+        def probe(u: int, rep: Work = rep) -> bool | None:
+            return _repacks(comp, replace(rep, units=u), limit, known)
+
+        for u, packs in _monotone(units, probe).items():
+            out[s, u] = packs
+    return out
+
+
+def _monotone(counts: list[int], probe: Callable[[int], bool | None]) -> dict[int, bool | None]:
+    """probe(u) for every u in `counts` (ascending), where packing is monotone in u: the
+    smallest first, then bisection; an undecided probe splits the range in two."""
+    got: dict[int, bool | None] = {}
+
+    def between(lo: int, hi: int, first: bool) -> None:
+        if lo > hi:
+            return
+        mid = lo if first else (lo + hi) // 2
+        packs = got[counts[mid]] = probe(counts[mid])
+        if packs is True:
+            got.update((counts[i], True) for i in range(lo, mid))
+            between(mid + 1, hi, False)
+        elif packs is False:
+            got.update((counts[i], False) for i in range(mid + 1, hi + 1))
+            between(lo, mid - 1, False)
+        else:
+            between(lo, mid - 1, False)
+            between(mid + 1, hi, False)
+
+    between(0, len(counts) - 1, True)
+    return got
+
+
 def _repacks(comp: Component, work: Work, limit: float, known: _Known) -> bool | None:
     """Whether the component packs with `work` added (None: undecided in `limit`)."""
     if known.seen(comp.targets, work):
         return known.get(comp.targets, work)
     base = comp.problem
-    added = Work(
-        "\0candidate",  # a name no workload has (DNS labels have no NUL)
-        work.target,
-        work.units,
-        work.tasks,
-        work.gpus,
-        work.cpus,
-        work.memory,
-        work.slices,
-        work.whole,
-    )
+    added = replace(work, name="\0candidate")  # a name no workload has (DNS labels have no NUL)
     problem = Problem(base.id, base.node_ids, base.nodes, base.reach, [*base.work, added])
     packs = check(problem, limit).packs
     known.add(comp.targets, work, packs)
