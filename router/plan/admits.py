@@ -36,7 +36,7 @@ from router.evaluate.views import workload_view
 from router.language import ast
 from router.models import Inventory, Running, Workload, node_classes
 from router.models.placement import Placement
-from router.plan.packcheck import Component, components, work_of
+from router.plan.packcheck import Component, components, recorded, work_of
 from router.plan.packing import Problem, Work, check
 
 REPACK_LIMIT = 2.0  # deterministic seconds of the exact checker per (component, work shape)
@@ -67,6 +67,13 @@ class Verdicts:
     admitted: list[Admitted] = field(default_factory=list)  # falsely unplaced
     undecided: list[tuple[str, str]] = field(default_factory=list)  # (workload, target)
     kept: Counter[str] = field(default_factory=Counter)  # pairs kept out: quota, spread, nodes
+    # How many of the admitted fit *together*, per component (its problem id): greedy in
+    # name order, each one taken before the next is tried (`_together`).
+    together_by_component: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def together(self) -> int:
+        return sum(self.together_by_component.values())
 
     @property
     def falsely_unplaced(self) -> int:
@@ -83,6 +90,7 @@ def referee(
     repack: bool = True,
     limit: float = REPACK_LIMIT,
     workers: int = 1,
+    together: bool = True,
 ) -> Verdicts:
     """Every workload unplaced for capacity, tried on each of its candidates (module doc).
     `decisions` may be the evaluator's, already made for these inputs."""
@@ -128,7 +136,8 @@ def referee(
     index = {id(c): k for k, c in enumerate(comps)}
     for comp, work, _ in pending:
         asks[index[id(comp)]].append(work)
-    settled = settle(comps, asks, limit, workers)
+    starts = {k: recorded(comps[k], placements) for k in asks}
+    settled = settle(comps, asks, starts, limit, workers)
     # Smallest work first in each component (the order the verdicts were always read in).
     pending.sort(key=lambda c: (c[0].targets, _size(c[1]), c[1].slices, c[2]))
     admitted = {a.workload for a in out.admitted}
@@ -145,40 +154,100 @@ def referee(
         out.kept["nodes"] += 1
     out.admitted.sort(key=lambda a: a.workload)
     out.undecided = sorted({u for u in out.undecided if u[0] not in admitted})
+    if together:
+        chosen = {d.workload.name: d for d in left if d.workload.name in admitted}
+        out.together_by_component = _together(
+            [chosen[a.workload] for a in out.admitted], limits, free, comps, limit
+        )
     return out
 
 
+def _together(
+    decisions: list[Decision],
+    limits: _Limits,
+    free: _Free,
+    comps: list[Component],
+    limit: float,
+) -> Counter[str]:
+    """How many of these (admitted) workloads fit together, per component: in order, each
+    tried on its candidates within the quotas and spreads as they stand, beside what is
+    taken so far or by an exact re-pack with it; taken, it counts in all that follows.
+    A re-pack undecided in `limit` does not take it (the count errs low, never high)."""
+    of_target = {t: k for k, c in enumerate(comps) for t in c.targets}
+    added: dict[int, list[Work]] = defaultdict(list)
+    known: dict[int, _Known] = defaultdict(_Known)  # "does not fit" stays true as work is added
+    counts: Counter[str] = Counter()
+    for d in decisions:
+        for cand in d.candidates:
+            if limits.keeps_out(d, cand):
+                continue
+            p = Placement(d.workload, cand.target, "", "", cand.rank, cand.options, cand.resources)
+            work = work_of(p)
+            k = of_target.get(cand.target.id)
+            nodes = free.beside(work, cand.target.node_sets)
+            if nodes is not None:
+                free.take(work, nodes)
+            elif k is None or known[k].get(comps[k].targets, work) is False:
+                continue
+            else:
+                base = comps[k].problem
+                mine = replace(work, name=f"\0together{len(added[k])}")  # no workload's name
+                problem = replace(base, work=[*base.work, *added[k], mine])
+                verdict = check(problem, limit)
+                if not verdict.packs:
+                    if verdict.packs is False:
+                        known[k].add(comps[k].targets, work, False)
+                    continue
+                free.reset(comps[k], problem, verdict.assignment)
+                work = mine
+            if k is not None:
+                added[k].append(replace(work, name=f"\0together{len(added[k])}"))
+                known[k].fits.clear()  # fits before it was added, maybe not now
+                counts[comps[k].problem.id] += 1
+            limits.take(d, cand)
+            break
+    return counts
+
+
 Ask = tuple[tuple[object, ...], int]  # (work shape, units): all a re-pack verdict depends on
-_FORKED: tuple[list[Component], dict[int, list[Work]], float] = ([], {}, 0.0)
+Start = dict[str, list[list[int]]] | None  # a packing of a component's own work
+_FORKED: tuple[list[Component], dict[int, list[Work]], dict[int, Start], float] = ([], {}, {}, 0)
 
 
 def settle(
-    comps: list[Component], asks: dict[int, list[Work]], limit: float, workers: int = 1
+    comps: list[Component],
+    asks: dict[int, list[Work]],
+    starts: dict[int, Start],
+    limit: float,
+    workers: int = 1,
 ) -> dict[int, dict[Ask, bool | None]]:
     """Per component (by index), whether it packs with each asked work added: True, False,
-    or None (undecided in `limit`). The same whatever `workers` is: each component is
-    settled on its own, with deterministic limits."""
+    or None (undecided in `limit`); `starts` the plan's packing of each, when known. The
+    same whatever `workers` is: each component is settled on its own, within deterministic
+    limits."""
     order = sorted(asks, key=lambda k: (-len(comps[k].problem.work), k))  # big ones first
     if workers <= 1 or len(order) <= 1:
-        return {k: _settle_one(comps[k], asks[k], limit) for k in sorted(asks)}
+        return {k: _settle_one(comps[k], asks[k], starts.get(k), limit) for k in sorted(asks)}
     import multiprocessing
 
     global _FORKED
-    _FORKED = (comps, asks, limit)  # forked children read it; nothing is pickled but results
+    _FORKED = (comps, asks, starts, limit)  # forked children read it: only results are sent
     try:
         with multiprocessing.get_context("fork").Pool(min(workers, len(order))) as pool:
             done = dict(pool.imap_unordered(_settle_forked, order))
     finally:
-        _FORKED = ([], {}, 0.0)
+        _FORKED = ([], {}, {}, 0)
     return {k: done[k] for k in sorted(done)}
 
 
 def _settle_forked(k: int) -> tuple[int, dict[Ask, bool | None]]:
-    comps, asks, limit = _FORKED
-    return k, _settle_one(comps[k], asks[k], limit)
+    comps, asks, starts, limit = _FORKED
+    return k, _settle_one(comps[k], asks[k], starts.get(k), limit)
 
 
-def _settle_one(comp: Component, works: list[Work], limit: float) -> dict[Ask, bool | None]:
+def _settle_one(
+    comp: Component, works: list[Work], start: Start, limit: float
+) -> dict[Ask, bool | None]:
     """Every asked (shape, units) of one component. Shapes smallest first, and each shape's
     counts by bisection, smallest first: when it does not fit, nothing that asks no less
     does (_Known), which spares most exact checks of a full component."""
@@ -195,7 +264,7 @@ def _settle_one(comp: Component, works: list[Work], limit: float) -> dict[Ask, b
         units = sorted(counts[s])
 
         def probe(u: int, rep: Work = rep) -> bool | None:
-            return _repacks(comp, replace(rep, units=u), limit, known)
+            return _repacks(comp, replace(rep, units=u), limit, known, start)
 
         for u, packs in _monotone(units, probe).items():
             out[s, u] = packs
@@ -226,14 +295,21 @@ def _monotone(counts: list[int], probe: Callable[[int], bool | None]) -> dict[in
     return got
 
 
-def _repacks(comp: Component, work: Work, limit: float, known: _Known) -> bool | None:
-    """Whether the component packs with `work` added (None: undecided in `limit`)."""
+def _repacks(
+    comp: Component,
+    work: Work,
+    limit: float,
+    known: _Known,
+    start: dict[str, list[list[int]]] | None = None,
+) -> bool | None:
+    """Whether the component packs with `work` added (None: undecided in `limit`); `start`
+    a packing of the component without it."""
     if known.seen(comp.targets, work):
         return known.get(comp.targets, work)
     base = comp.problem
     added = replace(work, name="\0candidate")  # a name no workload has (DNS labels have no NUL)
     problem = Problem(base.id, base.node_ids, base.nodes, base.reach, [*base.work, added])
-    packs = check(problem, limit).packs
+    packs = check(problem, limit, start).packs
     known.add(comp.targets, work, packs)
     return packs
 
@@ -341,6 +417,17 @@ class _Limits:
         members = self.quotas[k].members
         return members is None or bool(members(self._view(w), {}))
 
+    def take(self, d: Decision, cand: Candidate) -> None:
+        """Count `d` on `cand` in every quota and spread it is in."""
+        tid = cand.target.id
+        for k, q in enumerate(self.quotas):
+            if tid in q.targets and self._member(k, d.workload):
+                self.used[k] += usage(q.resource, cand.resources, cand.target)
+        for k, s in enumerate(self.spreads):
+            g = self.group[k].get(d.workload.name)
+            if g is not None:
+                self.on[k][g, s.values[tid]] += 1
+
     def keeps_out(self, d: Decision, cand: Candidate) -> str:
         """ "quota" or "spread" when adding `d` on `cand` breaks one; "" when none."""
         tid = cand.target.id
@@ -396,6 +483,37 @@ class _Free:
                 if r.mig:
                     s = self.slices[key]
                     s[r.mig] = s.get(r.mig, 0) - r.gpus_per_node
+
+    def take(self, w: Work, nodes: list[NodeKey]) -> None:
+        """Take `w`'s tasks on these nodes (one per task, as `beside` gives them)."""
+        for key in nodes:
+            self._use(key, w)
+
+    def reset(self, comp: Component, problem: Problem, assignment: dict[str, list[list[int]]]) -> None:
+        """The component's nodes as a packing of its whole problem leaves them."""
+        for i, n in enumerate(problem.nodes):
+            key = (comp.nodes[i].node_set, comp.nodes[i].index)
+            self.free[key] = [n.gpus, n.cpus, n.memory]
+            self.slices[key] = dict(n.slices)
+            self.idle[key] = n.idle
+        for w in problem.work:
+            for unit in assignment.get(w.name, []):
+                for i in unit:
+                    self._use((comp.nodes[i].node_set, comp.nodes[i].index), w)
+        self.unknown.difference_update(comp.node_sets)
+
+    def _use(self, key: NodeKey, w: Work) -> None:
+        self.idle[key] = False
+        if w.whole:
+            self.free[key] = [0, 0, 0]
+            self.slices[key] = {}
+            return
+        f, s = self.free[key], self.slices[key]
+        f[0] -= w.gpus
+        f[1] -= w.cpus
+        f[2] -= w.memory
+        for p, n in w.slices:
+            s[p] = s.get(p, 0) - n
 
     def _holds(self, w: Work, key: NodeKey) -> int:
         """How many tasks of `w` fit on the node's free capacity (at most its units)."""
