@@ -266,18 +266,24 @@ def extend(
             need[d] += v * w.units * w.tasks
     free = _left(problem, start)
     alone = {i for w in problem.work if w.whole for u in start.get(w.name, []) for i in u}
-    reach = sorted({i for w in missing for i in problem.reach.get(w.target, ())} - alone)
+    reach = {i for w in missing for i in problem.reach.get(w.target, ())} - alone
+    free = _left(problem, start)
     total = [max(1, sum(n[d] for n in free)) for d in range(3)]
 
     def room(i: int) -> tuple[float, int]:
         return (-sum(free[i][d] / total[d] for d in range(3) if need[d]), i)
 
+    # The roomiest nodes the missing work reaches, then the roomiest others (where the work
+    # moved off them may go).
     ranked = sorted(reach, key=room)
+    others = sorted(set(range(len(problem.nodes))) - alone - reach, key=room)
     most = max(w.tasks for w in missing)
     for size in sizes:
-        if size < most or size > len(ranked):
+        if size < most or size >= len(problem.nodes) or size > len(ranked) + len(others):
             continue
-        found = _repack_on(problem, start, missing, ranked[:size])
+        chosen = ranked[:size]
+        chosen += others[: size - len(chosen)]
+        found = _repack_on(problem, start, missing, chosen)
         if found is not None:
             return found
     return None
