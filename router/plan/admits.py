@@ -136,7 +136,12 @@ def referee(
     index = {id(c): k for k, c in enumerate(comps)}
     for comp, work, _ in pending:
         asks[index[id(comp)]].append(work)
-    starts = {k: recorded(comps[k], placements) for k in asks}
+    theirs: dict[str, list[Placement]] = defaultdict(list)
+    for q in placements:
+        theirs[q.target.id].append(q)
+    starts = {
+        k: recorded(c, [q for t in c.targets for q in theirs[t]]) for k, c in enumerate(comps)
+    }
     settled = settle(comps, asks, starts, limit, workers)
     # Smallest work first in each component (the order the verdicts were always read in).
     pending.sort(key=lambda c: (c[0].targets, _size(c[1]), c[1].slices, c[2]))
@@ -157,7 +162,7 @@ def referee(
     if together:
         chosen = {d.workload.name: d for d in left if d.workload.name in admitted}
         out.together_by_component = _together(
-            [chosen[a.workload] for a in out.admitted], limits, free, comps, limit
+            [chosen[a.workload] for a in out.admitted], limits, free, comps, starts, limit
         )
     return out
 
@@ -167,46 +172,56 @@ def _together(
     limits: _Limits,
     free: _Free,
     comps: list[Component],
+    starts: dict[int, Start],
     limit: float,
 ) -> Counter[str]:
     """How many of these (admitted) workloads fit together, per component: in order, each
     tried on its candidates within the quotas and spreads as they stand, beside what is
-    taken so far or by an exact re-pack with it; taken, it counts in all that follows.
-    A re-pack undecided in `limit` does not take it (the count errs low, never high)."""
+    taken so far or by a re-pack with it (from the packing so far); taken, it counts in all
+    that follows. A re-pack undecided in `limit` does not take it: the count errs low."""
     of_target = {t: k for k, c in enumerate(comps) for t in c.targets}
     added: dict[int, list[Work]] = defaultdict(list)
-    known: dict[int, _Known] = defaultdict(_Known)  # "does not fit" stays true as work is added
+    # Work that did not fit (or was undecided) stays so as more is added.
+    known: dict[int, _Known] = defaultdict(_Known)
     counts: Counter[str] = Counter()
     for d in decisions:
         for cand in d.candidates:
             if limits.keeps_out(d, cand):
                 continue
             p = Placement(d.workload, cand.target, "", "", cand.rank, cand.options, cand.resources)
-            work = work_of(p)
             k = of_target.get(cand.target.id)
+            work = work_of(p)
+            if k is not None:
+                work = replace(work, name=f"\0together{len(added[k])}")  # no workload's name
             nodes = free.beside(work, cand.target.node_sets)
             if nodes is not None:
                 free.take(work, nodes)
-            elif k is None or known[k].get(comps[k].targets, work) is False:
+                if k is not None and starts.get(k) is not None:
+                    at = {(n.node_set, n.index): i for i, n in enumerate(comps[k].nodes)}
+                    spots = [at[key] for key in nodes]
+                    starts[k] = {**(starts[k] or {}), work.name: _units(spots, work)}
+            elif k is None or known[k].seen(comps[k].targets, work):
                 continue
             else:
                 base = comps[k].problem
-                mine = replace(work, name=f"\0together{len(added[k])}")  # no workload's name
-                problem = replace(base, work=[*base.work, *added[k], mine])
-                verdict = check(problem, limit)
+                problem = replace(base, work=[*base.work, *added[k], work])
+                verdict = check(problem, limit, starts.get(k))
                 if not verdict.packs:
-                    if verdict.packs is False:
-                        known[k].add(comps[k].targets, work, False)
+                    known[k].add(comps[k].targets, work, verdict.packs)
                     continue
                 free.reset(comps[k], problem, verdict.assignment)
-                work = mine
+                starts[k] = verdict.assignment
             if k is not None:
-                added[k].append(replace(work, name=f"\0together{len(added[k])}"))
-                known[k].fits.clear()  # fits before it was added, maybe not now
+                added[k].append(work)
                 counts[comps[k].problem.id] += 1
             limits.take(d, cand)
             break
     return counts
+
+
+def _units(spots: list[int], w: Work) -> list[list[int]]:
+    """`beside`'s nodes (units by units, a node per task) as units of node positions."""
+    return [spots[u * w.tasks : (u + 1) * w.tasks] for u in range(w.units)]
 
 
 Ask = tuple[tuple[object, ...], int]  # (work shape, units): all a re-pack verdict depends on

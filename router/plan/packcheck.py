@@ -122,8 +122,9 @@ def components(
 
 
 def recorded(comp: Component, placements: list[Placement]) -> dict[str, list[list[int]]] | None:
-    """The plan's own node assignment of the component's work, as node positions per unit;
-    None when a placement has none recorded or it is not a packing."""
+    """The plan's own node assignment of the component's work (its placements among
+    `placements`), as node positions per unit; None when a placement has none recorded or
+    it is not a packing."""
     from router.plan.packing import check_assignment as check_positions
 
     position = {(n.node_set, n.index): i for i, n in enumerate(comp.nodes)}

@@ -58,10 +58,12 @@ def check(
     problem: Problem,
     limit: float = DEFAULT_LIMIT,
     start: dict[str, list[list[int]]] | None = None,
+    patterns: bool = True,
 ) -> Verdict:
     """Decide whether the problem's work packs onto its nodes (see the module docstring).
     `start`: a packing of all of the work but some (work name -> node positions per unit),
-    from which `extend` looks for a packing of the rest before the exact search."""
+    from which `extend` looks for a packing of the rest before the exact search.
+    `patterns=False`: no node patterns (their enumeration is not bounded by `limit`)."""
     work = [w for w in problem.work if w.units and w.tasks]
     if not work:
         return Verdict(problem.id, True, "empty")
@@ -76,6 +78,8 @@ def check(
         found = extend(problem, start)
         if found is not None:
             return Verdict(problem.id, True, "extended", assignment=found)
+    if not patterns:
+        return _per_node(problem, work, limit)
     return _exact(problem, work, limit)
 
 
@@ -273,19 +277,28 @@ def extend(
     def room(i: int) -> tuple[float, int]:
         return (-sum(free[i][d] / total[d] for d in range(3) if need[d]), i)
 
-    # The roomiest nodes the missing work reaches, then the roomiest others (where the work
-    # moved off them may go).
-    ranked = sorted(reach, key=room)
+    # Two ways to choose: the roomiest nodes over all it needs, and turn by turn the
+    # roomiest in each resource it needs (room for CPUs on one node and for memory on
+    # another is room for both once some work changes places between them). The nodes the
+    # missing work reaches first, then others (where work moved off them may go).
+    dims = [d for d in range(3) if need[d]]
+    by_dim = [sorted(reach, key=lambda i, d=d: (-free[i][d], i)) for d in dims]
+    turns = list(dict.fromkeys(i for row in zip(*by_dim, strict=True) for i in row))
     others = sorted(set(range(len(problem.nodes))) - alone - reach, key=room)
     most = max(w.tasks for w in missing)
+    tried: set[tuple[int, ...]] = set()
     for size in sizes:
-        if size < most or size >= len(problem.nodes) or size > len(ranked) + len(others):
+        if size < most or size >= len(problem.nodes) or size > len(reach) + len(others):
             continue
-        chosen = ranked[:size]
-        chosen += others[: size - len(chosen)]
-        found = _repack_on(problem, start, missing, chosen)
-        if found is not None:
-            return found
+        for ranked in (sorted(reach, key=room), turns):
+            chosen = ranked[:size]
+            chosen += others[: size - len(chosen)]
+            if tuple(sorted(chosen)) in tried:
+                continue
+            tried.add(tuple(sorted(chosen)))
+            found = _repack_on(problem, start, missing, chosen)
+            if found is not None:
+                return found
     return None
 
 
@@ -344,7 +357,7 @@ def _repack_on(
     }
     ids = [problem.node_ids[i] for i in chosen]
     small = Problem(problem.id, ids, nodes, reach, [*moved, *missing])
-    verdict = check(small, EXTEND_LIMIT)
+    verdict = check(small, EXTEND_LIMIT, patterns=False)
     if not verdict.packs:
         return None
     out = {name: list(units) for name, units in kept.items()}
