@@ -504,7 +504,9 @@ class _Free:
         for key in nodes:
             self._use(key, w)
 
-    def reset(self, comp: Component, problem: Problem, assignment: dict[str, list[list[int]]]) -> None:
+    def reset(
+        self, comp: Component, problem: Problem, assignment: dict[str, list[list[int]]]
+    ) -> None:
         """The component's nodes as a packing of its whole problem leaves them."""
         for i, n in enumerate(problem.nodes):
             key = (comp.nodes[i].node_set, comp.nodes[i].index)

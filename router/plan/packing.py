@@ -282,7 +282,7 @@ def extend(
     # another is room for both once some work changes places between them). The nodes the
     # missing work reaches first, then others (where work moved off them may go).
     dims = [d for d in range(3) if need[d]]
-    by_dim = [sorted(reach, key=lambda i, d=d: (-free[i][d], i)) for d in dims]
+    by_dim = [sorted(reach, key=lambda i: (-free[i][d], i)) for d in dims]
     turns = list(dict.fromkeys(i for row in zip(*by_dim, strict=True) for i in row))
     others = sorted(set(range(len(problem.nodes))) - alone - reach, key=room)
     most = max(w.tasks for w in missing)
@@ -352,9 +352,7 @@ def _repack_on(
         Node(g, c, m, tuple(sorted(s.items())), d)
         for g, c, m, s, d in zip(gpus, cpus, memory, slices, idle, strict=True)
     ]
-    reach = {
-        t: tuple(at[i] for i in r if i in inside) for t, r in problem.reach.items()
-    }
+    reach = {t: tuple(at[i] for i in r if i in inside) for t, r in problem.reach.items()}
     ids = [problem.node_ids[i] for i in chosen]
     small = Problem(problem.id, ids, nodes, reach, [*moved, *missing])
     verdict = check(small, EXTEND_LIMIT, patterns=False)

@@ -86,11 +86,12 @@ def test_the_same_verdicts_whatever_the_worker_count() -> None:
     ]
     inv = {"clusters": [{"name": "hpc", "backend": "slurm", "partitions": parts}]}
     policy = "rule all:\n  route slurm where name == workload.labels.part\n"
-    jobs, hand = [], {}
+    jobs: list[dict[str, Any]] = []
+    hand: dict[str, list[tuple[str, int]]] = {}
     for k in range(4):
-        part = {"labels": {"part": f"p{k}"}}
-        jobs += [job(f"a{k}", 4, **part), job(f"b{k}", 4, **part), job(f"c{k}", 8, **part)]
-        jobs += [job(f"d{k}", 8, **part)] if k % 2 else [job(f"e{k}", 6, **part)]
+        part = {"part": f"p{k}"}
+        jobs += [job(f"{n}{k}", g, labels=part) for n, g in (("a", 4), ("b", 4), ("c", 8))]
+        jobs += [job(f"d{k}", 8, labels=part)] if k % 2 else [job(f"e{k}", 6, labels=part)]
         hand |= {f"a{k}": [(f"hpc/p{k}", 0)], f"b{k}": [(f"hpc/p{k}", 1)]}
     one, three = (judge(policy, inv, jobs, hand, workers=w) for w in (1, 3))
     assert {a.how for a in one.admitted} == {"re-packed"} and one.falsely_unplaced == 8
