@@ -18,6 +18,16 @@ would give it there), adding it to the plan as it stands breaks nothing:
     component with the new work added: the plan's other placements may move between nodes of
     their targets, never between targets. Undecided in its limit is reported, never counted.
 
+A re-pack verdict depends only on the component, the work's shape and its units, so there is
+one check per (component, shape, units) asked: shapes smallest first, each shape's counts by
+bisection, and dominance (_Known) settles the rest. Each check starts from the plan's own node
+assignment (packing.py `extend`: re-pack a few roomy nodes with the new work) before the
+exact search. Components are independent: `workers` > 1 settles them in forked processes,
+merged in a fixed order, so the verdicts do not depend on the worker count.
+
+`together` (Verdicts.together_by_component): how many of the falsely unplaced fit *at once*,
+greedy in name order, each one taken (nodes, quotas, spreads) before the next is tried.
+
 Quotas and spreads are read from router/evaluate (the policy's meaning), capacity from the
 inventory and the running work (router.models.capacity); nothing here imports router/solve.
 """
