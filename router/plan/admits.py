@@ -159,7 +159,7 @@ def referee(
     for comp, work, name in pending:
         if name in admitted:
             continue
-        packs = settled[index[id(comp)]][work.shape, work.units]
+        packs = settled[index[id(comp)]].verdicts[work.shape, work.units]
         if packs:
             out.admitted.append(Admitted(name, work.target, "re-packed"))
             admitted.add(name)
@@ -172,7 +172,13 @@ def referee(
     if together:
         chosen = {d.workload.name: d for d in left if d.workload.name in admitted}
         out.together_by_component = _together(
-            [chosen[a.workload] for a in out.admitted], limits, free, comps, starts, limit
+            [chosen[a.workload] for a in out.admitted],
+            limits,
+            free,
+            comps,
+            starts,
+            {k: v.witness for k, v in settled.items()},
+            limit,
         )
     return out
 
@@ -183,6 +189,7 @@ def _together(
     free: _Free,
     comps: list[Component],
     starts: dict[int, Start],
+    witness: dict[int, dict[Ask, dict[str, list[list[int]]]]],
     limit: float,
 ) -> Counter[str]:
     """How many of these (admitted) workloads fit together, per component: in order, each
@@ -215,12 +222,17 @@ def _together(
             else:
                 base = comps[k].problem
                 problem = replace(base, work=[*base.work, *added[k], work])
-                verdict = check(problem, limit, starts.get(k))
-                if not verdict.packs:
-                    known[k].add(comps[k].targets, work, verdict.packs)
-                    continue
-                free.reset(comps[k], problem, verdict.assignment)
-                starts[k] = verdict.assignment
+                found = None if added[k] else witness.get(k, {}).get((work.shape, work.units))
+                if found is not None:  # the re-pack that admitted it, nothing added since
+                    found = {work.name if n == CANDIDATE else n: u for n, u in found.items()}
+                else:
+                    verdict = check(problem, limit, starts.get(k))
+                    if not verdict.packs:
+                        known[k].add(comps[k].targets, work, verdict.packs)
+                        continue
+                    found = verdict.assignment
+                free.reset(comps[k], problem, found)
+                starts[k] = found
             if k is not None:
                 added[k].append(work)
                 counts[comps[k].problem.id] += 1
@@ -235,6 +247,17 @@ def _units(spots: list[int], w: Work) -> list[list[int]]:
 
 
 Ask = tuple[tuple[object, ...], int]  # (work shape, units): all a re-pack verdict depends on
+CANDIDATE = "\0candidate"  # the added work's name in a re-pack (DNS labels have no NUL)
+
+
+@dataclass
+class Settled:
+    """One component's re-pack verdicts, and the packing found for each that packs."""
+
+    verdicts: dict[Ask, bool | None] = field(default_factory=dict)
+    witness: dict[Ask, dict[str, list[list[int]]]] = field(default_factory=dict)
+
+
 Start = dict[str, list[list[int]]] | None  # a packing of a component's own work
 _FORKED: tuple[list[Component], dict[int, list[Work]], dict[int, Start], float] = ([], {}, {}, 0)
 
@@ -245,7 +268,7 @@ def settle(
     starts: dict[int, Start],
     limit: float,
     workers: int = 1,
-) -> dict[int, dict[Ask, bool | None]]:
+) -> dict[int, Settled]:
     """Per component (by index), whether it packs with each asked work added: True, False,
     or None (undecided in `limit`); `starts` the plan's packing of each, when known. The
     same whatever `workers` is: each component is settled on its own, within deterministic
@@ -265,14 +288,12 @@ def settle(
     return {k: done[k] for k in sorted(done)}
 
 
-def _settle_forked(k: int) -> tuple[int, dict[Ask, bool | None]]:
+def _settle_forked(k: int) -> tuple[int, Settled]:
     comps, asks, starts, limit = _FORKED
     return k, _settle_one(comps[k], asks[k], starts.get(k), limit)
 
 
-def _settle_one(
-    comp: Component, works: list[Work], start: Start, limit: float
-) -> dict[Ask, bool | None]:
+def _settle_one(comp: Component, works: list[Work], start: Start, limit: float) -> Settled:
     """Every asked (shape, units) of one component. Shapes smallest first, and each shape's
     counts by bisection, smallest first: when it does not fit, nothing that asks no less
     does (_Known), which spares most exact checks of a full component."""
@@ -283,16 +304,16 @@ def _settle_one(
         counts[w.shape].add(w.units)
     shapes = sorted(by_shape, key=lambda s: (_size(by_shape[s])[1:], by_shape[s].slices, repr(s)))
     known = _Known()
-    out: dict[Ask, bool | None] = {}
+    out = Settled()
     for s in shapes:
         rep = by_shape[s]
         units = sorted(counts[s])
 
         def probe(u: int, rep: Work = rep) -> bool | None:
-            return _repacks(comp, replace(rep, units=u), limit, known, start)
+            return _repacks(comp, replace(rep, units=u), limit, known, start, out.witness)
 
         for u, packs in _monotone(units, probe).items():
-            out[s, u] = packs
+            out.verdicts[s, u] = packs
     return out
 
 
@@ -326,15 +347,19 @@ def _repacks(
     limit: float,
     known: _Known,
     start: dict[str, list[list[int]]] | None = None,
+    witness: dict[Ask, dict[str, list[list[int]]]] | None = None,
 ) -> bool | None:
     """Whether the component packs with `work` added (None: undecided in `limit`); `start`
-    a packing of the component without it."""
+    a packing of the component without it. The packing found goes to `witness`."""
     if known.seen(comp.targets, work):
         return known.get(comp.targets, work)
     base = comp.problem
-    added = replace(work, name="\0candidate")  # a name no workload has (DNS labels have no NUL)
+    added = replace(work, name=CANDIDATE)
     problem = Problem(base.id, base.node_ids, base.nodes, base.reach, [*base.work, added])
-    packs = check(problem, limit, start).packs
+    verdict = check(problem, limit, start)
+    packs = verdict.packs
+    if packs and witness is not None:
+        witness[work.shape, work.units] = verdict.assignment
     known.add(comp.targets, work, packs)
     return packs
 
