@@ -50,6 +50,8 @@ from router.plan.packcheck import Component, components, recorded, work_of
 from router.plan.packing import Problem, Work, check
 
 REPACK_LIMIT = 2.0  # deterministic seconds of the exact checker per (component, work shape)
+# ... and per check of `together`, sequential (quotas join the components): a lower bound
+TOGETHER_LIMIT = 0.5
 
 NodeKey = tuple[str, int]
 
@@ -226,7 +228,7 @@ def _together(
                 if found is not None:  # the re-pack that admitted it, nothing added since
                     found = {work.name if n == CANDIDATE else n: u for n, u in found.items()}
                 else:
-                    verdict = check(problem, limit, starts.get(k))
+                    verdict = check(problem, min(limit, TOGETHER_LIMIT), starts.get(k))
                     if not verdict.packs:
                         known[k].add(comps[k].targets, work, verdict.packs)
                         continue
