@@ -29,18 +29,26 @@ the rest of the last step (greedy._topped).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from router.solve.nodes import Capacity
 from router.solve.pack import Block, Packing
 
 MAX_SHAPES = 12
-PATTERN_CAP = 4000  # maximal patterns over a component's node classes
-STEP_CAP = 200_000  # search steps enumerating them
+PATTERN_CAP = 3000  # maximal patterns over a component's node classes
+STEP_CAP = 30_000  # search steps enumerating them (past either: column generation)
+TOLERANCE = 0.5  # of reduced cost, in worth units (integers), for _paying
+CG_ROUNDS = 40  # rounds of column generation
+KNAPSACK_CELLS = 200_000  # pricing table cells (CPUs x memory, in their common units)
 LIMIT = 0.5  # deterministic seconds per component
 SEED = 0
 
+# The pattern model's LP: its value, and per node class the duals of its node row and of
+# each shape's slot row.
+LP = tuple[float, list[tuple[float, dict[int, float]]]]
 Aggregate = Any  # aggregate.Aggregate (typed Any so that imports flow one way)
 Filler = Any  # greedy.Filler
 
@@ -80,29 +88,40 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
     on: list[list[int]] = []  # per node class, the variables that may go there
     for grp in cap.groups:
         on.append([v for v in live if grp.node_set in agg.allowed[v]])
-    patterns: list[list[tuple[int, ...]]] = []
-    budget = [STEP_CAP]
-    total = 0
-    for c, grp in enumerate(cap.groups):
-        ss = sorted({shape_of[v] for v in on[c]})
-        caps = {s: min(most[s], _fits(grp.free, shapes[s])) for s in ss}
-        found = _maximal(grp.free, shapes, [s for s in ss if caps[s]], caps, budget)
-        if found is None:
+    now = _current(cap, pack, shape_of, len(shapes))
+    caps = [
+        {s: min(most[s], _fits(grp.free, shapes[s])) for s in sorted({shape_of[v] for v in on[c]})}
+        for c, grp in enumerate(cap.groups)
+    ]
+    patterns = _enumerated(cap, shapes, caps)
+    lp: LP | None = None
+    if patterns is None:  # too many: generated columns, then those that could still pay
+        got = _generated(agg, fill, cap, live, left, shape_of, on, shapes, caps, now)
+        if got is None:
             return False
-        patterns.append(found)
-        total += len(found)
-        if total > PATTERN_CAP:
-            return False
-    hint = _contents(cap, pack, shape_of, len(shapes))
-    for c, nodes in hint.items():
-        for pat in nodes:
-            if pat not in patterns[c]:
-                patterns[c].append(pat)
-    got = _solve(agg, fill, cap, pack, live, left, shape_of, on, patterns, hint)
-    if got is None:
+        patterns, lp = got
+    for c, nodes in enumerate(now.nodes):
+        patterns[c].extend(p for p in sorted(nodes, reverse=True) if p not in patterns[c])
+    if lp is not None and math.floor(lp[0] + 1e-6) <= now.worth(agg, live):
+        return False  # the LP bound: nothing more goes in
+    sol = _solve(agg, fill, cap, live, left, shape_of, on, patterns, now)
+    if sol is None or sol.worth(agg, live) <= now.worth(agg, live):
+        sol = None
+    best = sol or now
+    if lp is not None and best.worth(agg, live) < math.floor(lp[0] + 1e-6):
+        # Short of the bound: the patterns the LP's optimum could use as well (reduced cost
+        # about 0; on XL's CPU partitions the optimum is among them).
+        more = _paying(cap, shapes, caps, lp, patterns)
+        if more is not None:
+            for c, ps in enumerate(more):
+                patterns[c].extend(p for p in ps if p not in patterns[c])
+            again = _solve(agg, fill, cap, live, left, shape_of, on, patterns, best)
+            if again is not None and again.worth(agg, live) > best.worth(agg, live):
+                sol = again
+    if sol is None:
         return False
-    counts, per_class = got
-    packing = _laid_out(cap, shapes, shape_of, patterns, per_class)
+    counts = sol.counts(live)
+    packing = _laid_out(cap, shapes, shape_of, sol)
     if not _valid(cap, agg, packing, counts):
         return False
     for v in live:
@@ -152,67 +171,270 @@ def _room_somewhere(cap: Capacity, pack: Packing, agg: Aggregate, left: dict[int
     return False
 
 
+def _enumerated(
+    cap: Capacity, shapes: list[tuple[int, ...]], caps: list[dict[int, int]]
+) -> list[list[tuple[int, ...]]] | None:
+    """Every maximal pattern of every node class; None past PATTERN_CAP or STEP_CAP."""
+    out: list[list[tuple[int, ...]]] = []
+    budget = [STEP_CAP]
+    total = 0
+    for c, grp in enumerate(cap.groups):
+        found = _maximal(grp.free, shapes, [s for s in caps[c] if caps[c][s]], caps[c], budget)
+        if found is None:
+            return None
+        total += len(found)
+        if total > PATTERN_CAP:
+            return None
+        out.append(found)
+    return out
+
+
+def _generated(
+    agg: Aggregate,
+    fill: Filler,
+    cap: Capacity,
+    live: list[int],
+    left: dict[int, int],
+    shape_of: dict[int, int],
+    on: list[list[int]],
+    shapes: list[tuple[int, ...]],
+    caps: list[dict[int, int]],
+    now: Solution,
+) -> tuple[list[list[tuple[int, ...]]], LP | None] | None:
+    """Patterns by column generation: the LP of the pattern model over the patterns so far
+    (the current nodes' contents, and each shape alone as many as fit), a pattern of most
+    dual worth per class priced by a knapsack over CPUs and memory (_priced), added while
+    one has positive reduced cost, for at most CG_ROUNDS rounds; with the last LP (its
+    value, a bound on the whole model, and duals) if no pattern had one any more. None if
+    the LP fails."""
+    cols: list[list[tuple[int, ...]]] = []
+    for c in range(len(cap.groups)):
+        mine = sorted(now.nodes[c], reverse=True)
+        for s, n in caps[c].items():
+            alone = tuple(n if k == s else 0 for k in range(len(shapes)))
+            if n and alone not in mine:
+                mine.append(alone)
+        cols.append(mine)
+    for _ in range(CG_ROUNDS):
+        lp = _master(agg, fill, cap, live, left, shape_of, on, cols)
+        if lp is None:
+            return None
+        added = False
+        for c, grp in enumerate(cap.groups):
+            node_dual, slot_duals = lp[1][c]
+            best = _priced(cap, grp.free, shapes, caps[c], slot_duals)
+            if (
+                best is not None
+                and best[0] > node_dual + 1e-6 * (1 + node_dual)
+                and best[1] not in cols[c]
+            ):
+                cols[c].append(best[1])
+                added = True
+        if not added:
+            return cols, lp
+    return cols, None
+
+
+def _paying(
+    cap: Capacity,
+    shapes: list[tuple[int, ...]],
+    caps: list[dict[int, int]],
+    lp: LP,
+    patterns: list[list[tuple[int, ...]]],
+) -> list[list[tuple[int, ...]]] | None:
+    """The maximal patterns of reduced cost about 0 (at least -TOLERANCE) at the LP's
+    optimum: those an optimal solution of the LP may use. (By LP duality a solution is
+    worth at most the bound plus its patterns' reduced costs, so the exact set for a gain
+    would be those within bound - worth - 1; on a degenerate LP, as when CPUs bind, that is
+    nearly every pattern.) None past PATTERN_CAP or STEP_CAP."""
+    duals = lp[1]
+    out: list[list[tuple[int, ...]]] = []
+    budget = [STEP_CAP]
+    total = 0
+    for c, grp in enumerate(cap.groups):
+        node_dual, slot_duals = duals[c]
+        ss = [s for s in caps[c] if caps[c][s]]
+        found = _maximal(grp.free, shapes, ss, caps[c], budget, slot_duals, node_dual - TOLERANCE)
+        if found is None:
+            return None
+        total += sum(p not in patterns[c] for p in found)
+        if total > PATTERN_CAP:
+            return None
+        out.append(found)
+    return out
+
+
+def _master(
+    agg: Aggregate,
+    fill: Filler,
+    cap: Capacity,
+    live: list[int],
+    left: dict[int, int],
+    shape_of: dict[int, int],
+    on: list[list[int]],
+    cols: list[list[tuple[int, ...]]],
+) -> LP | None:
+    """The pattern model's LP over `cols`: its value, and per class the dual of its node
+    row and of each shape's slot row."""
+    from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
+
+    lp = pywraplp.Solver.CreateSolver("GLOP")
+    inf = lp.infinity()
+    node_rows = []
+    slot_rows: list[dict[int, Any]] = []
+    x: list[dict[int, Any]] = []
+    for c, grp in enumerate(cap.groups):
+        z = [lp.NumVar(0, grp.count, "") for _ in cols[c]]
+        node_rows.append(lp.Add(sum(z) <= grp.count))
+        x.append({v: lp.NumVar(0, fill.counts[v] + left.get(v, 0), "") for v in on[c]})
+        rows: dict[int, Any] = {}
+        for s in sorted({shape_of[v] for v in on[c]}):
+            row = lp.Constraint(-inf, 0)
+            for v in on[c]:
+                if shape_of[v] == s:
+                    row.SetCoefficient(x[c][v], 1)
+            for k, pat in enumerate(cols[c]):
+                if pat[s]:
+                    row.SetCoefficient(z[k], -pat[s])
+            rows[s] = row
+        slot_rows.append(rows)
+    total = {v: sum(x[c][v] for c in range(len(x)) if v in x[c]) for v in live}
+    for v in live:
+        lp.Add(total[v] >= fill.counts[v])
+        lp.Add(total[v] <= fill.counts[v] + left.get(v, 0))
+    for g, vs in sorted(_by_class(agg, live).items()):
+        if any(v in left for v in vs):
+            lp.Add(sum(total[v] - fill.counts[v] for v in vs) <= fill.unplaced(g))
+    for r, terms in sorted(_rows(fill, live).items()):
+        if sum(coef * left.get(v, 0) for coef, v in terms) > fill.slack[r]:
+            lp.Add(sum(coef * (total[v] - fill.counts[v]) for coef, v in terms) <= fill.slack[r])
+    lp.Maximize(sum(agg.groups[agg.variables[v][0]].weight * total[v] for v in live))
+    if lp.Solve() != pywraplp.Solver.OPTIMAL:
+        return None
+    return float(lp.Objective().Value()), [
+        (node_rows[c].dual_value(), {s: row.dual_value() for s, row in slot_rows[c].items()})
+        for c in range(len(cap.groups))
+    ]
+
+
+def _priced(
+    cap: Capacity,
+    free: tuple[int, ...],
+    shapes: list[tuple[int, ...]],
+    caps: dict[int, int],
+    duals: dict[int, float],
+) -> tuple[float, tuple[int, ...]] | None:
+    """The pattern of most dual worth on a node with `free`: a bounded knapsack over CPUs
+    and memory (in units of their greatest common divisors; None if that is too fine)."""
+    import numpy as np
+
+    a, b = cap.axes.index("cpus"), cap.axes.index("memory")
+    items = [s for s in sorted(caps) if caps[s] and duals.get(s, 0.0) > 1e-9]
+    if not items:
+        return None
+    ga = math.gcd(free[a], *(shapes[s][a] for s in items))
+    gb = math.gcd(free[b], *(shapes[s][b] for s in items))
+    wa, wb = free[a] // (ga or 1), free[b] // (gb or 1)
+    if (wa + 1) * (wb + 1) > KNAPSACK_CELLS:
+        return None
+    dp = np.zeros((wa + 1, wb + 1))
+    steps: list[tuple[int, int, int, int, Any]] = []
+    for s in items:
+        ca, cb = shapes[s][a] // (ga or 1), shapes[s][b] // (gb or 1)
+        n, chunk = caps[s], 1
+        while n > 0:  # binary splitting: chunks 1, 2, 4, ... of the shape
+            k = min(chunk, n)
+            n -= k
+            chunk *= 2
+            if k * ca > wa or k * cb > wb:
+                continue
+            cand = dp[: wa + 1 - k * ca, : wb + 1 - k * cb] + k * duals[s]
+            take = np.zeros(dp.shape, dtype=bool)
+            take[k * ca :, k * cb :] = cand > dp[k * ca :, k * cb :] + 1e-12
+            dp = np.where(take, np.pad(cand, ((k * ca, 0), (k * cb, 0))), dp)
+            steps.append((s, k, k * ca, k * cb, take))
+    pat = [0] * len(shapes)
+    i, j = wa, wb
+    for s, k, da, db, take in reversed(steps):
+        if take[i, j]:
+            pat[s] += k
+            i, j = i - da, j - db
+    return float(dp[wa, wb]), tuple(pat)
+
+
 def _maximal(
     free: tuple[int, ...],
     shapes: Sequence[tuple[int, ...]],
     ss: list[int],
     caps: dict[int, int],
     budget: list[int],
+    duals: dict[int, float] | None = None,
+    least: float = 0.0,
 ) -> list[tuple[int, ...]] | None:
     """The maximal patterns of a node with `free` over shapes `ss` (each at most caps[s]),
-    as pods per shape (all shapes' positions); None past the step budget."""
+    as pods per shape (all shapes' positions); with `duals`, only those worth at least
+    `least` by them (a branch is cut when even its best fractional filling by either axis
+    is worth less). None past the step budget."""
     order = sorted(ss, key=lambda s: tuple(-x for x in shapes[s]))
     out: list[tuple[int, ...]] = []
     a = [0] * len(shapes)
+    # Per position in order and axis: the most dual worth per unit of the shapes from there.
+    rate: list[list[float]] = []
+    if duals is not None:
+        for i in range(len(order)):
+            rate.append(
+                [
+                    max(
+                        (duals.get(s, 0.0) / shapes[s][x] for s in order[i:] if shapes[s][x]),
+                        default=0.0,
+                    )
+                    if all(shapes[s][x] for s in order[i:])
+                    else float("inf")
+                    for x in range(len(free))
+                ]
+            )
 
-    def rec(i: int, rem: tuple[int, ...]) -> bool:
+    def rec(i: int, rem: tuple[int, ...], got: float) -> bool:
         budget[0] -= 1
         if budget[0] < 0:
             return False
+        if duals is not None and i < len(order):
+            best = min(r * f for r, f in zip(rate[i], rem, strict=True) if r != float("inf"))
+            if got + best < least - 1e-9:
+                return True
         if i == len(order):
-            if all(a[s] >= caps[s] or not _fits(rem, shapes[s]) for s in order):
+            if (duals is None or got >= least - 1e-9) and all(
+                a[s] >= caps[s] or not _fits(rem, shapes[s]) for s in order
+            ):
                 out.append(tuple(a))
             return True
         s = order[i]
         top = min(caps[s], _fits(rem, shapes[s]))
+        worth = duals.get(s, 0.0) if duals is not None else 0.0
         for k in range(top, -1, -1):
             a[s] = k
-            if not rec(i + 1, tuple(f - k * x for f, x in zip(rem, shapes[s], strict=True))):
+            after = tuple(f - k * x for f, x in zip(rem, shapes[s], strict=True))
+            if not rec(i + 1, after, got + k * worth):
                 return False
         a[s] = 0
         return True
 
-    return out if rec(0, free) else None
-
-
-def _contents(
-    cap: Capacity, pack: Packing, shape_of: dict[int, int], n: int
-) -> dict[int, list[tuple[int, ...]]]:
-    """Per node class, each of its nodes' pods per shape in the current packing."""
-    out: dict[int, list[tuple[int, ...]]] = {c: [] for c in range(len(cap.groups))}
-    for b in pack.blocks:
-        a = [0] * n
-        for key, per in b.content:
-            a[shape_of[key]] += per
-        out[b.group].extend([tuple(a)] * b.count)
-    return out
+    return out if rec(0, free, 0.0) else None
 
 
 def _solve(
     agg: Aggregate,
     fill: Filler,
     cap: Capacity,
-    pack: Packing,
     live: list[int],
     left: dict[int, int],
     shape_of: dict[int, int],
     on: list[list[int]],
     patterns: list[list[tuple[int, ...]]],
-    hint: dict[int, list[tuple[int, ...]]],
-) -> tuple[dict[int, int], list[dict[int, int]]] | None:
-    """The pattern model solved: members per variable, and per node class the members per
-    variable and the nodes per pattern (keys: v, and -1 - pattern index); None if it adds
-    no worth."""
+    start: Solution,
+) -> Solution | None:
+    """The pattern model over `patterns` solved from the complete hint `start`; None if it
+    found nothing."""
     from ortools.sat.python import cp_model
 
     model = cp_model.CpModel()
@@ -236,17 +458,10 @@ def _solve(
     for v in live:
         model.add(total[v] >= fill.counts[v])
         model.add(total[v] <= fill.counts[v] + left.get(v, 0))
-    by_class: dict[int, list[int]] = {}
-    for v in live:
-        by_class.setdefault(agg.variables[v][0], []).append(v)
-    for g, vs in sorted(by_class.items()):
+    for g, vs in sorted(_by_class(agg, live).items()):
         if any(v in left for v in vs):
             model.add(sum(total[v] - fill.counts[v] for v in vs) <= fill.unplaced(g))
-    rows: dict[int, list[tuple[int, int]]] = {}
-    for v in live:
-        for r, coef in fill.touches[v]:
-            rows.setdefault(r, []).append((coef, v))
-    for r, terms in sorted(rows.items()):
+    for r, terms in sorted(_rows(fill, live).items()):
         if sum(coef * left.get(v, 0) for coef, v in terms) > fill.slack[r]:
             model.add(sum(coef * (total[v] - fill.counts[v]) for coef, v in terms) <= fill.slack[r])
     # Worth first; among equal worth, each class's preferred candidates (greedy.preferred).
@@ -254,34 +469,76 @@ def _solve(
     scale = 1 + sum(place[v] * (fill.counts[v] + left.get(v, 0)) for v in live)
     weight = {v: agg.groups[agg.variables[v][0]].weight for v in live}
     model.maximize(sum((scale * weight[v] - place[v]) * total[v] for v in live))
-    # The current packing as a complete hint: its nodes' contents are patterns.
     for c in range(len(cap.groups)):
         for k, p in enumerate(patterns[c]):
-            model.add_hint(z[c][k], hint[c].count(p))
-    held: dict[tuple[int, int], int] = {}
-    for b in pack.blocks:
-        for key, per in b.content:
-            held[b.group, key] = held.get((b.group, key), 0) + per * b.count
-    for c in range(len(x)):
+            model.add_hint(z[c][k], start.nodes[c].get(p, 0))
         for v, var in x[c].items():
-            model.add_hint(var, held.get((c, v), 0))
+            model.add_hint(var, start.members[c].get(v, 0))
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = SEED
     solver.parameters.max_deterministic_time = LIMIT
+    # The LP of the pattern model is what proves and guides here (XL's hpc-r6-0/cpu-long:
+    # optimal at 0.05 det s with level 2, still open at 2 det s with the default level).
+    solver.parameters.linearization_level = 2
     status = solver.solve(model)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return None
-    counts = {v: sum(int(solver.value(x[c][v])) for c in range(len(x)) if v in x[c]) for v in live}
-    if sum(weight[v] * (counts[v] - fill.counts[v]) for v in live) <= 0:
-        return None
-    per_class: list[dict[int, int]] = []
-    for c in range(len(x)):
-        got = {v: int(solver.value(var)) for v, var in x[c].items()}
-        for k in range(len(patterns[c])):
-            got[-1 - k] = int(solver.value(z[c][k]))
-        per_class.append(got)
-    return counts, per_class
+    return Solution(
+        [
+            {p: n for k, p in enumerate(patterns[c]) if (n := int(solver.value(z[c][k])))}
+            for c in range(len(cap.groups))
+        ],
+        [
+            {v: n for v, var in x[c].items() if (n := int(solver.value(var)))}
+            for c in range(len(cap.groups))
+        ],
+    )
+
+
+@dataclass
+class Solution:
+    """Per node class: nodes per pattern, and members per variable."""
+
+    nodes: list[dict[tuple[int, ...], int]]
+    members: list[dict[int, int]]
+
+    def counts(self, live: list[int]) -> dict[int, int]:
+        return {v: sum(m.get(v, 0) for m in self.members) for v in live}
+
+    def worth(self, agg: Aggregate, live: list[int]) -> int:
+        c = self.counts(live)
+        return sum(agg.groups[agg.variables[v][0]].weight * c[v] for v in live)
+
+
+def _current(cap: Capacity, pack: Packing, shape_of: dict[int, int], n: int) -> Solution:
+    """The current packing as a solution: its nodes' contents are patterns."""
+    out = Solution([{} for _ in cap.groups], [{} for _ in cap.groups])
+    for b in pack.blocks:
+        a = [0] * n
+        for key, per in b.content:
+            a[shape_of[key]] += per
+            m = out.members[b.group]
+            m[key] = m.get(key, 0) + per * b.count
+        nodes = out.nodes[b.group]
+        nodes[tuple(a)] = nodes.get(tuple(a), 0) + b.count
+    return out
+
+
+def _by_class(agg: Aggregate, live: list[int]) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for v in live:
+        out.setdefault(agg.variables[v][0], []).append(v)
+    return out
+
+
+def _rows(fill: Filler, live: list[int]) -> dict[int, list[tuple[int, int]]]:
+    """The fill's rows that the variables touch: row -> [(coefficient, variable)]."""
+    out: dict[int, list[tuple[int, int]]] = {}
+    for v in live:
+        for r, coef in fill.touches[v]:
+            out.setdefault(r, []).append((coef, v))
+    return out
 
 
 def _places(agg: Aggregate, live: list[int]) -> dict[int, int]:
@@ -303,23 +560,18 @@ def _laid_out(
     cap: Capacity,
     shapes: list[tuple[int, ...]],
     shape_of: dict[int, int],
-    patterns: list[list[tuple[int, ...]]],
-    per_class: list[dict[int, int]],
+    sol: Solution,
 ) -> Packing:
     """The solution on the nodes: each class's nodes in index order take its patterns
     (largest first), then each shape's slots, node by node, take the variables' members in
     key order. Runs of nodes that hold the same are one block."""
     p = Packing(cap)
     for c, grp in enumerate(cap.groups):
-        got = per_class[c]
-        used = sorted(
-            (k for k in range(len(patterns[c])) if got[-1 - k]),
-            key=lambda k: tuple(-a for a in patterns[c][k]),
-        )
-        node_pats = [patterns[c][k] for k in used for _ in range(got[-1 - k])]
+        got = sol.members[c]
+        node_pats = [p for p in sorted(sol.nodes[c], reverse=True) for _ in range(sol.nodes[c][p])]
         queues: dict[int, Iterator[int]] = {}
         for s in range(len(shapes)):
-            keys = sorted(v for v in got if v >= 0 and shape_of[v] == s)
+            keys = sorted(v for v in got if shape_of[v] == s)
             queues[s] = iter([v for v in keys for _ in range(got[v])])
         contents: list[tuple[tuple[int, int], ...]] = []
         for pat in node_pats:

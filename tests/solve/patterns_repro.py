@@ -22,7 +22,7 @@ import router
 from router.bench.generator import Platform, generate
 from router.bench.run import _parse
 from router.evaluate.quota import usage
-from router.solve import greedy, patterns
+from router.solve import cpsat, greedy, patterns
 from router.solve.pack import Block, Packing
 
 DATA = Path(__file__).parent / "data" / "patterns"
@@ -116,13 +116,17 @@ def from_full_plan(placed: Nodes) -> Iterator[None]:
             p.placed = {v: start[v] for v in agg.nodes.by_cap[ci] if start[v]}
             agg.nodes.remember(ci, start, p)
         counts[:] = start
-        return real(agg, counts, polish)
+        return real(agg, counts, frozenset())
 
+    # Solved as a large component (one level-1 solve, no rounds of cuts: its counts are
+    # replaced anyway), the last fill without the polish that the full plan already had.
+    small, cpsat.SMALL_COMPONENT = cpsat.SMALL_COMPONENT, 0
     greedy.completed = completed
     try:
         yield
     finally:
         greedy.completed = real
+        cpsat.SMALL_COMPONENT = small
 
 
 def planned(path: Path, workers: int = 1) -> router.Plan:
