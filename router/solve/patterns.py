@@ -39,7 +39,8 @@ from router.solve.pack import Block, Packing
 
 MAX_SHAPES = 12
 PATTERN_CAP = 3000  # maximal patterns over a component's node classes
-STEP_CAP = 30_000  # search steps enumerating them (past either: column generation)
+ENUM_STEPS = 10_000  # search steps enumerating them all (past either: generated ones)
+STEP_CAP = 30_000  # search steps enumerating those of reduced cost about 0
 TOLERANCE = 0.5  # of reduced cost, in worth units (integers), for _paying
 CG_ROUNDS = 40  # rounds of column generation
 KNAPSACK_CELLS = 200_000  # pricing table cells (CPUs x memory, in their common units)
@@ -93,31 +94,26 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
         {s: min(most[s], _fits(grp.free, shapes[s])) for s in sorted({shape_of[v] for v in on[c]})}
         for c, grp in enumerate(cap.groups)
     ]
-    patterns = _enumerated(cap, shapes, caps)
-    lp: LP | None = None
-    if patterns is None:  # too many: generated columns, then those that could still pay
-        got = _generated(agg, fill, cap, live, left, shape_of, on, shapes, caps, now)
-        if got is None:
-            return False
-        patterns, lp = got
+    got = _generated(agg, fill, cap, live, left, shape_of, on, shapes, caps, now)
+    if got is None:
+        return False
+    cols, lp = got
+    if lp is not None and math.floor(lp[0] + 1e-6) <= now.worth(agg, live):
+        return False  # the LP bound: nothing more goes in (most components end here)
+    # Only CPUs and memory are asked (_simple): patterns over those two axes.
+    a, b = cap.axes.index("cpus"), cap.axes.index("memory")
+    flat: list[tuple[int, ...]] = [(d[a], d[b]) for d in shapes]
+    patterns = _enumerated([(g.free[a], g.free[b]) for g in cap.groups], flat, caps)
+    if patterns is None:  # too many: the generated ones, and those the LP's optimum may use
+        patterns = cols
+        more = _paying(cap, flat, caps, lp, patterns) if lp is not None else None
+        for c, ps in enumerate(more or []):
+            patterns[c].extend(p for p in ps if p not in patterns[c])
     for c, nodes in enumerate(now.nodes):
         patterns[c].extend(p for p in sorted(nodes, reverse=True) if p not in patterns[c])
-    if lp is not None and math.floor(lp[0] + 1e-6) <= now.worth(agg, live):
-        return False  # the LP bound: nothing more goes in
     sol = _solve(agg, fill, cap, live, left, shape_of, on, patterns, now)
-    if sol is None or sol.worth(agg, live) <= now.worth(agg, live):
+    if sol is not None and sol.worth(agg, live) <= now.worth(agg, live):
         sol = None
-    best = sol or now
-    if lp is not None and best.worth(agg, live) < math.floor(lp[0] + 1e-6):
-        # Short of the bound: the patterns the LP's optimum could use as well (reduced cost
-        # about 0; on XL's CPU partitions the optimum is among them).
-        more = _paying(cap, shapes, caps, lp, patterns)
-        if more is not None:
-            for c, ps in enumerate(more):
-                patterns[c].extend(p for p in ps if p not in patterns[c])
-            again = _solve(agg, fill, cap, live, left, shape_of, on, patterns, best)
-            if again is not None and again.worth(agg, live) > best.worth(agg, live):
-                sol = again
     if sol is None:
         return False
     counts = sol.counts(live)
@@ -172,14 +168,15 @@ def _room_somewhere(cap: Capacity, pack: Packing, agg: Aggregate, left: dict[int
 
 
 def _enumerated(
-    cap: Capacity, shapes: list[tuple[int, ...]], caps: list[dict[int, int]]
+    free: list[tuple[int, ...]], shapes: list[tuple[int, ...]], caps: list[dict[int, int]]
 ) -> list[list[tuple[int, ...]]] | None:
-    """Every maximal pattern of every node class; None past PATTERN_CAP or STEP_CAP."""
+    """Every maximal pattern of every node class (`free` per class); None past PATTERN_CAP
+    or ENUM_STEPS."""
     out: list[list[tuple[int, ...]]] = []
-    budget = [STEP_CAP]
+    budget = [ENUM_STEPS]
     total = 0
-    for c, grp in enumerate(cap.groups):
-        found = _maximal(grp.free, shapes, [s for s in caps[c] if caps[c][s]], caps[c], budget)
+    for c, f in enumerate(free):
+        found = _maximal(f, shapes, [s for s in caps[c] if caps[c][s]], caps[c], budget)
         if found is None:
             return None
         total += len(found)
@@ -237,7 +234,7 @@ def _generated(
 
 def _paying(
     cap: Capacity,
-    shapes: list[tuple[int, ...]],
+    flat: list[tuple[int, ...]],
     caps: list[dict[int, int]],
     lp: LP,
     patterns: list[list[tuple[int, ...]]],
@@ -246,7 +243,8 @@ def _paying(
     optimum: those an optimal solution of the LP may use. (By LP duality a solution is
     worth at most the bound plus its patterns' reduced costs, so the exact set for a gain
     would be those within bound - worth - 1; on a degenerate LP, as when CPUs bind, that is
-    nearly every pattern.) None past PATTERN_CAP or STEP_CAP."""
+    nearly every pattern.) `flat`: the shapes' CPUs and memory. None past PATTERN_CAP or
+    STEP_CAP."""
     duals = lp[1]
     out: list[list[tuple[int, ...]]] = []
     budget = [STEP_CAP]
@@ -254,7 +252,8 @@ def _paying(
     for c, grp in enumerate(cap.groups):
         node_dual, slot_duals = duals[c]
         ss = [s for s in caps[c] if caps[c][s]]
-        found = _maximal(grp.free, shapes, ss, caps[c], budget, slot_duals, node_dual - TOLERANCE)
+        free = (grp.free[cap.axes.index("cpus")], grp.free[cap.axes.index("memory")])
+        found = _maximal(free, flat, ss, caps[c], budget, slot_duals, node_dual - TOLERANCE)
         if found is None:
             return None
         total += sum(p not in patterns[c] for p in found)
