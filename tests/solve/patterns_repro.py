@@ -1,4 +1,4 @@
-"""Standalone reproducers of bench platforms' falsely unplaced CPU work, for solve/patterns.py.
+"""Standalone reproducers of bench platforms' falsely unplaced CPU work, for solve/configs.py.
 
 `python -m tests.solve.patterns_repro SIZE SEED TARGET...` plans `generate(SIZE, SEED)` (XL:
 minutes and ~3 GB), then for each TARGET (a capacity component's target, "hpc-r2-4/cpu")
@@ -22,7 +22,7 @@ import router
 from router.bench.generator import Platform, generate
 from router.bench.run import _parse
 from router.evaluate.quota import usage
-from router.solve import cpsat, greedy, patterns
+from router.solve import configs, cpsat, greedy
 from router.solve.pack import Block, Packing
 
 DATA = Path(__file__).parent / "data" / "patterns"
@@ -140,13 +140,13 @@ def main(argv: list[str]) -> None:
     size, seed, targets = argv[0], int(argv[1]), argv[2:]
     platform = generate(size, seed)
     # The state that the last fill reaches without the pattern step: what it must improve on.
-    real, patterns.repacked = patterns.repacked, lambda *_: False
+    real, configs.repacked = configs.repacked, lambda *_: False
     try:
         planned = router.plan(
             _parse(platform, platform.workloads), workers=2, share_candidates=True
         )
     finally:
-        patterns.repacked = real
+        configs.repacked = real
     DATA.mkdir(parents=True, exist_ok=True)
     for t in targets:
         out = DATA / f"{size}{seed}-{t.replace('/', '-')}.json"

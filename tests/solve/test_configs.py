@@ -1,4 +1,4 @@
-"""solve/patterns.py on bench XL's CPU partitions: the last fill's node-pattern re-packing.
+"""solve/configs.py on bench XL's CPU partitions: the last fill's node-pattern re-packing.
 
 The reproducers (tests/solve/data/patterns, made by tests/solve/patterns_repro.py from
 `generate("XL", 0)`) are one partition each with the memory-bound batch jobs that XL's plan put
@@ -18,7 +18,7 @@ import pytest
 from router.bench.run import _units
 from router.plan.admits import referee
 from router.plan.packcheck import check_assignment
-from router.solve import patterns
+from router.solve import configs
 from tests.solve.patterns_repro import DATA, planned
 
 # Two of XL seed 0's five reproducers (main a62ef73: 195 and 47 of its 697 falsely
@@ -30,11 +30,11 @@ CASES = ["XL0-hpc-r17-6-cpu.json", "XL0-hpc-r6-0-cpu-long.json"]
 
 @contextmanager
 def _without_patterns() -> Iterator[None]:
-    real, patterns.repacked = patterns.repacked, lambda *_: False
+    real, configs.repacked = configs.repacked, lambda *_: False
     try:
         yield
     finally:
-        patterns.repacked = real
+        configs.repacked = real
 
 
 def _judged(
@@ -77,7 +77,7 @@ def test_maximal_patterns() -> None:
     shapes: list[tuple[int, ...]] = [(0, 2, 64), (0, 4, 32), (0, 16, 8)]
     free = (0, 64, 256)
     caps = {0: 4, 1: 8, 2: 3}
-    got = patterns._maximal(free, shapes, [0, 1, 2], caps, [10_000])
+    got = configs._maximal(free, shapes, [0, 1, 2], caps, [10_000])
     assert got is not None and len(set(got)) == len(got)
 
     def fits(a: tuple[int, ...]) -> bool:
@@ -98,4 +98,4 @@ def test_maximal_patterns() -> None:
         if fits((a, b, c)) and maximal((a, b, c))
     }
     assert set(got) == every
-    assert patterns._maximal(free, shapes, [0, 1, 2], caps, [3]) is None  # over its budget
+    assert configs._maximal(free, shapes, [0, 1, 2], caps, [3]) is None  # over its budget
