@@ -87,7 +87,7 @@ well at 10k workloads, adds nothing for targets that pack (most do), and stays e
 it matters: an OPTIMAL level is optimal for the per-node problem, since every cut is proven.
 Identical nodes are one class throughout, so there is no per-node symmetry to blow up.
 
-Node patterns where shapes are few (patterns.py, after _topped in the last fill). Where a
+Node patterns where shapes are few (configs.py, after _topped in the last fill). Where a
 capacity component's work is single-pod CPU work of at most 12 shapes (no GPUs, MIG slices,
 whole nodes or multi-pod members), the component is re-packed exactly by a node-pattern
 (configuration) model: per node class, integer counts of nodes per pattern (pods of each
