@@ -89,6 +89,34 @@ well at 10k workloads, adds nothing for targets that pack (most do), and stays e
 it matters: an OPTIMAL level is optimal for the per-node problem, since every cut is proven.
 Identical nodes are one class throughout, so there is no per-node symmetry to blow up.
 
+Node patterns where shapes are few (configs.py, after _topped in the last fill). Where a
+capacity component's work is single-pod CPU work of at most 12 shapes (no GPUs, MIG slices,
+whole nodes or multi-pod members), the component is re-packed exactly by a node-pattern
+(configuration) model: per node class, integer counts of nodes per pattern (pods of each
+shape on one node) and of each variable's members per class, within the rows, quotas,
+spreads and class sizes that the fill holds, members placed staying placed, maximising the
+worth added; the current packing's node contents are patterns, so it is a complete hint.
+Its LP is the strong (Gilmore-Gomory) one: where CPU partitions of 16-76 nodes fill memory
+to the GiB with a few shapes of batch jobs, per-node variables (pack.exact_packing) and
+insertion with ejection stall, while the pattern model is solved at once. The maximal
+patterns are enumerated when they are few (at most 3,000, 30,000 search steps: XL's
+cpu-long partitions, 64 CPUs a node, 216-901 patterns, proven optimal); otherwise they are
+generated (a 128-CPU node has 6,037): GLOP's duals price a pattern by a bounded knapsack over
+CPUs and memory until none has a positive reduced cost; the LP's value is then a bound (a
+component it shows has no room costs nothing more), and the integer model gets the
+patterns of reduced cost about 0 as well, which are the ones an optimal LP solution uses.
+CP-SAT solves it with one worker, a fixed seed, 0.5 deterministic s and LP linearization
+level 2 (XL's hpc-r6-0/cpu-long: optimal at 0.05 det s, still open at 2 det s at the default
+level); the counts are laid out on the nodes in class and pattern order, checked node by
+node, and kept only if they add worth. Why patterns here and not per target: the two reasons
+against them above (many shapes, and the solver's own rows) do not hold on these
+components, and the symmetry of many identical nodes is what the per-node search could not
+break. Figures: XL seed 0's five CPU partitions with falsely unplaced work, each planned alone
+from the XL plan's own state (tests/solve/data/patterns), 352 / 195 / 96 / 47 / 7 -> 0 falsely
+unplaced, +4 / +3 / +7 / +5 / +5 placed; bench L (--workers 1) the step costs 0.40 / 0.02 /
+0.03 CPU s at seeds 0 / 1 / 2 (200 components each; the LP bound ends most of them), and
+seeds 1 and 2 place the same (falsely unplaced 0, unplaced 1,341 and 1,293).
+
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------
 The model splits into independent components (connected parts of the class–target graph

@@ -12,6 +12,7 @@ node by node: a complete, feasible hint for CP-SAT.
 from __future__ import annotations
 
 from router.gcpause import paused_gc
+from router.solve import configs
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.eject import Nodes as Ejecting
 from router.solve.nodes import Capacity, Item
@@ -212,6 +213,7 @@ def completed(
         # Last, what only an exact re-packing admits (topup.py).
         for ci in range(len(agg.capacity)):
             _topped(agg, fill, ci)
+            configs.repacked(agg, fill, ci)  # few shapes on many nodes: exact by patterns
     return fill.done(), fill.packs
 
 
