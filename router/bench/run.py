@@ -119,10 +119,18 @@ def run(
     undecided_targets = searched_undecided if assignment_errors else []
     # Workloads left out for capacity that the plan could still take, within every quota and
     # spread, on the nodes (router/plan/admits.py, independent of router/solve too).
+    t6 = time.perf_counter()
     judged = referee(
-        i.policy, i.inventory, i.workloads, built.placements, i.running, built.decisions
+        i.policy,
+        i.inventory,
+        i.workloads,
+        built.placements,
+        i.running,
+        built.decisions,
+        workers=workers,
     )
     check_seconds = time.perf_counter() - t5
+    referee_seconds = time.perf_counter() - t6
     # router.plan's own stages; "reasons" is the rest of it (why each unplaced workload is).
     stages = {
         "parse": t1 - t0,
@@ -173,8 +181,11 @@ def run(
         "assignment_errors": len(assignment_errors),
         "unplaced_checked": len(judged.checked),
         "falsely_unplaced": judged.falsely_unplaced,
+        # How many of those fit together (greedy, per component: admits.py `_together`).
+        "falsely_unplaced_together": judged.together,
         "unplaced_undecided": len(judged.undecided),
         "check_seconds": round(check_seconds, 3),
+        "referee_seconds": round(referee_seconds, 3),
     }
     if churn:
         out |= _churn(platform, planned, workers, seed)

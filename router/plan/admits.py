@@ -18,6 +18,16 @@ would give it there), adding it to the plan as it stands breaks nothing:
     component with the new work added: the plan's other placements may move between nodes of
     their targets, never between targets. Undecided in its limit is reported, never counted.
 
+A re-pack verdict depends only on the component, the work's shape and its units, so there is
+one check per (component, shape, units) asked: shapes smallest first, each shape's counts by
+bisection, and dominance (_Known) settles the rest. Each check starts from the plan's own node
+assignment (packing.py `extend`: re-pack a few roomy nodes with the new work) before the
+exact search. Components are independent: `workers` > 1 settles them in forked processes,
+merged in a fixed order, so the verdicts do not depend on the worker count.
+
+`together` (Verdicts.together_by_component): how many of the falsely unplaced fit *at once*,
+greedy in name order, each one taken (nodes, quotas, spreads) before the next is tried.
+
 Quotas and spreads are read from router/evaluate (the policy's meaning), capacity from the
 inventory and the running work (router.models.capacity); nothing here imports router/solve.
 """
@@ -25,8 +35,8 @@ inventory and the running work (router.models.capacity); nothing here imports ro
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Hashable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from router.evaluate.evaluate import Candidate, Decision, Evaluator
@@ -36,10 +46,12 @@ from router.evaluate.views import workload_view
 from router.language import ast
 from router.models import Inventory, Running, Workload, node_classes
 from router.models.placement import Placement
-from router.plan.packcheck import Component, components, work_of
+from router.plan.packcheck import Component, components, recorded, work_of
 from router.plan.packing import Problem, Work, check
 
 REPACK_LIMIT = 2.0  # deterministic seconds of the exact checker per (component, work shape)
+# ... and per check of `together`, sequential (quotas join the components): a lower bound
+TOGETHER_LIMIT = 0.5
 
 NodeKey = tuple[str, int]
 
@@ -67,6 +79,13 @@ class Verdicts:
     admitted: list[Admitted] = field(default_factory=list)  # falsely unplaced
     undecided: list[tuple[str, str]] = field(default_factory=list)  # (workload, target)
     kept: Counter[str] = field(default_factory=Counter)  # pairs kept out: quota, spread, nodes
+    # How many of the admitted fit *together*, per component (its problem id): greedy in
+    # name order, each one taken before the next is tried (`_together`).
+    together_by_component: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def together(self) -> int:
+        return sum(self.together_by_component.values())
 
     @property
     def falsely_unplaced(self) -> int:
@@ -82,6 +101,8 @@ def referee(
     decisions: list[Decision] | None = None,
     repack: bool = True,
     limit: float = REPACK_LIMIT,
+    workers: int = 1,
+    together: bool = True,
 ) -> Verdicts:
     """Every workload unplaced for capacity, tried on each of its candidates (module doc).
     `decisions` may be the evaluator's, already made for these inputs."""
@@ -121,15 +142,26 @@ def referee(
             else:
                 mine.append((comp, work, name))
         pending += mine
-    # Smallest work first in each component: when it does not fit, nothing that asks no less
-    # does (_Known), which spares most exact checks of a full target.
+    # One verdict per (component, work shape, units): what a re-pack depends on. Components
+    # are independent, so they may be settled in forked processes; merged in a fixed order.
+    asks: dict[int, list[Work]] = defaultdict(list)
+    index = {id(c): k for k, c in enumerate(comps)}
+    for comp, work, _ in pending:
+        asks[index[id(comp)]].append(work)
+    theirs: dict[str, list[Placement]] = defaultdict(list)
+    for q in placements:
+        theirs[q.target.id].append(q)
+    starts = {
+        k: recorded(c, [q for t in c.targets for q in theirs[t]]) for k, c in enumerate(comps)
+    }
+    settled = settle(comps, asks, starts, limit, workers)
+    # Smallest work first in each component (the order the verdicts were always read in).
     pending.sort(key=lambda c: (c[0].targets, _size(c[1]), c[1].slices, c[2]))
-    known = _Known()
     admitted = {a.workload for a in out.admitted}
     for comp, work, name in pending:
         if name in admitted:
             continue
-        packs = _repacks(comp, work, limit, known)
+        packs = settled[index[id(comp)]].verdicts[work.shape, work.units]
         if packs:
             out.admitted.append(Admitted(name, work.target, "re-packed"))
             admitted.add(name)
@@ -139,27 +171,197 @@ def referee(
         out.kept["nodes"] += 1
     out.admitted.sort(key=lambda a: a.workload)
     out.undecided = sorted({u for u in out.undecided if u[0] not in admitted})
+    if together:
+        chosen = {d.workload.name: d for d in left if d.workload.name in admitted}
+        out.together_by_component = _together(
+            [chosen[a.workload] for a in out.admitted],
+            limits,
+            free,
+            comps,
+            starts,
+            {k: v.witness for k, v in settled.items()},
+            limit,
+        )
     return out
 
 
-def _repacks(comp: Component, work: Work, limit: float, known: _Known) -> bool | None:
-    """Whether the component packs with `work` added (None: undecided in `limit`)."""
+def _together(
+    decisions: list[Decision],
+    limits: _Limits,
+    free: _Free,
+    comps: list[Component],
+    starts: dict[int, Start],
+    witness: dict[int, dict[Ask, dict[str, list[list[int]]]]],
+    limit: float,
+) -> Counter[str]:
+    """How many of these (admitted) workloads fit together, per component: in order, each
+    tried on its candidates within the quotas and spreads as they stand, beside what is
+    taken so far or by a re-pack with it (from the packing so far); taken, it counts in all
+    that follows. A re-pack undecided in `limit` does not take it: the count errs low."""
+    of_target = {t: k for k, c in enumerate(comps) for t in c.targets}
+    added: dict[int, list[Work]] = defaultdict(list)
+    # Work that did not fit (or was undecided) stays so as more is added.
+    known: dict[int, _Known] = defaultdict(_Known)
+    counts: Counter[str] = Counter()
+    for d in decisions:
+        for cand in d.candidates:
+            if limits.keeps_out(d, cand):
+                continue
+            p = Placement(d.workload, cand.target, "", "", cand.rank, cand.options, cand.resources)
+            k = of_target.get(cand.target.id)
+            work = work_of(p)
+            if k is not None:
+                work = replace(work, name=f"\0together{len(added[k])}")  # no workload's name
+            nodes = free.beside(work, cand.target.node_sets)
+            if nodes is not None:
+                free.take(work, nodes)
+                if k is not None and starts.get(k) is not None:
+                    at = {(n.node_set, n.index): i for i, n in enumerate(comps[k].nodes)}
+                    spots = [at[key] for key in nodes]
+                    starts[k] = {**(starts[k] or {}), work.name: _units(spots, work)}
+            elif k is None or known[k].seen(comps[k].targets, work):
+                continue
+            else:
+                base = comps[k].problem
+                problem = replace(base, work=[*base.work, *added[k], work])
+                found = None if added[k] else witness.get(k, {}).get((work.shape, work.units))
+                if found is not None:  # the re-pack that admitted it, nothing added since
+                    found = {work.name if n == CANDIDATE else n: u for n, u in found.items()}
+                else:
+                    verdict = check(problem, min(limit, TOGETHER_LIMIT), starts.get(k))
+                    if not verdict.packs:
+                        known[k].add(comps[k].targets, work, verdict.packs)
+                        continue
+                    found = verdict.assignment
+                free.reset(comps[k], problem, found)
+                starts[k] = found
+            if k is not None:
+                added[k].append(work)
+                counts[comps[k].problem.id] += 1
+            limits.take(d, cand)
+            break
+    return counts
+
+
+def _units(spots: list[int], w: Work) -> list[list[int]]:
+    """`beside`'s nodes (units by units, a node per task) as units of node positions."""
+    return [spots[u * w.tasks : (u + 1) * w.tasks] for u in range(w.units)]
+
+
+Ask = tuple[tuple[object, ...], int]  # (work shape, units): all a re-pack verdict depends on
+CANDIDATE = "\0candidate"  # the added work's name in a re-pack (DNS labels have no NUL)
+
+
+@dataclass
+class Settled:
+    """One component's re-pack verdicts, and the packing found for each that packs."""
+
+    verdicts: dict[Ask, bool | None] = field(default_factory=dict)
+    witness: dict[Ask, dict[str, list[list[int]]]] = field(default_factory=dict)
+
+
+Start = dict[str, list[list[int]]] | None  # a packing of a component's own work
+_FORKED: tuple[list[Component], dict[int, list[Work]], dict[int, Start], float] = ([], {}, {}, 0)
+
+
+def settle(
+    comps: list[Component],
+    asks: dict[int, list[Work]],
+    starts: dict[int, Start],
+    limit: float,
+    workers: int = 1,
+) -> dict[int, Settled]:
+    """Per component (by index), whether it packs with each asked work added: True, False,
+    or None (undecided in `limit`); `starts` the plan's packing of each, when known. The
+    same whatever `workers` is: each component is settled on its own, within deterministic
+    limits."""
+    order = sorted(asks, key=lambda k: (-len(comps[k].problem.work), k))  # big ones first
+    if workers <= 1 or len(order) <= 1:
+        return {k: _settle_one(comps[k], asks[k], starts.get(k), limit) for k in sorted(asks)}
+    import multiprocessing
+
+    global _FORKED
+    _FORKED = (comps, asks, starts, limit)  # forked children read it: only results are sent
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(order))) as pool:
+            done = dict(pool.imap_unordered(_settle_forked, order))
+    finally:
+        _FORKED = ([], {}, {}, 0)
+    return {k: done[k] for k in sorted(done)}
+
+
+def _settle_forked(k: int) -> tuple[int, Settled]:
+    comps, asks, starts, limit = _FORKED
+    return k, _settle_one(comps[k], asks[k], starts.get(k), limit)
+
+
+def _settle_one(comp: Component, works: list[Work], start: Start, limit: float) -> Settled:
+    """Every asked (shape, units) of one component. Shapes smallest first, and each shape's
+    counts by bisection, smallest first: when it does not fit, nothing that asks no less
+    does (_Known), which spares most exact checks of a full component."""
+    by_shape: dict[tuple[object, ...], Work] = {}
+    counts: dict[tuple[object, ...], set[int]] = defaultdict(set)
+    for w in works:
+        by_shape.setdefault(w.shape, w)
+        counts[w.shape].add(w.units)
+    shapes = sorted(by_shape, key=lambda s: (_size(by_shape[s])[1:], by_shape[s].slices, repr(s)))
+    known = _Known()
+    out = Settled()
+    for s in shapes:
+        rep = by_shape[s]
+        units = sorted(counts[s])
+
+        def probe(u: int, rep: Work = rep) -> bool | None:
+            return _repacks(comp, replace(rep, units=u), limit, known, start, out.witness)
+
+        for u, packs in _monotone(units, probe).items():
+            out.verdicts[s, u] = packs
+    return out
+
+
+def _monotone(counts: list[int], probe: Callable[[int], bool | None]) -> dict[int, bool | None]:
+    """probe(u) for every u in `counts` (ascending), where packing is monotone in u: the
+    smallest first, then bisection; an undecided probe splits the range in two."""
+    got: dict[int, bool | None] = {}
+
+    def between(lo: int, hi: int, first: bool) -> None:
+        if lo > hi:
+            return
+        mid = lo if first else (lo + hi) // 2
+        packs = got[counts[mid]] = probe(counts[mid])
+        if packs is True:
+            got.update((counts[i], True) for i in range(lo, mid))
+            between(mid + 1, hi, False)
+        elif packs is False:
+            got.update((counts[i], False) for i in range(mid + 1, hi + 1))
+            between(lo, mid - 1, False)
+        else:
+            between(lo, mid - 1, False)
+            between(mid + 1, hi, False)
+
+    between(0, len(counts) - 1, True)
+    return got
+
+
+def _repacks(
+    comp: Component,
+    work: Work,
+    limit: float,
+    known: _Known,
+    start: dict[str, list[list[int]]] | None = None,
+    witness: dict[Ask, dict[str, list[list[int]]]] | None = None,
+) -> bool | None:
+    """Whether the component packs with `work` added (None: undecided in `limit`); `start`
+    a packing of the component without it. The packing found goes to `witness`."""
     if known.seen(comp.targets, work):
         return known.get(comp.targets, work)
     base = comp.problem
-    added = Work(
-        "\0candidate",  # a name no workload has (DNS labels have no NUL)
-        work.target,
-        work.units,
-        work.tasks,
-        work.gpus,
-        work.cpus,
-        work.memory,
-        work.slices,
-        work.whole,
-    )
+    added = replace(work, name=CANDIDATE)
     problem = Problem(base.id, base.node_ids, base.nodes, base.reach, [*base.work, added])
-    packs = check(problem, limit).packs
+    verdict = check(problem, limit, start)
+    packs = verdict.packs
+    if packs and witness is not None:
+        witness[work.shape, work.units] = verdict.assignment
     known.add(comp.targets, work, packs)
     return packs
 
@@ -267,6 +469,17 @@ class _Limits:
         members = self.quotas[k].members
         return members is None or bool(members(self._view(w), {}))
 
+    def take(self, d: Decision, cand: Candidate) -> None:
+        """Count `d` on `cand` in every quota and spread it is in."""
+        tid = cand.target.id
+        for k, q in enumerate(self.quotas):
+            if tid in q.targets and self._member(k, d.workload):
+                self.used[k] += usage(q.resource, cand.resources, cand.target)
+        for k, s in enumerate(self.spreads):
+            g = self.group[k].get(d.workload.name)
+            if g is not None:
+                self.on[k][g, s.values[tid]] += 1
+
     def keeps_out(self, d: Decision, cand: Candidate) -> str:
         """ "quota" or "spread" when adding `d` on `cand` breaks one; "" when none."""
         tid = cand.target.id
@@ -322,6 +535,39 @@ class _Free:
                 if r.mig:
                     s = self.slices[key]
                     s[r.mig] = s.get(r.mig, 0) - r.gpus_per_node
+
+    def take(self, w: Work, nodes: list[NodeKey]) -> None:
+        """Take `w`'s tasks on these nodes (one per task, as `beside` gives them)."""
+        for key in nodes:
+            self._use(key, w)
+
+    def reset(
+        self, comp: Component, problem: Problem, assignment: dict[str, list[list[int]]]
+    ) -> None:
+        """The component's nodes as a packing of its whole problem leaves them."""
+        for i, n in enumerate(problem.nodes):
+            key = (comp.nodes[i].node_set, comp.nodes[i].index)
+            self.free[key] = [n.gpus, n.cpus, n.memory]
+            self.slices[key] = dict(n.slices)
+            self.idle[key] = n.idle
+        for w in problem.work:
+            for unit in assignment.get(w.name, []):
+                for i in unit:
+                    self._use((comp.nodes[i].node_set, comp.nodes[i].index), w)
+        self.unknown.difference_update(comp.node_sets)
+
+    def _use(self, key: NodeKey, w: Work) -> None:
+        self.idle[key] = False
+        if w.whole:
+            self.free[key] = [0, 0, 0]
+            self.slices[key] = {}
+            return
+        f, s = self.free[key], self.slices[key]
+        f[0] -= w.gpus
+        f[1] -= w.cpus
+        f[2] -= w.memory
+        for p, n in w.slices:
+            s[p] = s.get(p, 0) - n
 
     def _holds(self, w: Work, key: NodeKey) -> int:
         """How many tasks of `w` fit on the node's free capacity (at most its units)."""

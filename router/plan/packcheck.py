@@ -121,6 +121,28 @@ def components(
     return out
 
 
+def recorded(comp: Component, placements: list[Placement]) -> dict[str, list[list[int]]] | None:
+    """The plan's own node assignment of the component's work (its placements among
+    `placements`), as node positions per unit; None when a placement has none recorded or
+    it is not a packing."""
+    from router.plan.packing import check_assignment as check_positions
+
+    position = {(n.node_set, n.index): i for i, n in enumerate(comp.nodes)}
+    mine = set(comp.targets)
+    out: dict[str, list[list[int]]] = {}
+    for p in placements:
+        if p.target.id not in mine:
+            continue
+        w = work_of(p)
+        if not (w.units and w.tasks):
+            continue
+        if len(p.nodes) != w.units * w.tasks or any(k not in position for k in p.nodes):
+            return None
+        at = [position[k] for k in p.nodes]
+        out[w.name] = [at[u * w.tasks : (u + 1) * w.tasks] for u in range(w.units)]
+    return None if check_positions(comp.problem, out) else out
+
+
 @dataclass
 class Checked:
     """One component's verdict, with the assignment (node ids per unit) when it packs."""

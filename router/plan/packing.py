@@ -29,6 +29,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from router.plan.packdata import Node, Problem, Verdict, Work, deal, fits
@@ -53,8 +54,16 @@ if TYPE_CHECKING:
 DEFAULT_LIMIT = 5.0  # deterministic seconds of CP-SAT per component
 
 
-def check(problem: Problem, limit: float = DEFAULT_LIMIT) -> Verdict:
-    """Decide whether the problem's work packs onto its nodes (see the module docstring)."""
+def check(
+    problem: Problem,
+    limit: float = DEFAULT_LIMIT,
+    start: dict[str, list[list[int]]] | None = None,
+    patterns: bool = True,
+) -> Verdict:
+    """Decide whether the problem's work packs onto its nodes (see the module docstring).
+    `start`: a packing of all of the work but some (work name -> node positions per unit),
+    from which `extend` looks for a packing of the rest before the exact search.
+    `patterns=False`: no node patterns (their enumeration is not bounded by `limit`)."""
     work = [w for w in problem.work if w.units and w.tasks]
     if not work:
         return Verdict(problem.id, True, "empty")
@@ -65,6 +74,12 @@ def check(problem: Problem, limit: float = DEFAULT_LIMIT) -> Verdict:
         found = first_fit(problem, work, order)
         if found is not None:
             return Verdict(problem.id, True, "first fit", assignment=found)
+    if start is not None:
+        found = extend(problem, start)
+        if found is not None:
+            return Verdict(problem.id, True, "extended", assignment=found)
+    if not patterns:
+        return _per_node(problem, work, limit)
     return _exact(problem, work, limit)
 
 
@@ -232,6 +247,123 @@ def first_fit(
     return out
 
 
+# --- 2b. from a packing of the rest ------------------------------------------------------------
+
+EXTEND_SIZES = (2, 3, 4, 6, 8, 12)  # nodes re-packed together, tried in turn
+EXTEND_LIMIT = 0.1  # deterministic seconds of each small exact check
+
+
+def extend(
+    problem: Problem, start: dict[str, list[list[int]]], sizes: Sequence[int] = EXTEND_SIZES
+) -> dict[str, list[list[int]]] | None:
+    """A packing of all the work, from `start` (a packing of all of it but the work it does
+    not name): the missing work and whatever `start` puts on a few nodes are re-packed onto
+    those nodes alone (the nodes with the most room for the missing work, 2, 3, 4... of
+    them), everything else staying where it is. Cheap, and it finds most packings of a
+    nearly full component that first fit does not; None proves nothing."""
+    missing = [w for w in problem.work if w.units and w.tasks and w.name not in start]
+    if not missing or check_assignment(problem, start, missing):
+        return None
+    need = [0, 0, 0]
+    for w in missing:
+        for d, v in enumerate((w.gpus, w.cpus, w.memory)):
+            need[d] += v * w.units * w.tasks
+    free = _left(problem, start)
+    alone = {i for w in problem.work if w.whole for u in start.get(w.name, []) for i in u}
+    reach = {i for w in missing for i in problem.reach.get(w.target, ())} - alone
+    free = _left(problem, start)
+    total = [max(1, sum(n[d] for n in free)) for d in range(3)]
+
+    def room(i: int) -> tuple[float, int]:
+        return (-sum(free[i][d] / total[d] for d in range(3) if need[d]), i)
+
+    # Two ways to choose: the roomiest nodes over all it needs, and turn by turn the
+    # roomiest in each resource it needs (room for CPUs on one node and for memory on
+    # another is room for both once some work changes places between them). The nodes the
+    # missing work reaches first, then others (where work moved off them may go).
+    dims = [d for d in range(3) if need[d]]
+    by_dim = [sorted(reach, key=lambda i: (-free[i][d], i)) for d in dims]
+    turns = list(dict.fromkeys(i for row in zip(*by_dim, strict=True) for i in row))
+    others = sorted(set(range(len(problem.nodes))) - alone - reach, key=room)
+    most = max(w.tasks for w in missing)
+    tried: set[tuple[int, ...]] = set()
+    for size in sizes:
+        if size < most or size >= len(problem.nodes) or size > len(reach) + len(others):
+            continue
+        for ranked in (sorted(reach, key=room), turns):
+            chosen = ranked[:size]
+            chosen += others[: size - len(chosen)]
+            if tuple(sorted(chosen)) in tried:
+                continue
+            tried.add(tuple(sorted(chosen)))
+            found = _repack_on(problem, start, missing, chosen)
+            if found is not None:
+                return found
+    return None
+
+
+def _left(problem: Problem, start: dict[str, list[list[int]]]) -> list[list[int]]:
+    """Per node, [gpus, cpus, memory] free under `start`."""
+    free = [[n.gpus, n.cpus, n.memory] for n in problem.nodes]
+    for w in problem.work:
+        for unit in start.get(w.name, []):
+            for i in unit:
+                free[i][0] -= w.gpus
+                free[i][1] -= w.cpus
+                free[i][2] -= w.memory
+    return free
+
+
+def _repack_on(
+    problem: Problem, start: dict[str, list[list[int]]], missing: list[Work], chosen: list[int]
+) -> dict[str, list[list[int]]] | None:
+    """`start` with the missing work and every unit lying wholly on `chosen` re-packed onto
+    `chosen` by an exact check of that small problem; units with a task elsewhere stay and
+    take their room on `chosen` first."""
+    inside = set(chosen)
+    at = {i: k for k, i in enumerate(chosen)}
+    gpus = [problem.nodes[i].gpus for i in chosen]
+    cpus = [problem.nodes[i].cpus for i in chosen]
+    memory = [problem.nodes[i].memory for i in chosen]
+    slices = [dict(problem.nodes[i].slices) for i in chosen]
+    idle = [problem.nodes[i].idle for i in chosen]
+    moved: list[Work] = []
+    kept: dict[str, list[list[int]]] = {}
+    by_name = {w.name: w for w in problem.work}
+    for name, units in start.items():
+        w = by_name[name]
+        stay = [u for u in units if not set(u) <= inside]
+        kept[name] = stay
+        for u in stay:
+            for i in u:
+                if i in inside:
+                    k = at[i]
+                    gpus[k] -= w.gpus
+                    cpus[k] -= w.cpus
+                    memory[k] -= w.memory
+                    for p, n in w.slices:
+                        slices[k][p] = slices[k].get(p, 0) - n
+                    idle[k] = False
+        if len(stay) < len(units):
+            moved.append(replace(w, units=len(units) - len(stay)))
+    if min(gpus + cpus + memory, default=0) < 0:
+        return None
+    nodes = [
+        Node(g, c, m, tuple(sorted(s.items())), d)
+        for g, c, m, s, d in zip(gpus, cpus, memory, slices, idle, strict=True)
+    ]
+    reach = {t: tuple(at[i] for i in r if i in inside) for t, r in problem.reach.items()}
+    ids = [problem.node_ids[i] for i in chosen]
+    small = Problem(problem.id, ids, nodes, reach, [*moved, *missing])
+    verdict = check(small, EXTEND_LIMIT, patterns=False)
+    if not verdict.packs:
+        return None
+    out = {name: list(units) for name, units in kept.items()}
+    for name, units in verdict.assignment.items():
+        out.setdefault(name, []).extend([[chosen[k] for k in u] for u in units])
+    return out if not check_assignment(problem, out) else None
+
+
 # --- 3. exact --------------------------------------------------------------------------------
 
 
@@ -357,9 +489,13 @@ def _exact_reason(problem: Problem, work: list[Work]) -> str:
 # --- a given assignment ----------------------------------------------------------------------
 
 
-def check_assignment(problem: Problem, assignment: dict[str, list[list[int]]]) -> list[str]:
-    """What is wrong with a given assignment (work name -> node positions per unit); []."""
+def check_assignment(
+    problem: Problem, assignment: dict[str, list[list[int]]], absent: Sequence[Work] = ()
+) -> list[str]:
+    """What is wrong with a given assignment (work name -> node positions per unit); [].
+    `absent`: work the assignment leaves out on purpose."""
     errors: list[str] = []
+    skip = {w.name for w in absent}
     gpus = [n.gpus for n in problem.nodes]
     cpus = [n.cpus for n in problem.nodes]
     memory = [n.memory for n in problem.nodes]
@@ -368,7 +504,7 @@ def check_assignment(problem: Problem, assignment: dict[str, list[list[int]]]) -
     for w in problem.work:
         units = assignment.get(w.name)
         if units is None:
-            if w.units and w.tasks:
+            if w.units and w.tasks and w.name not in skip:
                 errors.append(f"{w.name}: not assigned")
             continue
         if len(units) != w.units:

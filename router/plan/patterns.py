@@ -18,6 +18,7 @@ back to per-node variables.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from router.plan.packdata import Problem, Verdict, Work, deal
@@ -96,6 +97,15 @@ def maximal_patterns(
     return out if dfs(0, cap) else None
 
 
+@functools.lru_cache(maxsize=256)
+def _cached(
+    cap: tuple[int, ...], types: tuple[tuple[tuple[int, ...], int], ...]
+) -> list[tuple[int, ...]] | None:
+    """maximal_patterns, kept for the next check of the same node and task types (the
+    referee checks one component with each of many works added; demands do not matter)."""
+    return maximal_patterns(cap, [_Type(need, most, 0, False) for need, most in types])
+
+
 def _lp_needs_more(patterns: list[dict[int, int]], types: list[_Type], count: int) -> bool:
     """The LP relaxation proves it: even fractional patterns need more than `count` nodes
     (GLOP; a margin of 1e-6 nodes against rounding). Often decides tight infeasible mixes that
@@ -141,9 +151,12 @@ def pattern_check(
         vec, tasks, whole = key
         assert isinstance(vec, tuple) and isinstance(tasks, int)
         units = sum(w.units for w in ws)
-        types.append(_Type(vec, units, units * tasks, bool(whole)))
+        # At most its units per node, and what fits: capped by what fits, the patterns do
+        # not change when one more unit is asked (the referee asks many such), see _cached.
+        fit = min((c // a for a, c in zip(vec, cap, strict=True) if a), default=units)
+        types.append(_Type(vec, min(units, fit), units * tasks, bool(whole)))
     shared = [k for k, t in enumerate(types) if not t.whole]
-    found = maximal_patterns(cap, [types[k] for k in shared])
+    found = _cached(cap, tuple((types[k].need, types[k].most) for k in shared))
     if found is None:
         return None
     patterns: list[dict[int, int]] = [{shared[j]: c for j, c in enumerate(p) if c} for p in found]

@@ -38,6 +38,9 @@ class Nodes:
         for v, ci in enumerate(agg.cap_of):
             self.by_cap[ci].append(v)
         self.known: dict[tuple[int, tuple[tuple[int, int], ...]], Answer] = {}
+        # Deterministic seconds of exact checks per capacity component (each belongs to one
+        # solver component, solved by one thread: the sum does not depend on the others).
+        self.spent = [0.0] * len(agg.capacity)
 
     def key(
         self, ci: int, counts: list[int] | dict[int, int]
@@ -58,6 +61,7 @@ class Nodes:
         found = self.known.get(k)
         if found is None or (not exact and found.packing is None and not found.proven):
             found = pack(self.agg.capacity[ci], self.entries(k[1]), exact=exact)
+            self.spent[ci] += found.spent
             if exact or found.packing is not None:
                 self.known[k] = found
         return found

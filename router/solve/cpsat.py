@@ -53,7 +53,8 @@ a node's free amount: at most k per node" (k = 1 is the old more-than-half cut, 
 resource: a GPU-heavy and a CPU-heavy pod may share a node). Each solution of a level is
 then packed, component by component, onto the real node classes (pack.py: first-fit
 decreasing over runs of identical nodes, then an exact CP-SAT bin packing over the classes'
-nodes with load-ordered symmetry breaking). A component that provably does not pack gets a
+nodes: CP-SAT's own search, then depth first with load-ordered symmetry breaking where that
+decided nothing). A component that provably does not pack gets a
 logic-based Benders cut on its class counts — a no-good ∨_{v∈S} y_v ≤ c_v − 1 over a subset
 S shrunk by a deletion filter (benders.py) — and the level is solved again (up to
 SMALL_ROUNDS times in a small component; a large one goes straight on, see CUT_ROUNDS);
@@ -88,6 +89,34 @@ with hundreds of nodes per target, while this keeps the model the solver already
 well at 10k workloads, adds nothing for targets that pack (most do), and stays exact where
 it matters: an OPTIMAL level is optimal for the per-node problem, since every cut is proven.
 Identical nodes are one class throughout, so there is no per-node symmetry to blow up.
+
+Node patterns where shapes are few (configs.py, after _topped in the last fill). Where a
+capacity component's work is single-pod CPU work of at most 12 shapes (no GPUs, MIG slices,
+whole nodes or multi-pod members), the component is re-packed exactly by a node-pattern
+(configuration) model: per node class, integer counts of nodes per pattern (pods of each
+shape on one node) and of each variable's members per class, within the rows, quotas,
+spreads and class sizes that the fill holds, members placed staying placed, maximising the
+worth added; the current packing's node contents are patterns, so it is a complete hint.
+Its LP is the strong (Gilmore-Gomory) one: where CPU partitions of 16-76 nodes fill memory
+to the GiB with a few shapes of batch jobs, per-node variables (pack.exact_packing) and
+insertion with ejection stall, while the pattern model is solved at once. The maximal
+patterns are enumerated when they are few (at most 3,000, 30,000 search steps: XL's
+cpu-long partitions, 64 CPUs a node, 216-901 patterns, proven optimal); otherwise they are
+generated (a 128-CPU node has 6,037): GLOP's duals price a pattern by a bounded knapsack over
+CPUs and memory until none has a positive reduced cost; the LP's value is then a bound (a
+component it shows has no room costs nothing more), and the integer model gets the
+patterns of reduced cost about 0 as well, which are the ones an optimal LP solution uses.
+CP-SAT solves it with one worker, a fixed seed, 0.5 deterministic s and LP linearization
+level 2 (XL's hpc-r6-0/cpu-long: optimal at 0.05 det s, still open at 2 det s at the default
+level); the counts are laid out on the nodes in class and pattern order, checked node by
+node, and kept only if they add worth. Why patterns here and not per target: the two reasons
+against them above (many shapes, and the solver's own rows) do not hold on these
+components, and the symmetry of many identical nodes is what the per-node search could not
+break. Figures: XL seed 0's five CPU partitions with falsely unplaced work, each planned alone
+from the XL plan's own state (tests/solve/data/patterns), 352 / 195 / 96 / 47 / 7 -> 0 falsely
+unplaced, +4 / +3 / +7 / +5 / +5 placed; bench L (--workers 1) the step costs 0.40 / 0.02 /
+0.03 CPU s at seeds 0 / 1 / 2 (200 components each; the LP bound ends most of them), and
+seeds 1 and 2 place the same (falsely unplaced 0, unplaced 1,341 and 1,293).
 
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------
@@ -185,8 +214,14 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
   order (largest kinds first, each on the first node, as many as fit): on 4 nodes with 22
   CPU jobs of distinct sizes filling 1016 of 1024 GiB its default search found no packing
   in 5 s, this one at once (tests/pack/test_found.py); bench L is unchanged by it.
+* Stop 19, the levels' packing checks (pack.pack): CP-SAT's own search first (half the
+  limit), the depth-first order only where it decided nothing, and at most CUT_BUDGET
+  deterministic seconds of checks per component before it stops cutting and repairs: the
+  audit's slow-awkward-20 (60 awkward jobs, one partition of 20 nodes) spent 37 CPU s in
+  21 rounds of cuts and 196 depth-first checks, now 14-15 CPU s with the same plan (41
+  placed, objective 17,904); bench L and the example unchanged, byte for byte.
 * Stop 19, the last step: its exact try searched depth first in first-fit-decreasing order
-  with identical nodes in load order (as pack.exact_packing still does for the levels'
+  with identical nodes in load order (as pack.exact_packing did for the levels'
   packing checks) and found none of bench L seed 0's tight re-packings in 0.1 deterministic
   s (10 and 9 nodes of 128 CPUs / 512 GiB, memory full to within one 64 GiB job); CP-SAT's
   own search with neither finds most at once (a complete hint of the current packing was
@@ -245,6 +280,10 @@ DEFAULT_WORKERS = 4
 CUT_ROUNDS = 0
 SMALL_COMPONENT = 300  # aggregate variables
 SMALL_ROUNDS = 20
+# Deterministic seconds of exact packing checks per solver component before it stops
+# cutting (the audit's slow-awkward-20: 60 awkward jobs on 20 nodes spent 46 CPU s in 21
+# rounds of cuts, 196 checks; the last fill then takes what still fits, status FEASIBLE).
+CUT_BUDGET = 4.0
 RETRY_SHARE = 0.5  # of a level's budget, for each of those solves
 POLISHED = ("rank", "preference", "gpu_nodes", "tie_break")
 HINT_CONFLICTS = 0
@@ -561,7 +600,10 @@ def _solve_component(
                 break
             # Some component does not pack: cut these counts off (benders.py), solve again.
             # (Only when it will be solved again: a cut costs packings to shrink.)
-            cuts = [nodes.cut(ci, trial) if rounds else None for ci in bad]
+            # Past CUT_BUDGET of exact checks the component stops cutting and repairs: a
+            # proof that counts do not pack can cost the whole check limit, every round.
+            cutting = rounds and sum(nodes.spent[ci] for ci in caps) <= CUT_BUDGET
+            cuts = [nodes.cut(ci, trial) if cutting else None for ci in bad]
             for cut in cuts:
                 if cut is not None:
                     _add_cut(model, y, cut, cut_lits)

@@ -15,6 +15,7 @@ from typing import Any
 
 from router.fork import run_parts
 from router.gcpause import paused_gc
+from router.solve import configs
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.eject import Nodes as Ejecting
 from router.solve.nodes import Capacity, Item
@@ -303,6 +304,7 @@ def _completed_part(
         # Last, what only an exact re-packing admits (topup.py).
         for ci in cis:
             _topped(agg, fill, ci)
+            configs.repacked(agg, fill, ci)  # few shapes on many nodes: exact by patterns
 
 
 class _Room:

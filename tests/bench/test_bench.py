@@ -27,6 +27,8 @@ KEYS = {
     "decision_us_median": float,
     "moves_after_1pct_change": int,
     "min_moves_needed": int,
+    "falsely_unplaced_together": int,
+    "referee_seconds": float,
 }
 
 
@@ -49,6 +51,7 @@ def test_bench_small_json() -> None:
     # seed 3 leaves some out, so the referee had work to do.
     assert out["unplaced_checked"] > 0
     assert (out["falsely_unplaced"], out["unplaced_undecided"]) == (0, 0)
+    assert out["falsely_unplaced_together"] == 0
 
 
 def test_bench_is_deterministic_across_workers() -> None:

@@ -45,6 +45,7 @@ def judge(
     placed: dict[str, list[tuple[str, int]]],
     running: dict[str, Any] | None = None,
     repack: bool = True,
+    workers: int = 1,
 ) -> Verdicts:
     """The referee on a plan given by hand: workload -> its (node set, index) per pod or job
     node, on its first candidate."""
@@ -62,7 +63,9 @@ def judge(
     assert not unpackable(p.inventory, p.running, placements)
     given = {q.workload.name: units(q) for q in placements}
     assert check_assignment(p.inventory, p.running, placements, given) == []
-    return referee(p.policy, p.inventory, p.workloads, placements, p.running, repack=repack)
+    return referee(
+        p.policy, p.inventory, p.workloads, placements, p.running, repack=repack, workers=workers
+    )
 
 
 def test_a_job_that_fits_beside_the_plan_is_falsely_unplaced() -> None:

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TypeVar
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.pack.unseen import Judged, Seeded, judge, platform
+from tests.pack.audit import FAMILIES
+from tests.pack.unseen import Judged, Seeded, judge, judge_audited, platform
 from tests.profiles import BOUNDED
 
 T = TypeVar("T")
@@ -72,3 +75,15 @@ def test_seeded_platforms_reach_what_they_are_for() -> None:
         assert seen[what] >= 10, (what, seen)
     for what in ("nodes", "quota", "spread"):
         assert seen[what] >= 10, (what, seen)
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_audit_family(family: str, tmp_path: Path) -> None:
+    """The audit's families (tests/pack/audit.py), one small seeded platform each: the
+    referees and the audit's own checker find nothing, and the platform holds placed and
+    unplaced work for them to judge. Medium sizes (20-150 nodes per component, 200-3,000
+    workloads) take minutes each and stay the long run:
+    `python -m tests.pack.unseen --family all --size medium --minutes N`."""
+    got = judge_audited(family, "small", 1, tmp_path / family)
+    assert got.findings == [] and got.undecided == []
+    assert got.targets > 0 and got.placed > 0

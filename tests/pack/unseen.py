@@ -15,6 +15,12 @@ The long run, for hours of platforms the tests do not reach:
 
     python -m tests.pack.unseen --minutes 20 [--seed 0] [--workloads 16] [--out /tmp/unseen]
 
+and over the audit's families (tests/pack/audit.py: awkward sizes, MIG, shared node sets,
+running work, services; medium is 20-150 nodes per component and 200-3,000 workloads), each
+platform a project folder judged by the referees and by the audit's own checker:
+
+    python -m tests.pack.unseen --family all --size medium --minutes 60 [--out /tmp/unseen]
+
 prints one line per finding (seed and what was wrong), writes each one's platform, made
 smaller by removing workloads and running items while the finding stays, as YAML under
 --out, and ends with the counts.
@@ -309,24 +315,51 @@ def judge(data: dict[str, Any]) -> Judged:
     except RouterError as e:
         out.findings.append(f"router plan: {e}")
         return out
-    built = out.built = plan.built
+    return referees(out, plan.built)
+
+
+def referees(out: Judged, built: Any) -> Judged:
+    """The three referees on a plan (router.plan.build.Plan), into `out`."""
+    out.built = built
     i = built.inputs
     out.placed = len(built.placements)
+    given = {p.workload.name: units(p) for p in built.placements}
+    wrong = check_assignment(i.inventory, i.running, built.placements, given)
+    out.findings += [f"assignment: {e}" for e in wrong]
     for c in check_plan(i.inventory, i.running, built.placements):
         out.targets += len(c.component.targets)
         if c.verdict.packs is False:
             out.findings.append(f"unpackable {c.component.problem.id}: {c.verdict.reason}")
-        elif c.verdict.packs is None:
+        elif c.verdict.packs is None and wrong:
+            # Undecided by search only matters without a witness: a valid recorded
+            # assignment (check_assignment) is one, node by node.
             out.undecided.append(f"undecided {c.component.problem.id}: {c.verdict.reason}")
-    given = {p.workload.name: units(p) for p in built.placements}
-    out.findings += [
-        f"assignment: {e}"
-        for e in check_assignment(i.inventory, i.running, built.placements, given)
-    ]
     judged = referee(i.policy, i.inventory, i.workloads, built.placements, i.running)
     out.unplaced, out.pairs, out.kept = len(judged.checked), judged.pairs, judged.kept
     out.findings += [f"falsely unplaced: {a}" for a in judged.admitted]
     out.undecided += [f"referee undecided: {w} on {t}" for w, t in judged.undecided]
+    return out
+
+
+def judge_audited(family: str, size: str, seed: int, folder: Path) -> Judged:
+    """A platform of the audit's families (tests/pack/audit.py) as a project folder, planned
+    once (router.load, as `router plan` reads a folder), judged by the three referees and by
+    the audit's own checker (tests/pack/audit_check.py, no router code): the two must agree."""
+    from tests.pack import audit
+    from tests.pack.audit_check import judge as audit_judge
+
+    out = Judged()
+    audit.write(audit.build(family, size, seed), folder)
+    try:
+        plan = router.plan(router.load(folder), workers=1)
+    except RouterError as e:
+        out.findings.append(f"router plan: {e}")
+        return out
+    plan.write(folder / "out")
+    referees(out, plan.built)
+    mine = audit_judge(folder)
+    out.findings += [f"audit: {f}" for f in mine.findings]
+    out.undecided += [f"audit undecided: {u}" for u in mine.undecided]
     return out
 
 
@@ -369,7 +402,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0, help="the first platform's seed")
     ap.add_argument("--out", type=Path, default=Path("/tmp/unseen"))
     ap.add_argument("--workloads", type=int, default=16, help="at most this many per platform")
+    ap.add_argument(
+        "--family",
+        choices=("awkward", "mig", "shared", "running", "services", "all"),
+        help="the audit's families (tests/pack/audit.py) instead: project folders under --out,"
+        " judged by the referees and the audit's own checker",
+    )
+    ap.add_argument("--size", choices=("small", "medium", "ci"), default="medium")
     args = ap.parse_args(argv)
+    if args.family:
+        return _audited(args)
     end = time.monotonic() + 60 * args.minutes
     total = Judged()
     seed = args.seed
@@ -411,6 +453,36 @@ def main(argv: list[str] | None = None) -> int:
     )
     for u in total.undecided[:20]:
         print(" ", u)
+    return 1 if total.findings else 0
+
+
+def _audited(args: argparse.Namespace) -> int:
+    """The long run over the audit's families: seeds from --seed for --minutes."""
+    from tests.pack.audit import FAMILIES
+
+    families = FAMILIES if args.family == "all" else (args.family,)
+    end = time.monotonic() + 60 * args.minutes
+    total = Judged()
+    seed, platforms = args.seed, 0
+    while time.monotonic() < end:
+        for family in families:
+            folder = args.out / f"{family}-{args.size}-{seed}"
+            got = judge_audited(family, args.size, seed, folder)
+            platforms += 1
+            total.targets += got.targets
+            total.placed += got.placed
+            total.unplaced += got.unplaced
+            total.findings += [f"{family} seed {seed}: {f}" for f in got.findings]
+            total.undecided += [f"{family} seed {seed}: {u}" for u in got.undecided]
+            for f in got.findings:
+                print(f"{family} {args.size} seed {seed}: {f} -> {folder}", flush=True)
+        seed += 1
+    print(
+        f"platforms {platforms} ({', '.join(families)}, {args.size},"
+        f" seeds {args.seed}..{seed - 1});"
+        f" targets checked {total.targets}, placed {total.placed}, unplaced {total.unplaced},"
+        f" findings {len(total.findings)}, undecided {len(total.undecided)}"
+    )
     return 1 if total.findings else 0
 
 

@@ -1,0 +1,618 @@
+"""The last fill's node-pattern re-packing of a capacity component with few work shapes.
+
+A component of many identical nodes holding single-pod CPU work of a few shapes (bench XL:
+CPU partitions of 16-76 nodes, memory-bound batch jobs of 3-8 shapes) is packed exactly by a
+node-pattern (configuration) model rather than node by node. A *pattern* of a node class
+(nodes of identical free capacity, nodes.NodeGroup) is how many pods of each shape one node
+holds, within every axis. With z_cp nodes of class c on pattern p and x_vc members of
+aggregate variable v on class c (integers):
+
+  Σ_p z_cp ≤ N_c                                   nodes of each class
+  Σ_{v of shape s} x_vc ≤ Σ_p a_ps z_cp            pods of shape s have slots on class c
+  counts_v ≤ Σ_c x_vc ≤ counts_v + left_v          what is placed stays placed
+  Σ_{v ∈ k} (x_v − counts_v) ≤ unplaced_k          each class's members once
+  Σ coef (x_v − counts_v) ≤ slack_r                every row (quotas, spreads) the fill holds
+
+maximising the worth added (class weight × members), preferred candidates first on ties.
+Only maximal patterns are enumerated (no further pod fits: surplus slots stay empty), each
+shape capped at what could be placed of it; the current packing's own node contents are
+added as patterns, so it is a complete hint. Identical nodes are one class, so there is no
+symmetry between them; the LP of the pattern model is the strong one (Gilmore-Gomory) where
+per-node variables stall on memory filled to the GiB. CP-SAT solves it with one worker, a
+fixed seed and a deterministic limit. The counts are then laid out on the nodes in class and
+pattern order (deterministic), checked node by node and kept only if they add worth.
+
+Components where a whole-node member, a pod with GPUs or MIG slices, a member of several
+pods, more than MAX_SHAPES shapes or more than PATTERN_CAP patterns take part are left to
+the rest of the last step (greedy._topped).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from router.solve.nodes import Capacity
+from router.solve.pack import Block, Packing
+
+MAX_SHAPES = 12
+PATTERN_CAP = 3000  # maximal patterns over a component's node classes
+ENUM_STEPS = 10_000  # search steps enumerating them all (past either: generated ones)
+STEP_CAP = 30_000  # search steps enumerating those of reduced cost about 0
+TOLERANCE = 0.5  # of reduced cost, in worth units (integers), for _paying
+CG_ROUNDS = 40  # rounds of column generation
+KNAPSACK_CELLS = 200_000  # pricing table cells (CPUs x memory, in their common units)
+LIMIT = 0.5  # deterministic seconds per component
+SEED = 0
+
+# The pattern model's LP: its value, and per node class the duals of its node row and of
+# each shape's slot row.
+LP = tuple[float, list[tuple[float, dict[int, float]]]]
+Aggregate = Any  # aggregate.Aggregate (typed Any so that imports flow one way)
+Filler = Any  # greedy.Filler
+
+
+def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
+    """Component ci re-packed by the pattern model with unplaced members added, if that
+    adds worth (see the module docstring); True if the fill took it."""
+    cap: Capacity = agg.capacity[ci]
+    pack: Packing | None = fill.packs.get(ci)
+    if pack is None:
+        return False
+    keys: list[int] = agg.nodes.by_cap[ci]
+    left: dict[int, int] = {}
+    for v in keys:
+        n = fill.unplaced(agg.variables[v][0])
+        for r, coef in fill.touches[v]:
+            n = min(n, fill.slack[r] // coef)
+        if n > 0:
+            left[v] = n
+    live = [v for v in keys if fill.counts[v] or v in left]
+    if not left or not all(_simple(cap, agg.items[v]) for v in live):
+        return False
+    if not _room_somewhere(cap, pack, agg, left):
+        return False
+    shape_of: dict[int, int] = {}
+    shapes: list[tuple[int, ...]] = []
+    for v in live:
+        d = agg.items[v].demand
+        if d not in shapes:
+            shapes.append(d)
+        shape_of[v] = shapes.index(d)
+    if len(shapes) > MAX_SHAPES:
+        return False
+    most = [0] * len(shapes)  # members of a shape that could be placed at all
+    for v in live:
+        most[shape_of[v]] += fill.counts[v] + left.get(v, 0)
+    on: list[list[int]] = []  # per node class, the variables that may go there
+    for grp in cap.groups:
+        on.append([v for v in live if grp.node_set in agg.allowed[v]])
+    now = _current(cap, pack, shape_of, len(shapes))
+    caps = [
+        {s: min(most[s], _fits(grp.free, shapes[s])) for s in sorted({shape_of[v] for v in on[c]})}
+        for c, grp in enumerate(cap.groups)
+    ]
+    got = _generated(agg, fill, cap, live, left, shape_of, on, shapes, caps, now)
+    if got is None:
+        return False
+    cols, lp = got
+    if lp is not None and math.floor(lp[0] + 1e-6) <= now.worth(agg, live):
+        return False  # the LP bound: nothing more goes in (most components end here)
+    # Only CPUs and memory are asked (_simple): patterns over those two axes.
+    a, b = cap.axes.index("cpus"), cap.axes.index("memory")
+    flat: list[tuple[int, ...]] = [(d[a], d[b]) for d in shapes]
+    patterns = _enumerated([(g.free[a], g.free[b]) for g in cap.groups], flat, caps)
+    if patterns is None:  # too many: the generated ones, and those the LP's optimum may use
+        patterns = cols
+        more = _paying(cap, flat, caps, lp, patterns) if lp is not None else None
+        for c, ps in enumerate(more or []):
+            patterns[c].extend(p for p in ps if p not in patterns[c])
+    for c, nodes in enumerate(now.nodes):
+        patterns[c].extend(p for p in sorted(nodes, reverse=True) if p not in patterns[c])
+    sol = _solve(agg, fill, cap, live, left, shape_of, on, patterns, now)
+    if sol is not None and sol.worth(agg, live) <= now.worth(agg, live):
+        sol = None
+    if sol is None:
+        return False
+    counts = sol.counts(live)
+    packing = _laid_out(cap, shapes, shape_of, sol)
+    if not _valid(cap, agg, packing, counts):
+        return False
+    for v in live:
+        if counts[v] != fill.counts[v]:
+            fill.add(v, counts[v] - fill.counts[v])
+    fill.packs[ci] = packing
+    return True
+
+
+def _simple(cap: Capacity, item: Any) -> bool:
+    """One pod asking CPUs and memory only."""
+    return (
+        not item.whole
+        and item.pods == 1
+        and all(d == 0 for a, d in zip(cap.axes, item.demand, strict=True) if a not in AXES)
+    )
+
+
+AXES = ("cpus", "memory")
+
+
+def _fits(free: tuple[int, ...], d: tuple[int, ...]) -> int:
+    n = 1 << 30
+    for f, x in zip(free, d, strict=True):
+        if x:
+            n = min(n, f // x)
+    return n
+
+
+def _room_somewhere(cap: Capacity, pack: Packing, agg: Aggregate, left: dict[int, int]) -> bool:
+    """A quick necessary condition: some member left out has, on each axis, that much free
+    in total on its node sets (else no re-packing adds it)."""
+    free: dict[str, list[int]] = {}
+    for b in pack.blocks:
+        s = cap.groups[b.group].node_set
+        acc = free.setdefault(s, [0] * len(cap.axes))
+        for a, f in enumerate(b.free):
+            acc[a] += b.count * f
+    for v in left:
+        d = agg.items[v].demand
+        tot = [0] * len(cap.axes)
+        for s in agg.allowed[v]:
+            for a, f in enumerate(free.get(s, ())):
+                tot[a] += f
+        if all(t >= x for t, x in zip(tot, d, strict=True)):
+            return True
+    return False
+
+
+def _enumerated(
+    free: list[tuple[int, ...]], shapes: list[tuple[int, ...]], caps: list[dict[int, int]]
+) -> list[list[tuple[int, ...]]] | None:
+    """Every maximal pattern of every node class (`free` per class); None past PATTERN_CAP
+    or ENUM_STEPS."""
+    out: list[list[tuple[int, ...]]] = []
+    budget = [ENUM_STEPS]
+    total = 0
+    for c, f in enumerate(free):
+        found = _maximal(f, shapes, [s for s in caps[c] if caps[c][s]], caps[c], budget)
+        if found is None:
+            return None
+        total += len(found)
+        if total > PATTERN_CAP:
+            return None
+        out.append(found)
+    return out
+
+
+def _generated(
+    agg: Aggregate,
+    fill: Filler,
+    cap: Capacity,
+    live: list[int],
+    left: dict[int, int],
+    shape_of: dict[int, int],
+    on: list[list[int]],
+    shapes: list[tuple[int, ...]],
+    caps: list[dict[int, int]],
+    now: Solution,
+) -> tuple[list[list[tuple[int, ...]]], LP | None] | None:
+    """Patterns by column generation: the LP of the pattern model over the patterns so far
+    (the current nodes' contents, and each shape alone as many as fit), a pattern of most
+    dual worth per class priced by a knapsack over CPUs and memory (_priced), added while
+    one has positive reduced cost, for at most CG_ROUNDS rounds; with the last LP (its
+    value, a bound on the whole model, and duals) if no pattern had one any more. None if
+    the LP fails."""
+    cols: list[list[tuple[int, ...]]] = []
+    for c in range(len(cap.groups)):
+        mine = sorted(now.nodes[c], reverse=True)
+        for s, n in caps[c].items():
+            alone = tuple(n if k == s else 0 for k in range(len(shapes)))
+            if n and alone not in mine:
+                mine.append(alone)
+        cols.append(mine)
+    for _ in range(CG_ROUNDS):
+        lp = _master(agg, fill, cap, live, left, shape_of, on, cols)
+        if lp is None:
+            return None
+        added = False
+        for c, grp in enumerate(cap.groups):
+            node_dual, slot_duals = lp[1][c]
+            best = _priced(cap, grp.free, shapes, caps[c], slot_duals)
+            if (
+                best is not None
+                and best[0] > node_dual + 1e-6 * (1 + node_dual)
+                and best[1] not in cols[c]
+            ):
+                cols[c].append(best[1])
+                added = True
+        if not added:
+            return cols, lp
+    return cols, None
+
+
+def _paying(
+    cap: Capacity,
+    flat: list[tuple[int, ...]],
+    caps: list[dict[int, int]],
+    lp: LP,
+    patterns: list[list[tuple[int, ...]]],
+) -> list[list[tuple[int, ...]]] | None:
+    """The maximal patterns of reduced cost about 0 (at least -TOLERANCE) at the LP's
+    optimum: those an optimal solution of the LP may use. (By LP duality a solution is
+    worth at most the bound plus its patterns' reduced costs, so the exact set for a gain
+    would be those within bound - worth - 1; on a degenerate LP, as when CPUs bind, that is
+    nearly every pattern.) `flat`: the shapes' CPUs and memory. None past PATTERN_CAP or
+    STEP_CAP."""
+    duals = lp[1]
+    out: list[list[tuple[int, ...]]] = []
+    budget = [STEP_CAP]
+    total = 0
+    for c, grp in enumerate(cap.groups):
+        node_dual, slot_duals = duals[c]
+        ss = [s for s in caps[c] if caps[c][s]]
+        free = (grp.free[cap.axes.index("cpus")], grp.free[cap.axes.index("memory")])
+        found = _maximal(free, flat, ss, caps[c], budget, slot_duals, node_dual - TOLERANCE)
+        if found is None:
+            return None
+        total += sum(p not in patterns[c] for p in found)
+        if total > PATTERN_CAP:
+            return None
+        out.append(found)
+    return out
+
+
+def _master(
+    agg: Aggregate,
+    fill: Filler,
+    cap: Capacity,
+    live: list[int],
+    left: dict[int, int],
+    shape_of: dict[int, int],
+    on: list[list[int]],
+    cols: list[list[tuple[int, ...]]],
+) -> LP | None:
+    """The pattern model's LP over `cols`: its value, and per class the dual of its node
+    row and of each shape's slot row."""
+    from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
+
+    lp = pywraplp.Solver.CreateSolver("GLOP")
+    inf = lp.infinity()
+    node_rows = []
+    slot_rows: list[dict[int, Any]] = []
+    x: list[dict[int, Any]] = []
+    for c, grp in enumerate(cap.groups):
+        z = [lp.NumVar(0, grp.count, "") for _ in cols[c]]
+        node_rows.append(lp.Add(sum(z) <= grp.count))
+        x.append({v: lp.NumVar(0, fill.counts[v] + left.get(v, 0), "") for v in on[c]})
+        rows: dict[int, Any] = {}
+        for s in sorted({shape_of[v] for v in on[c]}):
+            row = lp.Constraint(-inf, 0)
+            for v in on[c]:
+                if shape_of[v] == s:
+                    row.SetCoefficient(x[c][v], 1)
+            for k, pat in enumerate(cols[c]):
+                if pat[s]:
+                    row.SetCoefficient(z[k], -pat[s])
+            rows[s] = row
+        slot_rows.append(rows)
+    total = {v: sum(x[c][v] for c in range(len(x)) if v in x[c]) for v in live}
+    for v in live:
+        lp.Add(total[v] >= fill.counts[v])
+        lp.Add(total[v] <= fill.counts[v] + left.get(v, 0))
+    for g, vs in sorted(_by_class(agg, live).items()):
+        if any(v in left for v in vs):
+            lp.Add(sum(total[v] - fill.counts[v] for v in vs) <= fill.unplaced(g))
+    for r, terms in sorted(_rows(fill, live).items()):
+        if sum(coef * left.get(v, 0) for coef, v in terms) > fill.slack[r]:
+            lp.Add(sum(coef * (total[v] - fill.counts[v]) for coef, v in terms) <= fill.slack[r])
+    lp.Maximize(sum(agg.groups[agg.variables[v][0]].weight * total[v] for v in live))
+    if lp.Solve() != pywraplp.Solver.OPTIMAL:
+        return None
+    return float(lp.Objective().Value()), [
+        (node_rows[c].dual_value(), {s: row.dual_value() for s, row in slot_rows[c].items()})
+        for c in range(len(cap.groups))
+    ]
+
+
+def _priced(
+    cap: Capacity,
+    free: tuple[int, ...],
+    shapes: list[tuple[int, ...]],
+    caps: dict[int, int],
+    duals: dict[int, float],
+) -> tuple[float, tuple[int, ...]] | None:
+    """The pattern of most dual worth on a node with `free`: a bounded knapsack over CPUs
+    and memory (in units of their greatest common divisors; None if that is too fine)."""
+    import numpy as np
+
+    a, b = cap.axes.index("cpus"), cap.axes.index("memory")
+    items = [s for s in sorted(caps) if caps[s] and duals.get(s, 0.0) > 1e-9]
+    if not items:
+        return None
+    ga = math.gcd(free[a], *(shapes[s][a] for s in items))
+    gb = math.gcd(free[b], *(shapes[s][b] for s in items))
+    wa, wb = free[a] // (ga or 1), free[b] // (gb or 1)
+    if (wa + 1) * (wb + 1) > KNAPSACK_CELLS:
+        return None
+    dp = np.zeros((wa + 1, wb + 1))
+    steps: list[tuple[int, int, int, int, Any]] = []
+    for s in items:
+        ca, cb = shapes[s][a] // (ga or 1), shapes[s][b] // (gb or 1)
+        n, chunk = caps[s], 1
+        while n > 0:  # binary splitting: chunks 1, 2, 4, ... of the shape
+            k = min(chunk, n)
+            n -= k
+            chunk *= 2
+            if k * ca > wa or k * cb > wb:
+                continue
+            cand = dp[: wa + 1 - k * ca, : wb + 1 - k * cb] + k * duals[s]
+            take = np.zeros(dp.shape, dtype=bool)
+            take[k * ca :, k * cb :] = cand > dp[k * ca :, k * cb :] + 1e-12
+            dp = np.where(take, np.pad(cand, ((k * ca, 0), (k * cb, 0))), dp)
+            steps.append((s, k, k * ca, k * cb, take))
+    pat = [0] * len(shapes)
+    i, j = wa, wb
+    for s, k, da, db, take in reversed(steps):
+        if take[i, j]:
+            pat[s] += k
+            i, j = i - da, j - db
+    return float(dp[wa, wb]), tuple(pat)
+
+
+def _maximal(
+    free: tuple[int, ...],
+    shapes: Sequence[tuple[int, ...]],
+    ss: list[int],
+    caps: dict[int, int],
+    budget: list[int],
+    duals: dict[int, float] | None = None,
+    least: float = 0.0,
+) -> list[tuple[int, ...]] | None:
+    """The maximal patterns of a node with `free` over shapes `ss` (each at most caps[s]),
+    as pods per shape (all shapes' positions); with `duals`, only those worth at least
+    `least` by them (a branch is cut when even its best fractional filling by either axis
+    is worth less). None past the step budget."""
+    order = sorted(ss, key=lambda s: tuple(-x for x in shapes[s]))
+    out: list[tuple[int, ...]] = []
+    a = [0] * len(shapes)
+    # Per position in order and axis: the most dual worth per unit of the shapes from there.
+    rate: list[list[float]] = []
+    if duals is not None:
+        for i in range(len(order)):
+            rate.append(
+                [
+                    max(
+                        (duals.get(s, 0.0) / shapes[s][x] for s in order[i:] if shapes[s][x]),
+                        default=0.0,
+                    )
+                    if all(shapes[s][x] for s in order[i:])
+                    else float("inf")
+                    for x in range(len(free))
+                ]
+            )
+
+    def rec(i: int, rem: tuple[int, ...], got: float) -> bool:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return False
+        if duals is not None and i < len(order):
+            best = min(r * f for r, f in zip(rate[i], rem, strict=True) if r != float("inf"))
+            if got + best < least - 1e-9:
+                return True
+        if i == len(order):
+            if (duals is None or got >= least - 1e-9) and all(
+                a[s] >= caps[s] or not _fits(rem, shapes[s]) for s in order
+            ):
+                out.append(tuple(a))
+            return True
+        s = order[i]
+        top = min(caps[s], _fits(rem, shapes[s]))
+        worth = duals.get(s, 0.0) if duals is not None else 0.0
+        for k in range(top, -1, -1):
+            a[s] = k
+            after = tuple(f - k * x for f, x in zip(rem, shapes[s], strict=True))
+            if not rec(i + 1, after, got + k * worth):
+                return False
+        a[s] = 0
+        return True
+
+    return out if rec(0, free, 0.0) else None
+
+
+def _solve(
+    agg: Aggregate,
+    fill: Filler,
+    cap: Capacity,
+    live: list[int],
+    left: dict[int, int],
+    shape_of: dict[int, int],
+    on: list[list[int]],
+    patterns: list[list[tuple[int, ...]]],
+    start: Solution,
+) -> Solution | None:
+    """The pattern model over `patterns` solved from the complete hint `start`; None if it
+    found nothing."""
+    from ortools.sat.python import cp_model
+
+    model = cp_model.CpModel()
+    # Upper bounds kept in Python: ortools 9.15's proto wrapper misreads domain ends (pack.py).
+    z: list[list[Any]] = []
+    x: list[dict[int, Any]] = []
+    for c, grp in enumerate(cap.groups):
+        z.append([model.new_int_var(0, grp.count, "") for _ in patterns[c]])
+        model.add(sum(z[c]) <= grp.count)
+        x.append({})
+        for v in on[c]:
+            s = shape_of[v]
+            if any(p[s] for p in patterns[c]):
+                x[c][v] = model.new_int_var(0, fill.counts[v] + left.get(v, 0), "")
+        for s in sorted({shape_of[v] for v in x[c]}):
+            slots = [(p[s], z[c][k]) for k, p in enumerate(patterns[c]) if p[s]]
+            model.add(
+                sum(x[c][v] for v in x[c] if shape_of[v] == s) <= sum(a * zz for a, zz in slots)
+            )
+    total = {v: sum(x[c][v] for c in range(len(x)) if v in x[c]) for v in live}
+    for v in live:
+        model.add(total[v] >= fill.counts[v])
+        model.add(total[v] <= fill.counts[v] + left.get(v, 0))
+    for g, vs in sorted(_by_class(agg, live).items()):
+        if any(v in left for v in vs):
+            model.add(sum(total[v] - fill.counts[v] for v in vs) <= fill.unplaced(g))
+    for r, terms in sorted(_rows(fill, live).items()):
+        if sum(coef * left.get(v, 0) for coef, v in terms) > fill.slack[r]:
+            model.add(sum(coef * (total[v] - fill.counts[v]) for coef, v in terms) <= fill.slack[r])
+    # Worth first; among equal worth, each class's preferred candidates (greedy.preferred).
+    place = _places(agg, live)
+    scale = 1 + sum(place[v] * (fill.counts[v] + left.get(v, 0)) for v in live)
+    weight = {v: agg.groups[agg.variables[v][0]].weight for v in live}
+    model.maximize(sum((scale * weight[v] - place[v]) * total[v] for v in live))
+    for c in range(len(cap.groups)):
+        for k, p in enumerate(patterns[c]):
+            model.add_hint(z[c][k], start.nodes[c].get(p, 0))
+        for v, var in x[c].items():
+            model.add_hint(var, start.members[c].get(v, 0))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = SEED
+    solver.parameters.max_deterministic_time = LIMIT
+    # The LP of the pattern model is what proves and guides here (XL's hpc-r6-0/cpu-long:
+    # optimal at 0.05 det s with level 2, still open at 2 det s with the default level).
+    solver.parameters.linearization_level = 2
+    status = solver.solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return Solution(
+        [
+            {p: n for k, p in enumerate(patterns[c]) if (n := int(solver.value(z[c][k])))}
+            for c in range(len(cap.groups))
+        ],
+        [
+            {v: n for v, var in x[c].items() if (n := int(solver.value(var)))}
+            for c in range(len(cap.groups))
+        ],
+    )
+
+
+@dataclass
+class Solution:
+    """Per node class: nodes per pattern, and members per variable."""
+
+    nodes: list[dict[tuple[int, ...], int]]
+    members: list[dict[int, int]]
+
+    def counts(self, live: list[int]) -> dict[int, int]:
+        return {v: sum(m.get(v, 0) for m in self.members) for v in live}
+
+    def worth(self, agg: Aggregate, live: list[int]) -> int:
+        c = self.counts(live)
+        return sum(agg.groups[agg.variables[v][0]].weight * c[v] for v in live)
+
+
+def _current(cap: Capacity, pack: Packing, shape_of: dict[int, int], n: int) -> Solution:
+    """The current packing as a solution: its nodes' contents are patterns."""
+    out = Solution([{} for _ in cap.groups], [{} for _ in cap.groups])
+    for b in pack.blocks:
+        a = [0] * n
+        for key, per in b.content:
+            a[shape_of[key]] += per
+            m = out.members[b.group]
+            m[key] = m.get(key, 0) + per * b.count
+        nodes = out.nodes[b.group]
+        nodes[tuple(a)] = nodes.get(tuple(a), 0) + b.count
+    return out
+
+
+def _by_class(agg: Aggregate, live: list[int]) -> dict[int, list[int]]:
+    out: dict[int, list[int]] = {}
+    for v in live:
+        out.setdefault(agg.variables[v][0], []).append(v)
+    return out
+
+
+def _rows(fill: Filler, live: list[int]) -> dict[int, list[tuple[int, int]]]:
+    """The fill's rows that the variables touch: row -> [(coefficient, variable)]."""
+    out: dict[int, list[tuple[int, int]]] = {}
+    for v in live:
+        for r, coef in fill.touches[v]:
+            out.setdefault(r, []).append((coef, v))
+    return out
+
+
+def _places(agg: Aggregate, live: list[int]) -> dict[int, int]:
+    """Where each variable stands among its class's variables here, best candidate first
+    (rank, `prefer` place, target id: greedy.by_preference without the GPU-node term, as
+    these nodes have no GPU work)."""
+    c = agg.candidate
+    by_class: dict[int, list[int]] = {}
+    for v in live:
+        by_class.setdefault(agg.variables[v][0], []).append(v)
+    out: dict[int, int] = {}
+    for vs in by_class.values():
+        for k, v in enumerate(sorted(vs, key=lambda v: (c(v).rank, c(v).pref, c(v).target.id))):
+            out[v] = k
+    return out
+
+
+def _laid_out(
+    cap: Capacity,
+    shapes: list[tuple[int, ...]],
+    shape_of: dict[int, int],
+    sol: Solution,
+) -> Packing:
+    """The solution on the nodes: each class's nodes in index order take its patterns
+    (largest first), then each shape's slots, node by node, take the variables' members in
+    key order. Runs of nodes that hold the same are one block."""
+    p = Packing(cap)
+    for c, grp in enumerate(cap.groups):
+        got = sol.members[c]
+        node_pats = [p for p in sorted(sol.nodes[c], reverse=True) for _ in range(sol.nodes[c][p])]
+        queues: dict[int, Iterator[int]] = {}
+        for s in range(len(shapes)):
+            keys = sorted(v for v in got if shape_of[v] == s)
+            queues[s] = iter([v for v in keys for _ in range(got[v])])
+        contents: list[tuple[tuple[int, int], ...]] = []
+        for pat in node_pats:
+            content: dict[int, int] = {}
+            for s, slots in enumerate(pat):
+                for _ in range(slots):
+                    v = next(queues[s], None)
+                    if v is None:
+                        break
+                    content[v] = content.get(v, 0) + 1
+            contents.append(tuple(sorted(content.items())))
+        contents.extend([()] * (grp.count - len(contents)))
+        lo = 0
+        while lo < grp.count:
+            hi = lo
+            while hi + 1 < grp.count and contents[hi + 1] == contents[lo]:
+                hi += 1
+            held = contents[lo]
+            free = list(grp.free)
+            for v, per in held:
+                free = [f - per * d for f, d in zip(free, shapes[shape_of[v]], strict=True)]
+                p.placed[v] = p.placed.get(v, 0) + per * (hi - lo + 1)
+            p.blocks.append(Block(c, lo, hi - lo + 1, tuple(free), grp.empty and not held, held))
+            lo = hi + 1
+    return p
+
+
+def _valid(cap: Capacity, agg: Aggregate, packing: Packing, counts: dict[int, int]) -> bool:
+    """Node by node: no node over any axis, every pod on its node sets, every member placed."""
+    placed: dict[int, int] = {}
+    covered = [0] * len(cap.groups)
+    for b in packing.blocks:
+        grp = cap.groups[b.group]
+        covered[b.group] += b.count
+        used = [0] * len(cap.axes)
+        for v, per in b.content:
+            if grp.node_set not in agg.allowed[v] or per <= 0:
+                return False
+            used = [u + per * d for u, d in zip(used, agg.items[v].demand, strict=True)]
+            placed[v] = placed.get(v, 0) + per * b.count
+        if any(u > f for u, f in zip(used, grp.free, strict=True)):
+            return False
+    if covered != [g.count for g in cap.groups]:
+        return False
+    return placed == {v: n for v, n in counts.items() if n} == packing.placed
