@@ -11,9 +11,9 @@ decreasing in a few orders (by the largest share of a node, then GPUs-, CPU- and
 then, if every order fails and the component is small enough, a CP-SAT bin packing over the
 node classes: per-node counts for the classes' nodes, searched by CP-SAT's own search, and
 where that decides nothing in half the limit, with identical nodes ordered by load (so the
-search never tries two permutations of the same packing), depth first. Its answer is exact (INFEASIBLE is a
-proof), deterministic (one worker, a fixed seed, a deterministic time limit); when it can
-prove nothing within its limit the answer is `None` with `proven=False`.
+search never tries two permutations of the same packing), depth first. Its answer is exact
+(INFEASIBLE is a proof), deterministic (one worker, a fixed seed, a deterministic time
+limit); when it can prove nothing within its limit the answer is `None` with `proven=False`.
 """
 
 from __future__ import annotations
