@@ -30,7 +30,7 @@ the rest of the last step (greedy._topped).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -297,16 +297,7 @@ def _master(
                     row.SetCoefficient(z[k], -pat[s])
             rows[s] = row
         slot_rows.append(rows)
-    total = {v: sum(x[c][v] for c in range(len(x)) if v in x[c]) for v in live}
-    for v in live:
-        lp.Add(total[v] >= fill.counts[v])
-        lp.Add(total[v] <= fill.counts[v] + left.get(v, 0))
-    for g, vs in sorted(_by_class(agg, live).items()):
-        if any(v in left for v in vs):
-            lp.Add(sum(total[v] - fill.counts[v] for v in vs) <= fill.unplaced(g))
-    for r, terms in sorted(_rows(fill, live).items()):
-        if sum(coef * left.get(v, 0) for coef, v in terms) > fill.slack[r]:
-            lp.Add(sum(coef * (total[v] - fill.counts[v]) for coef, v in terms) <= fill.slack[r])
+    total = _limited(lp.Add, x, live, agg, fill, left)
     lp.Maximize(sum(agg.groups[agg.variables[v][0]].weight * total[v] for v in live))
     if lp.Solve() != pywraplp.Solver.OPTIMAL:
         return None
@@ -453,16 +444,7 @@ def _solve(
             model.add(
                 sum(x[c][v] for v in x[c] if shape_of[v] == s) <= sum(a * zz for a, zz in slots)
             )
-    total = {v: sum(x[c][v] for c in range(len(x)) if v in x[c]) for v in live}
-    for v in live:
-        model.add(total[v] >= fill.counts[v])
-        model.add(total[v] <= fill.counts[v] + left.get(v, 0))
-    for g, vs in sorted(_by_class(agg, live).items()):
-        if any(v in left for v in vs):
-            model.add(sum(total[v] - fill.counts[v] for v in vs) <= fill.unplaced(g))
-    for r, terms in sorted(_rows(fill, live).items()):
-        if sum(coef * left.get(v, 0) for coef, v in terms) > fill.slack[r]:
-            model.add(sum(coef * (total[v] - fill.counts[v]) for coef, v in terms) <= fill.slack[r])
+    total = _limited(model.add, x, live, agg, fill, left)
     # Worth first; among equal worth, each class's preferred candidates (greedy.preferred).
     place = _places(agg, live)
     scale = 1 + sum(place[v] * (fill.counts[v] + left.get(v, 0)) for v in live)
@@ -522,6 +504,30 @@ def _current(cap: Capacity, pack: Packing, shape_of: dict[int, int], n: int) -> 
         nodes = out.nodes[b.group]
         nodes[tuple(a)] = nodes.get(tuple(a), 0) + b.count
     return out
+
+
+def _limited(
+    add: Callable[[Any], Any],
+    x: list[dict[int, Any]],
+    live: list[int],
+    agg: Aggregate,
+    fill: Filler,
+    left: dict[int, int],
+) -> dict[int, Any]:
+    """Each variable's total over the node classes, bounded by what is placed and what is
+    left, within its class's unplaced members and the fill's rows (quotas, spreads): the
+    same rows for the LP of the column generation and for the CP-SAT model (`add`)."""
+    total = {v: sum(x[c][v] for c in range(len(x)) if v in x[c]) for v in live}
+    for v in live:
+        add(total[v] >= fill.counts[v])
+        add(total[v] <= fill.counts[v] + left.get(v, 0))
+    for g, vs in sorted(_by_class(agg, live).items()):
+        if any(v in left for v in vs):
+            add(sum(total[v] - fill.counts[v] for v in vs) <= fill.unplaced(g))
+    for r, terms in sorted(_rows(fill, live).items()):
+        if sum(coef * left.get(v, 0) for coef, v in terms) > fill.slack[r]:
+            add(sum(coef * (total[v] - fill.counts[v]) for coef, v in terms) <= fill.slack[r])
+    return total
 
 
 def _by_class(agg: Aggregate, live: list[int]) -> dict[int, list[int]]:
