@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from router.solve.nodes import Capacity
-from router.solve.pack import Block, Packing
+from router.solve.pack import Block, Packing, fits_count
 
 MAX_SHAPES = 12
 PATTERN_CAP = 3000  # maximal patterns over a component's node classes
@@ -91,7 +91,10 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
         on.append([v for v in live if grp.node_set in agg.allowed[v]])
     now = _current(cap, pack, shape_of, len(shapes))
     caps = [
-        {s: min(most[s], _fits(grp.free, shapes[s])) for s in sorted({shape_of[v] for v in on[c]})}
+        {
+            s: min(most[s], fits_count(grp.free, shapes[s]))
+            for s in sorted({shape_of[v] for v in on[c]})
+        }
         for c, grp in enumerate(cap.groups)
     ]
     got = _generated(agg, fill, cap, live, left, shape_of, on, shapes, caps, now)
@@ -137,14 +140,6 @@ def _simple(cap: Capacity, item: Any) -> bool:
 
 
 AXES = ("cpus", "memory")
-
-
-def _fits(free: tuple[int, ...], d: tuple[int, ...]) -> int:
-    n = 1 << 30
-    for f, x in zip(free, d, strict=True):
-        if x:
-            n = min(n, f // x)
-    return n
 
 
 def _room_somewhere(cap: Capacity, pack: Packing, agg: Aggregate, left: dict[int, int]) -> bool:
@@ -394,12 +389,12 @@ def _maximal(
                 return True
         if i == len(order):
             if (duals is None or got >= least - 1e-9) and all(
-                a[s] >= caps[s] or not _fits(rem, shapes[s]) for s in order
+                a[s] >= caps[s] or not fits_count(rem, shapes[s]) for s in order
             ):
                 out.append(tuple(a))
             return True
         s = order[i]
-        top = min(caps[s], _fits(rem, shapes[s]))
+        top = min(caps[s], fits_count(rem, shapes[s]))
         worth = duals.get(s, 0.0) if duals is not None else 0.0
         for k in range(top, -1, -1):
             a[s] = k
