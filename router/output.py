@@ -32,6 +32,8 @@ import fcntl
 import os
 import shutil
 import stat
+import struct
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -176,6 +178,11 @@ def write_parts(
             raise PlanError(f"{out} exists and is not a folder")
         _check_replaceable(out, marker)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.new-{os.getpid()}-", dir=parent))
+    fd = os.open(tmp, _FOLDER)
+    try:
+        _top_of_tree(fd)  # its subfolders spread over the file system (see there)
+    finally:
+        os.close(fd)
     old: Path | None = None
     try:
         me = os.getpid()
@@ -347,6 +354,59 @@ def _read(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
+# Linux's FS_IOC_GETFLAGS / FS_IOC_SETFLAGS ioctls and FS_TOPDIR_FL (`chattr +T`).
+_GETFLAGS, _SETFLAGS, _TOPDIR = 0x80086601, 0x40086602, 0x00020000
+
+
+def _top_of_tree(fd: int) -> None:
+    """Mark the folder open at `fd` as the top of a tree (`chattr +T`), where the file
+    system has such a flag (ext4): its subfolders are then placed by the Orlov allocator
+    like top-level ones, spread over block groups with room. Why: an ext4 without a
+    journal skips, for each new file, every inode of the group freed in the last minutes
+    (ext4 `recently_deleted`), and out/ folders just removed (ours, or any other on the
+    machine) leave thousands there, so creating L's 8,944 files cost 2–7 s of kernel time
+    in the parent folder's group, 0.2–1 s when spread. Nothing else changes."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        raw = fcntl.ioctl(fd, _GETFLAGS, struct.pack("l", 0))
+        flags = struct.unpack("l", raw)[0]
+        if not flags & _TOPDIR:
+            fcntl.ioctl(fd, _SETFLAGS, struct.pack("l", flags | _TOPDIR))
+    except OSError:
+        pass  # tmpfs, overlayfs, a file system without the flag: placed as usual
+
+
+def _make_folder(tmp: str, folder: str, made: set[str]) -> None:
+    """Make `folder` (relative to `tmp`) and the folders above it, each a top of a tree
+    (_top_of_tree). Each is made under a name of its own and then renamed into place: ext4
+    starts its search for a group at a hash of the name, and the same names each run
+    would pile the files of run after run (and their recently freed inodes) into the same
+    groups. Two writers may make the same folder at once: the second rename finds it made
+    (not empty: it fails, and the spare is removed; empty: it takes its place, which is as
+    good, since every file is created by its path)."""
+    if folder in made:
+        return
+    up = folder.rpartition("/")[0]
+    _make_folder(tmp, up, made)
+    dest = os.path.join(tmp, folder)
+    if not os.path.isdir(dest):
+        spare = os.path.join(tmp, up, f".{os.getpid()}-{len(made)}-{time.monotonic_ns()}")
+        os.mkdir(spare)
+        fd = os.open(spare, _FOLDER)
+        try:
+            _top_of_tree(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.rename(spare, dest)
+        except OSError:
+            os.rmdir(spare)
+            if not os.path.isdir(dest):
+                raise
+    made.add(folder)
+
+
 def _write_tree(
     tmp: str, files: dict[str, str], paths: dict[str, str], previous: _Previous
 ) -> None:
@@ -355,8 +415,7 @@ def _write_tree(
         path = paths[rel]
         folder, _, name = path.rpartition("/")
         if folder not in made:
-            os.makedirs(os.path.join(tmp, folder), exist_ok=True)
-            made.add(folder)
+            _make_folder(tmp, folder, made)
         dest = os.path.join(tmp, path)
         data = text.encode("utf-8")
         executable = rel.endswith(".sbatch")

@@ -302,3 +302,50 @@ def test_without_syncfs_the_swap_falls_back_to_sync(
     monkeypatch.setattr(os, "sync", lambda: synced.append(None))
     write_out(tmp_path / "out", {"a": "x"})
     assert synced == [None] and (tmp_path / "out" / "a").read_text() == "x"
+
+
+def _flags(path: Path) -> int | None:
+    """The folder's inode flags (FS_IOC_GETFLAGS), or None where the file system has none."""
+    import fcntl
+    import struct
+
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        return int(struct.unpack("l", fcntl.ioctl(fd, 0x80086601, struct.pack("l", 0)))[0])
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def test_out_and_its_folders_are_tops_of_trees_and_no_spare_folder_is_left(
+    tmp_path: Path,
+) -> None:
+    # FS_TOPDIR_FL (chattr +T) on out/ and every folder in it, where the file system keeps
+    # inode flags (ext4 here): their subfolders are spread over the disk's groups.
+    if _flags(tmp_path) is None:
+        pytest.skip("the file system has no inode flags")
+    files = {"plan.json": "{}", "slurm/c1/a.sbatch": "a", "slurm/c1/b.sbatch": "b",
+             "slurm/c2/d/e.yaml": "e", "kubernetes/k/x.yaml": "x"}  # fmt: skip
+    write_out(tmp_path / "out", files)
+    out = tmp_path / "out"
+    folders = [out, *(p for p in sorted(out.rglob("*")) if p.is_dir())]
+    assert [p.relative_to(out).as_posix() for p in folders] == [
+        ".", "kubernetes", "kubernetes/k", "slurm", "slurm/c1", "slurm/c2", "slurm/c2/d"
+    ]  # fmt: skip
+    assert all((_flags(p) or 0) & 0x00020000 for p in folders)
+    assert tree(out) == {k: hashlib.sha256(v.encode()).hexdigest() for k, v in files.items()}
+
+
+def test_writers_making_the_same_folders_at_once_all_land_in_them(tmp_path: Path) -> None:
+    from router.output import write_parts
+
+    parts = [
+        (lambda i=i: {f"slurm/shared/deep/f{i}-{j}.sbatch": f"{i} {j}" for j in range(200)})
+        for i in range(4)
+    ]
+    written = write_parts(tmp_path / "out", parts, parallel=True)
+    assert len(written) == 800
+    got = tree(tmp_path / "out")
+    assert sorted(got) == sorted(written)
+    assert os.listdir(tmp_path / "out" / "slurm") == ["shared"]  # no spare left beside it
