@@ -354,7 +354,8 @@ def _read(fd: int, size: int) -> bytes:
     return b"".join(chunks)
 
 
-# Linux's FS_IOC_GETFLAGS / FS_IOC_SETFLAGS ioctls and FS_TOPDIR_FL (`chattr +T`).
+# Linux's FS_IOC_GETFLAGS / FS_IOC_SETFLAGS (64-bit numbers; the kernel reads and writes an int)
+# and FS_TOPDIR_FL (`chattr +T`).
 _GETFLAGS, _SETFLAGS, _TOPDIR = 0x80086601, 0x40086602, 0x00020000
 
 
@@ -369,10 +370,10 @@ def _top_of_tree(fd: int) -> None:
     if not sys.platform.startswith("linux"):
         return
     try:
-        raw = fcntl.ioctl(fd, _GETFLAGS, struct.pack("l", 0))
-        flags = struct.unpack("l", raw)[0]
+        raw = fcntl.ioctl(fd, _GETFLAGS, struct.pack("i", 0))
+        flags = struct.unpack("i", raw)[0]
         if not flags & _TOPDIR:
-            fcntl.ioctl(fd, _SETFLAGS, struct.pack("l", flags | _TOPDIR))
+            fcntl.ioctl(fd, _SETFLAGS, struct.pack("i", flags | _TOPDIR))
     except OSError:
         pass  # tmpfs, overlayfs, a file system without the flag: placed as usual
 

@@ -311,7 +311,7 @@ def _flags(path: Path) -> int | None:
 
     fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     try:
-        return int(struct.unpack("l", fcntl.ioctl(fd, 0x80086601, struct.pack("l", 0)))[0])
+        return int(struct.unpack("i", fcntl.ioctl(fd, 0x80086601, struct.pack("i", 0)))[0])
     except OSError:
         return None
     finally:
