@@ -74,6 +74,8 @@ def test_bench_project_plans_the_written_folder(tmp_path: Path) -> None:
     assert data["summary"].startswith("Plan: ") and data["summary"].endswith("of 100 workloads.")
     assert data["exit_code"] in (0, 3) and data["same_bytes"] is True
     assert data["plan_seconds"] > 0 and data["plan_peak_rss_mb"] > 0
+    assert 0 < data["plan_system_seconds"] < data["plan_cpu_seconds"]
+    assert 0 < data["replan_system_seconds"] < data["replan_cpu_seconds"]
     plan = json.loads((folder / "out" / "plan.json").read_text())
     assert len(plan["placements"]) == int(data["summary"].split()[1])
 
