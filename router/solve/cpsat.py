@@ -284,6 +284,7 @@ SMALL_ROUNDS = 20
 # cutting (the audit's slow-awkward-20: 60 awkward jobs on 20 nodes spent 46 CPU s in 21
 # rounds of cuts, 196 checks; the last fill then takes what still fits, status FEASIBLE).
 CUT_BUDGET = 4.0
+STALL_ROUNDS = 3  # rounds of cuts before their rate is judged (_stalled)
 RETRY_SHARE = 0.5  # of a level's budget, for each of those solves
 POLISHED = ("rank", "preference", "gpu_nodes", "tie_break")
 HINT_CONFLICTS = 0
@@ -558,6 +559,9 @@ def _solve_component(
             model.minimize(goal)
         reached = current
         found = None
+        first_found: int | None = None  # the first round's value, before any cut
+        # The best plan that packs seen so far: the hint, or a round's solution repaired.
+        best_value, best_fix = current, None  # type: int, list[int] | None
         proven = True  # False once a solution had to be repaired or given up
         status = cp_model.UNKNOWN
         rounds = (
@@ -598,25 +602,38 @@ def _solve_component(
                 for v in comp.variables:
                     counts[v] = sol[v]
                 break
+            if first_found is None:
+                first_found = found
+            # Placed work: each round's solution repaired (benders.Nodes.repair, then greedy
+            # completion) is a plan that packs; the best of them is kept if the cuts stop.
+            if li == 0:
+                fixed = _repaired(agg, comp, trial, bad)
+                if fixed is not None:
+                    value = sum(c * fixed[v] for c, v in ts)
+                    if (value - best_value) * level.sense > 0:
+                        best_value, best_fix = value, fixed
             # Some component does not pack: cut these counts off (benders.py), solve again.
             # (Only when it will be solved again: a cut costs packings to shrink.)
             # Past CUT_BUDGET of exact checks the component stops cutting and repairs: a
             # proof that counts do not pack can cost the whole check limit, every round.
-            cutting = rounds and sum(nodes.spent[ci] for ci in caps) <= CUT_BUDGET
+            # It stops too when the cuts stall: at the rate they have lowered the level's
+            # value so far, the rounds left would not bring it down to the best plan that
+            # packs (slow-awkward-20: 2 units a round, 870 to go; see the docstring).
+            cutting = (
+                rnd < rounds
+                and sum(nodes.spent[ci] for ci in caps) <= CUT_BUDGET
+                and not _stalled(first_found, found, best_value, rnd, rounds, level.sense)
+            )
             cuts = [nodes.cut(ci, trial) if cutting else None for ci in bad]
             for cut in cuts:
                 if cut is not None:
                     _add_cut(model, y, cut, cut_lits)
-            if rnd == rounds or any(cut is None for cut in cuts):
+            if not cutting or any(cut is None for cut in cuts):
                 proven = False
-                if li == 0:
-                    fixed = _repaired(agg, comp, trial, bad)
-                    if fixed is not None:
-                        value = sum(c * fixed[v] for c, v in ts)
-                        if (value - current) * level.sense > 0:
-                            reached = value
-                            for v in comp.variables:
-                                counts[v] = fixed[v]
+                if best_fix is not None:
+                    reached = best_value
+                    for v in comp.variables:
+                        counts[v] = best_fix[v]
                 break
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             raw = solver.best_objective_bound
@@ -639,6 +656,17 @@ def _solve_component(
         model.clear_objective()  # type: ignore[no-untyped-call]
         model.add(expr >= reached if level.sense > 0 else expr <= reached)
     return out, det
+
+
+def _stalled(first: int, now: int, best: int, rnd: int, rounds: int, sense: int) -> bool:
+    """Whether the cuts, at the rate they have lowered the level's value over the rounds
+    so far (at least STALL_ROUNDS), would not bring it down to `best` (the best plan that
+    packs) in the rounds left."""
+    if rnd < STALL_ROUNDS:
+        return False
+    gone = (first - now) * sense  # what the cuts took off the value so far
+    gap = (now - best) * sense
+    return gone * (rounds - rnd) < gap * rnd
 
 
 def _add_cut(
