@@ -20,15 +20,20 @@ plan greedily on the real nodes, and the plan is reported FEASIBLE, never OPTIMA
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from router.solve.pack import Answer, Entry, Packing, pack, plain_first_fit
+from router.solve.pack import EXACT_LIMIT, Answer, Entry, Packing, pack, plain_first_fit
 
 # The aggregate (router.solve.aggregate.Aggregate), which builds its Nodes: typed as Any here
 # so that imports flow one way (aggregate -> benders).
 Aggregate = Any
 
 DELETION_TRIALS = 8  # packings tried per cut while shrinking it
+# Deterministic seconds of each of the filter's checks (pack.EXACT_LIMIT for the solution's
+# own): a trial the search cannot decide only keeps its variable in the cut, and on an
+# awkward 29-node pool seven undecided trials of 2 s each had cost 18 CPU s for one cut.
+TRIAL_LIMIT = 0.2
 
 
 class Nodes:
@@ -46,6 +51,7 @@ class Nodes:
         # Deterministic seconds of exact checks per capacity component (each belongs to one
         # solver component, solved by one thread: the sum does not depend on the others).
         self.spent = [0.0] * len(agg.capacity)
+        self.tried: dict[tuple[int, tuple[tuple[int, int], ...]], float] = {}  # exact limit
 
     def key(
         self, ci: int, counts: list[int] | dict[int, int]
@@ -60,17 +66,26 @@ class Nodes:
     def remember(self, ci: int, counts: list[int], packing: Packing) -> None:
         self.known[self.key(ci, counts)] = Answer(packing.copy(), True)
 
-    def packs(self, ci: int, counts: list[int] | dict[int, int], exact: bool = True) -> Answer:
-        """Whether (and how) the members `counts` put on component ci pack, cached."""
+    def packs(
+        self,
+        ci: int,
+        counts: list[int] | dict[int, int],
+        exact: bool = True,
+        limit: float = EXACT_LIMIT,
+    ) -> Answer:
+        """Whether (and how) the members `counts` put on component ci pack, cached (an
+        undecided answer is asked again only with a larger `limit`)."""
         k = self.key(ci, counts)
         found = self.known.get(k)
         if found is None and self.covers_unpackable(ci, k[1]):
             found = self.known[k] = Answer(None, True)
-        if found is None or (not exact and found.packing is None and not found.proven):
-            found = pack(self.agg.capacity[ci], self.entries(k[1]), exact=exact)
+        undecided = found is not None and found.packing is None and not found.proven
+        if found is None or (undecided and (not exact or limit > self.tried.get(k, limit))):
+            found = pack(self.agg.capacity[ci], self.entries(k[1]), exact=exact, limit=limit)
             self.spent[ci] += found.spent
             if exact or found.packing is not None:
                 self.known[k] = found
+                self.tried[k] = limit
             if found.packing is not None:
                 self.packable[ci].append(dict(k[1]))
             elif found.proven:
@@ -90,9 +105,12 @@ class Nodes:
     def failing(self, counts: list[int], cis: list[int], exact: bool = True) -> list[int]:
         return [ci for ci in cis if self.packs(ci, counts, exact).packing is None]
 
-    def cut(self, ci: int, counts: list[int]) -> list[tuple[int, int]] | None:
+    def cut(
+        self, ci: int, counts: list[int], budget: float = math.inf
+    ) -> list[tuple[int, int]] | None:
         """A minimal-ish set of (variable, count) that provably does not pack; None if the
-        packing could not be proven impossible."""
+        packing could not be proven impossible. The filter stops once its checks have
+        spent `budget` deterministic seconds."""
         first = self.packs(ci, counts)
         if first.packing is not None or not first.proven:
             return None
@@ -108,7 +126,8 @@ class Nodes:
         # Runs of the smallest left out at once, halved when the rest packs (one variable
         # at a time dropped 8 of slow-awkward-20's 46 in 8 trials; its cores have ~21).
         at, step, trials = 0, max(1, len(kept) // 2), 0
-        while at < len(kept) and trials < DELETION_TRIALS:
+        stop = self.spent[ci] + budget
+        while at < len(kept) and trials < DELETION_TRIALS and self.spent[ci] < stop:
             rest = kept[:at] + kept[at + step :]
             if not rest:
                 step = max(1, step // 2)
@@ -117,10 +136,12 @@ class Nodes:
                 continue
             if not self.within_packable(ci, rest):  # else it packs, known without a search
                 trials += 1
-                a = self.packs(ci, dict(rest))
+                a = self.packs(ci, dict(rest), limit=TRIAL_LIMIT)
                 if a.packing is None and a.proven:
                     kept = rest
                     continue
+                if a.packing is None:
+                    break  # undecided: the others, alike, mostly are too
             if step > 1:
                 step //= 2
             else:

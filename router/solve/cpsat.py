@@ -280,10 +280,12 @@ DEFAULT_WORKERS = 4
 CUT_ROUNDS = 0
 SMALL_COMPONENT = 300  # aggregate variables
 SMALL_ROUNDS = 20
-# Deterministic seconds of exact packing checks per solver component before it stops
-# cutting (the audit's slow-awkward-20: 60 awkward jobs on 20 nodes spent 46 CPU s in 21
-# rounds of cuts, 196 checks; the last fill then takes what still fits, status FEASIBLE).
-CUT_BUDGET = 4.0
+# Deterministic seconds per solver component of exact packing checks (the deletion filters'
+# too) and of the solves again after cuts, before it stops cutting (the audit's
+# slow-awkward-20: 60 awkward jobs on 20 nodes spent 46 CPU s in 21 rounds of cuts, 196
+# checks; the best repaired plan is kept, the last fill takes what still fits, FEASIBLE).
+# One deterministic second of these costs 2-4 CPU s.
+CUT_BUDGET = 1.0
 STALL_ROUNDS = 3  # rounds of cuts before their rate is judged (_stalled)
 RETRY_SHARE = 0.5  # of a level's budget, for each of those solves
 POLISHED = ("rank", "preference", "gpu_nodes", "tie_break")
@@ -504,6 +506,7 @@ def _solve_component(
     nodes = agg.nodes
     caps = sorted({agg.cap_of[v] for v in comp.variables}) if nodes is not None else []
     cut_lits: list[tuple[Any, int, int]] = []
+    resolved = 0.0  # deterministic s of the solves again after cuts, all levels (CUT_BUDGET)
     # gpu_nodes and the tie-break are solved as one lexicographic objective (W·gpu + tie,
     # W above any tie-break sum): the same optimum as two solves, at the cost of one.
     names = [lv.name for lv in agg.levels]
@@ -579,6 +582,8 @@ def _solve_component(
                 model.add_hint(b, counts[v] <= c - 1)
             status = solver.solve(model)
             det += solver.deterministic_time
+            if rnd:
+                resolved += solver.deterministic_time
             found = None
             if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 break
@@ -619,12 +624,17 @@ def _solve_component(
             # It stops too when the cuts stall: at the rate they have lowered the level's
             # value so far, the rounds left would not bring it down to the best plan that
             # packs (slow-awkward-20: 2 units a round, 870 to go; see the docstring).
+            left = CUT_BUDGET - sum(nodes.spent[ci] for ci in caps) - resolved
+            # And when a solve again after cuts stops at its limit: its value is no bound
+            # then, so the rounds could not end OPTIMAL, and each costs its whole limit
+            # (an awkward platform of 13 + 32 nodes: 1 CPU s a round, values not falling).
             cutting = (
                 rnd < rounds
-                and sum(nodes.spent[ci] for ci in caps) <= CUT_BUDGET
+                and left >= 0
+                and (rnd == 0 or status == cp_model.OPTIMAL)
                 and not _stalled(first_found, found, best_value, rnd, rounds, level.sense)
             )
-            cuts = [nodes.cut(ci, trial) if cutting else None for ci in bad]
+            cuts = [nodes.cut(ci, trial, max(0.0, left)) if cutting else None for ci in bad]
             for cut in cuts:
                 if cut is not None:
                     _add_cut(model, y, cut, cut_lits)
