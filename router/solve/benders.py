@@ -51,6 +51,7 @@ class Nodes:
         # Deterministic seconds of exact checks per capacity component (each belongs to one
         # solver component, solved by one thread: the sum does not depend on the others).
         self.spent = [0.0] * len(agg.capacity)
+        self.searches = [0] * len(agg.capacity)  # exact searches run (CP-SAT packings)
         self.tried: dict[tuple[int, tuple[tuple[int, int], ...]], float] = {}  # exact limit
 
     def key(
@@ -83,6 +84,8 @@ class Nodes:
         if found is None or (undecided and (not exact or limit > self.tried.get(k, limit))):
             found = pack(self.agg.capacity[ci], self.entries(k[1]), exact=exact, limit=limit)
             self.spent[ci] += found.spent
+            if found.spent:
+                self.searches[ci] += 1
             if exact or found.packing is not None:
                 self.known[k] = found
                 self.tried[k] = limit

@@ -335,6 +335,9 @@ class SolveResult:
     deterministic_limit: float = 0.0  # level 1's budget, as given or by auto_limit
     # workload name -> (node set id, node index) per pod or whole node (benders.Nodes.assign)
     nodes: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    # The levels' exact packing checks (benders.Nodes.packs): deterministic s and searches
+    check_time: float = 0.0
+    checks: int = 0
 
     @property
     def gap(self) -> float:
@@ -406,6 +409,8 @@ def solve_aggregate(
             optimal[li] = optimal[li] and opt
 
     packings = None
+    check_time = sum(agg.nodes.spent) if agg.nodes is not None else 0.0
+    checks = sum(agg.nodes.searches) if agg.nodes is not None else 0
     if agg.nodes is not None and agg.variables:
         # Whatever still fits next to the plan, node by node, goes in (greedy, best worth
         # first): a level that stopped at its limit or was repaired leaves none of it out.
@@ -455,6 +460,8 @@ def solve_aggregate(
         hint_objective=hint_objective,
         deterministic_limit=budget,
         nodes=on_nodes,
+        check_time=check_time,
+        checks=checks,
     )
 
 
