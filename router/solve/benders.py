@@ -8,14 +8,18 @@ found is kept as the witness that plan.json's node assignment is taken from.
 When a component does not pack, the counts are a *no-good*: any counts at least as large on
 every one of its variables do not pack either (more members never fit better). The cut
   ∨_{v ∈ S} y_v ≤ c_v − 1
-is shrunk by a deletion filter to a set S that still provably does not pack (each variable is
-dropped in turn, smallest members first, and stays out when the rest is still proven
-unpackable), which cuts off far more than the one solution. A cut is added only when the
-packing is *proven* impossible (pack.Answer.proven), so it never removes a plan that packs.
+is shrunk by a deletion filter to a set S that still provably does not pack (runs of the
+smallest members are dropped, halved when the rest packs, each staying out when the rest is
+still proven unpackable; at most DELETION_TRIALS checks of TRIAL_LIMIT, within the
+caller's budget), which cuts off far more than the one solution. A cut is added only when
+the packing is *proven* impossible (pack.Answer.proven), so it never removes a plan that
+packs. Verdicts are also known by dominance: counts at least those of a set proven not to
+pack do not pack, counts at most those of a set that packs do.
 
-Repair: when the rounds of cuts run out, the members least worth (class weight) are taken
-off a component that does not pack until first fit packs it; the solver then completes the
-plan greedily on the real nodes, and the plan is reported FEASIBLE, never OPTIMAL.
+Repair: the members least worth (class weight) are taken off a component that does not
+pack until first fit packs it; the solver then completes the plan greedily on the real
+nodes (cpsat.py keeps the best such plan over its rounds), and the plan is reported
+FEASIBLE, never OPTIMAL.
 """
 
 from __future__ import annotations

@@ -57,8 +57,10 @@ nodes: CP-SAT's own search, then depth first with load-ordered symmetry breaking
 decided nothing). A component that provably does not pack gets a
 logic-based Benders cut on its class counts — a no-good ∨_{v∈S} y_v ≤ c_v − 1 over a subset
 S shrunk by a deletion filter (benders.py) — and the level is solved again (up to
-SMALL_ROUNDS times in a small component; a large one goes straight on, see CUT_ROUNDS);
-when the rounds run out, placed work repairs the solution (the members least worth leave the
+SMALL_ROUNDS times in a small component, within one CUT_BUDGET of checks, filters and
+solves again, and only while the cuts do not stall; a large one goes straight on, see
+CUT_ROUNDS); when the rounds stop, placed work keeps the best of the rounds' repaired
+solutions (the members least worth leave the
 components that do not pack, then greedy completion on the real nodes) and the other levels
 keep the previous level's plan; either way the status is FEASIBLE, never OPTIMAL. Last, the
 last fill (greedy.completed): any member that still fits next to the plan node by node is
@@ -220,6 +222,29 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
   audit's slow-awkward-20 (60 awkward jobs, one partition of 20 nodes) spent 37 CPU s in
   21 rounds of cuts and 196 depth-first checks, now 14-15 CPU s with the same plan (41
   placed, objective 17,904); bench L and the example unchanged, byte for byte.
+* Stop 20, the rounds of cuts. On awkward platforms the aggregate rows are far above what
+  packs (slow-awkward-20: the first solution 18,812, plans that pack ~17,950) and the cuts
+  close it by 2 units a round: cores of ~21 of 46 members (a full deletion filter), so the
+  rounds never converge and only their cost counts. Now: (1) each round's solution is
+  repaired (benders.Nodes.repair, then greedy completion) and the best kept (there: 17,904
+  after 21 rounds before; the best of 4 rounds 17,949, 41 placed as before); (2) the rounds
+  stop when they stall (_stalled: after STALL_ROUNDS, when the rate at which they lowered
+  the level's value would not reach the best repaired plan in the rounds left), or when a
+  solve again ends at its limit (its value is no bound then); (3) one budget per component
+  (CUT_BUDGET 1 deterministic s, was 4 for the checks alone) for the exact checks, the
+  deletion filters and the solves again after cuts (a deterministic second of these costs
+  2-4 CPU s); (4) the filter leaves out runs of the smallest members (halved when the rest
+  packs) at TRIAL_LIMIT 0.2 s a check, stops at the first undecided one (an awkward 29-node
+  pool: seven undecided 2 s trials had cost 18 CPU s for one cut), and answers by dominance
+  (counts at least a proven-unpackable set's do not pack, at most a packable one's do).
+  slow-awkward-20: 189 exact searches (3.7 det s, 12.7 CPU s) -> 20 (0.64 det s), router
+  plan 15-19 -> 2.9-4 CPU s (in process / a subprocess on a loaded machine), objective
+  17,904 -> 17,949, FEASIBLE (tests/solve/test_benders.py). The audit's awkward family with
+  8-32 nodes per component (tests.pack.audit, sizes widened): seeds 7 / 0 / 11 / 1 took
+  20.7 / 11.5 / 11.3 / 11.3 CPU s, now 4.1-4.9 / 4.5 / 9-10 / 7.8, the rest mostly the last
+  step's exact tries (greedy._topped, patterns.py: 3.4-5 CPU s there). Bench L seeds 0 and
+  1, the example: byte for byte as before; tests.pack.unseen for 3 minutes: 2,148
+  platforms, 0 findings, 0 undecided.
 * Stop 19, the last step: its exact try searched depth first in first-fit-decreasing order
   with identical nodes in load order (as pack.exact_packing did for the levels'
   packing checks) and found none of bench L seed 0's tight re-packings in 0.1 deterministic
