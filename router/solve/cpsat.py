@@ -240,11 +240,14 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
   slow-awkward-20: 189 exact searches (3.7 det s, 12.7 CPU s) -> 20 (0.64 det s), router
   plan 15-19 -> 2.9-4 CPU s (in process / a subprocess on a loaded machine), objective
   17,904 -> 17,949, FEASIBLE (tests/solve/test_benders.py). The audit's awkward family with
-  8-32 nodes per component (tests.pack.audit, sizes widened): seeds 7 / 0 / 11 / 1 took
-  20.7 / 11.5 / 11.3 / 11.3 CPU s, now 4.1-4.9 / 4.5 / 9-10 / 7.8, the rest mostly the last
-  step's exact tries (greedy._topped, patterns.py: 3.4-5 CPU s there). Bench L seeds 0 and
-  1, the example: byte for byte as before; tests.pack.unseen for 3 minutes: 2,148
-  platforms, 0 findings, 0 undecided.
+  8-32 nodes per component (tests.pack.audit's awkward() with its sizes widened), router
+  plan --workers 1, user CPU s on a loaded machine, main -> this: seeds 7 / 0 / 11: 28.8 /
+  15.0 / 27.9 -> 7.4 / 6.5 / 10.8; placed 65 / 108 / 77 -> 65 / 108 / 76 (objective 3,328 /
+  18,266 / 48,579 -> 3,335 / 18,266 / 48,042: seed 11 lost one job with the rounds it no
+  longer runs). What is left there is mostly the master's first solve (0.5 det s, ~2 CPU s)
+  and the last step's exact tries (greedy._topped, patterns.py: 1.4-5 CPU s). Bench L seeds
+  0 and 1 and the example byte for byte as before, seed 2 the same objective (ratio_to_lp
+  0.999841); tests.pack.unseen for 3 minutes: 2,148 platforms, 0 findings, 0 undecided.
 * Stop 19, the last step: its exact try searched depth first in first-fit-decreasing order
   with identical nodes in load order (as pack.exact_packing did for the levels'
   packing checks) and found none of bench L seed 0's tight re-packings in 0.1 deterministic
