@@ -57,8 +57,10 @@ nodes: CP-SAT's own search, then depth first with load-ordered symmetry breaking
 decided nothing). A component that provably does not pack gets a
 logic-based Benders cut on its class counts — a no-good ∨_{v∈S} y_v ≤ c_v − 1 over a subset
 S shrunk by a deletion filter (benders.py) — and the level is solved again (up to
-SMALL_ROUNDS times in a small component; a large one goes straight on, see CUT_ROUNDS);
-when the rounds run out, placed work repairs the solution (the members least worth leave the
+SMALL_ROUNDS times in a small component, within one CUT_BUDGET of checks, filters and
+solves again, and only while the cuts do not stall; a large one goes straight on, see
+CUT_ROUNDS); when the rounds stop, placed work keeps the best of the rounds' repaired
+solutions (the members least worth leave the
 components that do not pack, then greedy completion on the real nodes) and the other levels
 keep the previous level's plan; either way the status is FEASIBLE, never OPTIMAL. Last, the
 last fill (greedy.completed): any member that still fits next to the plan node by node is
@@ -220,6 +222,32 @@ CPU seconds with --workers 1; wall time there is that of whatever else runs):
   audit's slow-awkward-20 (60 awkward jobs, one partition of 20 nodes) spent 37 CPU s in
   21 rounds of cuts and 196 depth-first checks, now 14-15 CPU s with the same plan (41
   placed, objective 17,904); bench L and the example unchanged, byte for byte.
+* Stop 20, the rounds of cuts. On awkward platforms the aggregate rows are far above what
+  packs (slow-awkward-20: the first solution 18,812, plans that pack ~17,950) and the cuts
+  close it by 2 units a round: cores of ~21 of 46 members (a full deletion filter), so the
+  rounds never converge and only their cost counts. Now: (1) each round's solution is
+  repaired (benders.Nodes.repair, then greedy completion) and the best kept (there: 17,904
+  after 21 rounds before; the best of 4 rounds 17,949, 41 placed as before); (2) the rounds
+  stop when they stall (_stalled: after STALL_ROUNDS, when the rate at which they lowered
+  the level's value would not reach the best repaired plan in the rounds left), or when a
+  solve again ends at its limit (its value is no bound then); (3) one budget per component
+  (CUT_BUDGET 1 deterministic s, was 4 for the checks alone) for the exact checks, the
+  deletion filters and the solves again after cuts (a deterministic second of these costs
+  2-4 CPU s); (4) the filter leaves out runs of the smallest members (halved when the rest
+  packs) at TRIAL_LIMIT 0.2 s a check, stops at the first undecided one (an awkward 29-node
+  pool: seven undecided 2 s trials had cost 18 CPU s for one cut), and answers by dominance
+  (counts at least a proven-unpackable set's do not pack, at most a packable one's do).
+  slow-awkward-20: 189 exact searches (3.7 det s, 12.7 CPU s) -> 20 (0.64 det s), router
+  plan 15-19 -> 2.9-4 CPU s (in process / a subprocess on a loaded machine), objective
+  17,904 -> 17,949, FEASIBLE (tests/solve/test_benders.py). The audit's awkward family with
+  8-32 nodes per component (tests.pack.audit's awkward() with its sizes widened), router
+  plan --workers 1, user CPU s on a loaded machine, main -> this: seeds 7 / 0 / 11: 28.8 /
+  15.0 / 27.9 -> 7.4 / 6.5 / 10.8; placed 65 / 108 / 77 -> 65 / 108 / 76 (objective 3,328 /
+  18,266 / 48,579 -> 3,335 / 18,266 / 48,042: seed 11 lost one job with the rounds it no
+  longer runs). What is left there is mostly the master's first solve (0.5 det s, ~2 CPU s)
+  and the last step's exact tries (greedy._topped, patterns.py: 1.4-5 CPU s). Bench L seeds
+  0 and 1 and the example byte for byte as before, seed 2 the same objective (ratio_to_lp
+  0.999841); tests.pack.unseen for 3 minutes: 2,148 platforms, 0 findings, 0 undecided.
 * Stop 19, the last step: its exact try searched depth first in first-fit-decreasing order
   with identical nodes in load order (as pack.exact_packing did for the levels'
   packing checks) and found none of bench L seed 0's tight re-packings in 0.1 deterministic
@@ -280,10 +308,13 @@ DEFAULT_WORKERS = 4
 CUT_ROUNDS = 0
 SMALL_COMPONENT = 300  # aggregate variables
 SMALL_ROUNDS = 20
-# Deterministic seconds of exact packing checks per solver component before it stops
-# cutting (the audit's slow-awkward-20: 60 awkward jobs on 20 nodes spent 46 CPU s in 21
-# rounds of cuts, 196 checks; the last fill then takes what still fits, status FEASIBLE).
-CUT_BUDGET = 4.0
+# Deterministic seconds per solver component of exact packing checks (the deletion filters'
+# too) and of the solves again after cuts, before it stops cutting (the audit's
+# slow-awkward-20: 60 awkward jobs on 20 nodes spent 46 CPU s in 21 rounds of cuts, 196
+# checks; the best repaired plan is kept, the last fill takes what still fits, FEASIBLE).
+# One deterministic second of these costs 2-4 CPU s.
+CUT_BUDGET = 1.0
+STALL_ROUNDS = 3  # rounds of cuts before their rate is judged (_stalled)
 RETRY_SHARE = 0.5  # of a level's budget, for each of those solves
 POLISHED = ("rank", "preference", "gpu_nodes", "tie_break")
 HINT_CONFLICTS = 0
@@ -332,6 +363,9 @@ class SolveResult:
     deterministic_limit: float = 0.0  # level 1's budget, as given or by auto_limit
     # workload name -> (node set id, node index) per pod or whole node (benders.Nodes.assign)
     nodes: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    # The levels' exact packing checks (benders.Nodes.packs): deterministic s and searches
+    check_time: float = 0.0
+    checks: int = 0
 
     @property
     def gap(self) -> float:
@@ -403,6 +437,8 @@ def solve_aggregate(
             optimal[li] = optimal[li] and opt
 
     packings = None
+    check_time = sum(agg.nodes.spent) if agg.nodes is not None else 0.0
+    checks = sum(agg.nodes.searches) if agg.nodes is not None else 0
     if agg.nodes is not None and agg.variables:
         # Whatever still fits next to the plan, node by node, goes in (greedy, best worth
         # first): a level that stopped at its limit or was repaired leaves none of it out.
@@ -452,6 +488,8 @@ def solve_aggregate(
         hint_objective=hint_objective,
         deterministic_limit=budget,
         nodes=on_nodes,
+        check_time=check_time,
+        checks=checks,
     )
 
 
@@ -503,6 +541,7 @@ def _solve_component(
     nodes = agg.nodes
     caps = sorted({agg.cap_of[v] for v in comp.variables}) if nodes is not None else []
     cut_lits: list[tuple[Any, int, int]] = []
+    resolved = 0.0  # deterministic s of the solves again after cuts, all levels (CUT_BUDGET)
     # gpu_nodes and the tie-break are solved as one lexicographic objective (W·gpu + tie,
     # W above any tie-break sum): the same optimum as two solves, at the cost of one.
     names = [lv.name for lv in agg.levels]
@@ -558,6 +597,9 @@ def _solve_component(
             model.minimize(goal)
         reached = current
         found = None
+        first_found: int | None = None  # the first round's value, before any cut
+        # The best plan that packs seen so far: the hint, or a round's solution repaired.
+        best_value, best_fix = current, None  # type: int, list[int] | None
         proven = True  # False once a solution had to be repaired or given up
         status = cp_model.UNKNOWN
         rounds = (
@@ -575,6 +617,8 @@ def _solve_component(
                 model.add_hint(b, counts[v] <= c - 1)
             status = solver.solve(model)
             det += solver.deterministic_time
+            if rnd:
+                resolved += solver.deterministic_time
             found = None
             if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 break
@@ -598,25 +642,43 @@ def _solve_component(
                 for v in comp.variables:
                     counts[v] = sol[v]
                 break
+            if first_found is None:
+                first_found = found
+            # Placed work: each round's solution repaired (benders.Nodes.repair, then greedy
+            # completion) is a plan that packs; the best of them is kept if the cuts stop.
+            if li == 0:
+                fixed = _repaired(agg, comp, trial, bad)
+                if fixed is not None:
+                    value = sum(c * fixed[v] for c, v in ts)
+                    if (value - best_value) * level.sense > 0:
+                        best_value, best_fix = value, fixed
             # Some component does not pack: cut these counts off (benders.py), solve again.
             # (Only when it will be solved again: a cut costs packings to shrink.)
             # Past CUT_BUDGET of exact checks the component stops cutting and repairs: a
             # proof that counts do not pack can cost the whole check limit, every round.
-            cutting = rounds and sum(nodes.spent[ci] for ci in caps) <= CUT_BUDGET
-            cuts = [nodes.cut(ci, trial) if cutting else None for ci in bad]
+            # It stops too when the cuts stall: at the rate they have lowered the level's
+            # value so far, the rounds left would not bring it down to the best plan that
+            # packs (slow-awkward-20: 2 units a round, 870 to go; see the docstring).
+            left = CUT_BUDGET - sum(nodes.spent[ci] for ci in caps) - resolved
+            # And when a solve again after cuts stops at its limit: its value is no bound
+            # then, so the rounds could not end OPTIMAL, and each costs its whole limit
+            # (an awkward platform of 13 + 32 nodes: 1 CPU s a round, values not falling).
+            cutting = (
+                rnd < rounds
+                and left >= 0
+                and (rnd == 0 or status == cp_model.OPTIMAL)
+                and not _stalled(first_found, found, best_value, rnd, rounds, level.sense)
+            )
+            cuts = [nodes.cut(ci, trial, max(0.0, left)) if cutting else None for ci in bad]
             for cut in cuts:
                 if cut is not None:
                     _add_cut(model, y, cut, cut_lits)
-            if rnd == rounds or any(cut is None for cut in cuts):
+            if not cutting or any(cut is None for cut in cuts):
                 proven = False
-                if li == 0:
-                    fixed = _repaired(agg, comp, trial, bad)
-                    if fixed is not None:
-                        value = sum(c * fixed[v] for c, v in ts)
-                        if (value - current) * level.sense > 0:
-                            reached = value
-                            for v in comp.variables:
-                                counts[v] = fixed[v]
+                if best_fix is not None:
+                    reached = best_value
+                    for v in comp.variables:
+                        counts[v] = best_fix[v]
                 break
         if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             raw = solver.best_objective_bound
@@ -639,6 +701,17 @@ def _solve_component(
         model.clear_objective()  # type: ignore[no-untyped-call]
         model.add(expr >= reached if level.sense > 0 else expr <= reached)
     return out, det
+
+
+def _stalled(first: int, now: int, best: int, rnd: int, rounds: int, sense: int) -> bool:
+    """Whether the cuts, at the rate they have lowered the level's value over the rounds
+    so far (at least STALL_ROUNDS), would not bring it down to `best` (the best plan that
+    packs) in the rounds left."""
+    if rnd < STALL_ROUNDS:
+        return False
+    gone = (first - now) * sense  # what the cuts took off the value so far
+    gap = (now - best) * sense
+    return gone * (rounds - rnd) < gap * rnd
 
 
 def _add_cut(

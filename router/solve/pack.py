@@ -271,8 +271,11 @@ class Answer:
     spent: float = 0.0  # deterministic seconds of the exact search that gave it
 
 
-def pack(cap: Capacity, entries: list[Entry], exact: bool = True) -> Answer:
-    """A packing of every member of `entries` onto `cap`'s nodes; see the module docstring."""
+def pack(
+    cap: Capacity, entries: list[Entry], exact: bool = True, limit: float = EXACT_LIMIT
+) -> Answer:
+    """A packing of every member of `entries` onto `cap`'s nodes, the exact search within
+    `limit` deterministic seconds; see the module docstring."""
     entries = [e for e in entries if e.members]
     if not entries:
         return Answer(Packing.fresh(cap), True)
@@ -286,9 +289,9 @@ def pack(cap: Capacity, entries: list[Entry], exact: bool = True) -> Answer:
     # CP-SAT's own search first: it proves most counts impossible, and finds most tight
     # packings, far sooner (the audit's slow-awkward-20: 37 -> 14 CPU s); the depth-first
     # first-fit order where it could decide nothing (tests/pack/test_found.py's seed 106).
-    first = exact_packing(cap, entries, EXACT_LIMIT / 2, ordered=False)
+    first = exact_packing(cap, entries, limit / 2, ordered=False)
     if first.packing is None and not first.proven:
-        again = exact_packing(cap, entries, EXACT_LIMIT / 2)
+        again = exact_packing(cap, entries, limit / 2)
         again.spent += first.spent
         return again
     return first
