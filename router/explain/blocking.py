@@ -29,7 +29,7 @@ import functools
 import heapq
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from router.evaluate.evaluate import Candidate
@@ -226,7 +226,9 @@ def _overflows(state: PlanState, v: int, minus: int | None) -> dict[Key, list[Ov
             used = state.used[r] - minus_rows.get(r, 0)
             if row.kind in CAPACITY_KINDS and not is_cut(row) and used + need > row.rhs:
                 found.append(Overflow(r, used, need, row.rhs, "", more))
-        if not found and carrier is not None:
+        if found:  # the sums are short too: the nodes' words lead, the sums follow
+            found[0] = replace(found[0], text=text)
+        elif carrier is not None:
             used = state.used[carrier] - minus_rows.get(carrier, 0)
             need = dict(mine)[carrier]
             found.append(Overflow(carrier, used, need, state.agg.rows[carrier].rhs, text, more))

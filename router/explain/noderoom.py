@@ -32,7 +32,7 @@ class PlanState(Protocol):
 
 def _amount(axis: str, n: int) -> str:
     if axis == "memory":
-        return format_memory(n)
+        return f"{_memory(n)} of memory"
     if axis == "gpus":
         return f"{n} GPU{'s' if n != 1 else ''}"
     if axis == "cpus":
@@ -151,42 +151,92 @@ class NodeRoom:
 def _words(
     tid: str, cap: Capacity, room: Packing, item: Item, allowed: frozenset[str]
 ) -> tuple[str, int]:
+    """Why item does not fit the room, with the numbers of the real nodes: what it needs
+    against the most any node has free (or, nodes whole, needed against idle)."""
     blocks = [b for b in room.blocks if cap.groups[b.group].node_set in allowed]
     nodes = sum(b.count for b in blocks)
+    its = f"its {nodes} node{'s' if nodes != 1 else ''}"
     if item.whole:
         idle = sum(b.count for b in blocks if b.empty)
         return (
             f"{tid}: needs {item.whole} whole node{'s' if item.whole > 1 else ''}, "
-            f"{idle} of its {nodes} nodes {'is' if idle == 1 else 'are'} idle",
+            f"{idle} of {its} {'is' if idle == 1 else 'are'} idle",
             item.whole - idle,
         )
     need = item.pods
-    unit = "pods" if need > 1 else "pod"
     fit = sum(b.count * min(need, _fits(b.free, item.demand)) for b in blocks)
-    short: list[str] = []
-    for a, axis in enumerate(cap.axes):
-        d = item.demand[a]
-        if not d:
-            continue
-        by_axis = sum(b.count * (b.free[a] // d) for b in blocks)
-        if by_axis < need:
-            most = max((b.free[a] for b in blocks), default=0)
-            short.append(
-                f"{_amount(axis, d)} each on a node; the most free on any node is "
-                f"{_amount(axis, most)}"
-            )
-    if short:
-        what = short[0]
-    else:
-        wanted = [_amount(a, d) for a, d in zip(cap.axes, item.demand, strict=True) if d]
-        what = f"{', '.join(wanted[:-1])} and {wanted[-1]} free on one node; no node has all of it"
-    per_empty = _fits(cap.full, item.demand)
-    more = -(-(need - fit) // per_empty) if per_empty else need
-    verb = "need" if need > 1 else "needs"
-    return (
-        f"{tid}: {need} {unit} {verb} {what} ({fit} of {need} fit on its {nodes} nodes)",
-        max(1, more),
+    axes = [a for a, d in enumerate(item.demand) if d]
+    # The first axis on which the nodes, each alone, cannot hold the pods.
+    short = next(
+        (a for a in axes if sum(b.count * (b.free[a] // item.demand[a]) for b in blocks) < need),
+        None,
     )
+    per_empty = _fits(cap.full, item.demand)
+    more = max(1, -(-(need - fit) // per_empty) if per_empty else need)
+    if short is not None:
+        axis, d = cap.axes[short], item.demand[short]
+        most = max((b.free[short] for b in blocks), default=0)
+        pods = "needs" if need == 1 else f"{need} pods need"
+        each = "on one node" if need == 1 else "each"
+        if nodes == 1:
+            room_for = "" if need == 1 else f", room for {fit}"
+            has = f"its 1 node has {_amount(axis, most)} free{room_for}"
+        elif need == 1:
+            has = f"the most free on any of {its} is {_amount(axis, most)}"
+        else:
+            has = f"{its} have room for {fit} (the most free on any node: {_most(blocks, short, axis)})"
+        return f"{tid}: {pods} {_amount(axis, d)} free {each}; {has}", more
+    wanted = [_amount(cap.axes[a], item.demand[a]) for a in axes]
+    what = f"{', '.join(wanted[:-1])} and {wanted[-1]}"
+    pods = "needs" if need == 1 else f"{need} pods need"
+    if fit >= need:  # one by one they fit, not all together (first fit in node order)
+        return f"{tid}: {pods} {what} each; they do not fit together on {its}", more
+    room_for = "" if need == 1 else f", room for {fit}"
+    if nodes == 1:
+        free = " and ".join(_amount(cap.axes[a], blocks[0].free[a]) for a in axes)
+        none, detail = "its 1 node does not have", f"it has {free} free"
+    else:
+        none, detail = f"none of {its} has", _best(blocks, cap.axes, axes)
+    return (
+        f"{tid}: {pods} {what} free on one node{'' if need == 1 else ' each'}; "
+        f"{none} all of it{room_for} ({detail})",
+        more,
+    )
+
+
+def _most(blocks: list[Block], a: int, axis: str, shown: int = 2) -> str:
+    """The largest amounts free on axis a and on how many nodes: "48 CPUs on 1, 18 on 3"."""
+    counts: dict[int, int] = {}
+    for b in blocks:
+        counts[b.free[a]] = counts.get(b.free[a], 0) + b.count
+    top = sorted(counts.items(), reverse=True)[:shown]
+    parts = [f"{_amount(axis, n) if i == 0 else _number(axis, n)} on {c}" for i, (n, c) in enumerate(top)]
+    return ", ".join(parts) if parts else "none"
+
+
+def _best(blocks: list[Block], names: tuple[str, ...], axes: list[int]) -> str:
+    """Per axis asked for, the node with the most of it free and what else it has."""
+    parts = []
+    for a in axes:
+        top = max(blocks, key=lambda b: b.free[a], default=None)
+        if top is None:
+            continue
+        others = " and ".join(_amount(names[o], top.free[o]) for o in axes if o != a)
+        parts.append(f"the most {_noun(names[a])} free is {_number(names[a], top.free[a])}, on a node with {others}")
+    return "; ".join(parts)
+
+
+def _noun(axis: str) -> str:
+    return {"gpus": "GPUs", "cpus": "CPUs", "memory": "memory"}.get(axis, f"{axis[4:]} slices")
+
+
+def _number(axis: str, n: int) -> str:
+    """An amount without its unit word where the word is already said (memory keeps GiB)."""
+    return _memory(n) if axis == "memory" else str(n)
+
+
+def _memory(n: int) -> str:
+    return format_memory(n) if n else "0GiB"  # not "0MiB": the node has none left
 
 
 def _fits(free: tuple[int, ...], demand: tuple[int, ...]) -> int:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.explain.reasons import NOT_A_CANDIDATE
+
 
 def _tried(lines: list[str], title: str, items: list[dict[str, Any]], hit: str) -> None:
     if not items:
@@ -70,11 +72,13 @@ def _placed(lines: list[str], p: dict[str, Any]) -> None:
 
 def _unplaced(lines: list[str], doc: dict[str, Any]) -> None:
     lines.append("Not placed. Minimal reasons:")
-    lines += [f"  {r}" for r in doc["reasons"]]
+    # "not a candidate" reasons are the excluded targets, listed above with their values.
+    lines += [f"  {r}" for r in doc["reasons"] if not r.startswith(NOT_A_CANDIDATE)]
     if doc.get("per_target"):
         lines.append("At each candidate, everything in the way:")
         for target, reasons in doc["per_target"].items():
-            lines.append(f"  {target}: " + ("; ".join(reasons) or "fits"))
+            said = [r.removeprefix(f"{target}: ") for r in reasons]
+            lines.append(f"  {target}: " + ("; ".join(said) or "fits"))
     if doc.get("fix"):
         lines.append(f"Smallest change: {doc['fix']}")
     if doc.get("displace"):
