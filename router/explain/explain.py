@@ -163,6 +163,7 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
         "rank": chosen.rank,
         "pref": chosen.pref,
         "rows": rows,
+        "nodes": state.room.assigned(d.workload.name, chosen.target.id),
         "binding": [x["text"] for x in rows if x["tight"]],
         "first_choice": first.target.id if not got_first else chosen.target.id,
         "got_first_choice": got_first,

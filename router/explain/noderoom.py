@@ -92,11 +92,11 @@ class NodeRoom:
                     self._by_comp.setdefault(found[1], []).append((name, cand))
         return self._by_comp.get(ci, [])
 
-    def room(self, ci: int, cap: Capacity, minus: frozenset[str] = frozenset()) -> Packing:
-        """The component's nodes after the plan (less the workloads `minus`), as blocks."""
-        key = (ci, minus)
-        if key in self._rooms:
-            return self._rooms[key]
+    def _free(
+        self, ci: int, cap: Capacity, minus: frozenset[str] = frozenset()
+    ) -> tuple[dict[tuple[str, int], tuple[int, ...]], dict[tuple[str, int], bool]]:
+        """Per node (node set, index) of component ci: what it has free after the plan (less
+        the workloads `minus`), and whether it is idle."""
         free: dict[tuple[str, int], tuple[int, ...]] = {}
         idle: dict[tuple[str, int], bool] = {}
         for g in cap.groups:
@@ -113,6 +113,14 @@ class NodeRoom:
                     free[node] = tuple(0 for _ in cap.axes)
                 else:
                     free[node] = tuple(f - d for f, d in zip(free[node], item.demand, strict=True))
+        return free, idle
+
+    def room(self, ci: int, cap: Capacity, minus: frozenset[str] = frozenset()) -> Packing:
+        """The component's nodes after the plan (less the workloads `minus`), as blocks."""
+        key = (ci, minus)
+        if key in self._rooms:
+            return self._rooms[key]
+        free, idle = self._free(ci, cap, minus)
         blocks: list[Block] = []
         for gi, g in enumerate(cap.groups):
             for lo, j in enumerate(g.indices):
@@ -124,6 +132,39 @@ class NodeRoom:
                     blocks.append(Block(gi, lo, 1, f, e))
         self._rooms[key] = p = Packing(cap, blocks)
         return p
+
+    def assigned(self, name: str, target: str) -> list[str]:
+        """Where the plan put placed workload `name` on `target`, node by node, and the room
+        left there: "hpc/cpu node 6 (1 pod): 120 CPUs and 496GiB of memory left"."""
+        found = self._components().get(target)
+        nodes = self._placed_nodes().get(name, [])
+        if found is None or not nodes:
+            return []
+        cap, ci = found
+        free, _ = self._free(ci, cap)
+        full = {a: n for a, n in zip(cap.axes, cap.full, strict=True)}
+        pods: dict[tuple[str, int], int] = {}
+        for node in nodes:
+            pods[node] = pods.get(node, 0) + 1
+        if item_of(self.state.assignment[name].resources, cap).whole:
+            by_set: dict[str, list[int]] = {}
+            for node_set, j in sorted(pods):
+                by_set.setdefault(node_set, []).append(j)
+            return [
+                f"{node_set} node{'s' if len(js) > 1 else ''} {_ranges(js)}: whole, "
+                "nothing left there for other work"
+                for node_set, js in by_set.items()
+            ]
+        out = []
+        for (node_set, j), n in sorted(pods.items()):
+            at = f"{node_set} node {j}"
+            left = [
+                _amount(a, f) for a, f in zip(cap.axes, free[node_set, j], strict=True) if full[a]
+            ]
+            has = [_amount(a, full[a]) for a in cap.axes if full[a]]
+            count = f" ({n} pods)" if n > 1 else ""
+            out.append(f"{at}{count}: left there {', '.join(left)} (of {', '.join(has)})")
+        return out
 
     def blocked(
         self, v: int, minus: int | None = None, without: frozenset[str] = frozenset()
@@ -146,6 +187,17 @@ class NodeRoom:
             fits = room.room(item, allowed) >= 1
             self._blocked[key] = None if fits else _words(cand.target.id, cap, room, item, allowed)
         return self._blocked[key]
+
+
+def _ranges(js: list[int]) -> str:
+    """Sorted node indices as ranges: [0, 1, 2, 5] -> "0-2, 5"."""
+    runs: list[list[int]] = []
+    for j in js:
+        if runs and j == runs[-1][1] + 1:
+            runs[-1][1] = j
+        else:
+            runs.append([j, j])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in runs)
 
 
 def _words(

@@ -85,7 +85,8 @@ def reason_text(
                 f"{res} {amount(res, o.used)} of {amount(res, o.rhs)} used, "
                 f"needs {amount(res, o.need)}"
             )
-            if o.used + o.need > o.rhs and part not in sums:
+            # A capacity of 0 (running work holds it all) says nothing the nodes do not.
+            if o.used + o.need > o.rhs and o.rhs and part not in sums:
                 sums.append(part)
         notes = _oversubscribed(state, key[1]) + _forced(state, b, key)
         if any(state.agg.rows[o.row].resource == "nodes" for o in overs):

@@ -57,6 +57,9 @@ def render_explanation(doc: dict[str, Any]) -> str:
 
 def _placed(lines: list[str], p: dict[str, Any]) -> None:
     lines.append(f"Placed on {p['target']} (rank {p['rank']}, preference {p['pref']}).")
+    if p.get("nodes"):
+        lines.append("On the nodes (the plan's node assignment, after everything placed):")
+        lines += [f"  {n}" for n in p["nodes"]]
     if p["binding"]:
         lines.append("Binding constraints (used == capacity):")
         lines += [f"  {b}" for b in p["binding"]]
