@@ -89,8 +89,11 @@ def reason_text(
             if o.used + o.need > o.rhs and o.rhs and part not in sums:
                 sums.append(part)
         notes = _oversubscribed(state, key[1]) + _forced(state, b, key)
-        if any(state.agg.rows[o.row].resource == "nodes" for o in overs):
-            sums = []  # whole nodes: the idle count said it, the sums add nothing
+        ref = _target_of(state, b, key)
+        if any(state.agg.rows[o.row].resource == "nodes" for o in overs) or (
+            ref is not None and ref.target.nodes == 1
+        ):
+            sums = []  # whole nodes, or one node: the nodes' words said it all
         if texts:
             total = f" (in all: {'; '.join(sums)})" if sums else ""
             return "; ".join([texts[0] + total, *texts[1:], *notes])
