@@ -173,6 +173,10 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
         blocked = out["first_choice_blocked"]
         over = overflows_at(state, best, minus=v)
         for o in (o for _, overs in sorted(over.items()) for o in overs):
+            if o.text:  # the nodes decide: what they have left, in words
+                blocked.append(o.text)
+                if o.used + o.need <= o.rhs:
+                    continue  # the sums had room: no one took "its share"
             row = state.agg.rows[o.row]
             takers = sorted(state.members(o.row), key=lambda m: (-m[1], m[0]))
             takers = [(m, c) for m, c in takers if m != v]

@@ -127,6 +127,10 @@ def test_placed_off_its_first_choice_says_what_took_it(tmp_path: Path) -> None:
     assert p["first_choice"] == "hpc/a100"
     blocked = " ".join(p["first_choice_blocked"])
     assert "a (priority critical" in blocked and "b (priority critical" in blocked
+    # First what the nodes say (2 nodes, both taken whole), then who holds them.
+    assert p["first_choice_blocked"][0] == "hpc/a100: needs 1 whole node, 0 of its 2 nodes are idle"
+    # And where it went: a node of h100, whole.
+    assert p["nodes"] == ["hpc/h100 node 0: whole, nothing left there for other work"]
 
 
 def test_shape_excluded_groups_identical_reasons(tmp_path: Path) -> None:
