@@ -12,6 +12,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
+import router
 from router.cli.main import cli
 from router.quantity import format_memory, parse_memory
 from tests.helpers import job, kubernetes, make_project, platform, slurm, target
@@ -202,3 +203,24 @@ def test_a_placed_workload_names_its_nodes_and_the_room_left(tmp_path: Path) -> 
         f"  hpc/cpu node 0: left there {cpus - 24} CPUs, {left} of memory "
         f"(of {cpus} CPUs, {mem} of memory)\n"
     ) in out
+
+
+def test_the_cookbooks_reasons_are_the_plans() -> None:
+    """docs/cookbook.md "Reading why a workload waits": its ```text reasons``` block is what
+    the recipe above it plans, reason for reason."""
+    from tests.docs.pages import DOCS, blocks, load
+
+    page = DOCS / "cookbook.md"
+    found = blocks(page)
+    at = next(i for i, b in enumerate(found) if b.info == "text reasons")
+    recipe = found[at - 1]
+    assert recipe.kind == "route"
+    said: dict[str, list[str]] = {}
+    for line in found[at].text.splitlines():
+        if line.startswith("  "):
+            said[name].append(line.strip())
+        else:
+            name = line.rstrip(":")
+            said[name] = []
+    made = router.plan(load(page, recipe))
+    assert {u.decision.workload.name: u.reasons for u in made.unplaced} == said
