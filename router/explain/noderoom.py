@@ -236,7 +236,8 @@ def _words(
         elif need == 1:
             has = f"the most free on any of {its} is {_amount(axis, most)}"
         else:
-            has = f"{its} have room for {fit} (the most free on any node: {_most(blocks, short, axis)})"
+            most_free = _most(blocks, short, axis)
+            has = f"{its} have room for {fit} (the most free on any node: {most_free})"
         return f"{tid}: {pods} {_amount(axis, d)} free {each}; {has}", more
     wanted = [_amount(cap.axes[a], item.demand[a]) for a in axes]
     what = f"{', '.join(wanted[:-1])} and {wanted[-1]}"
@@ -262,7 +263,9 @@ def _most(blocks: list[Block], a: int, axis: str, shown: int = 2) -> str:
     for b in blocks:
         counts[b.free[a]] = counts.get(b.free[a], 0) + b.count
     top = sorted(counts.items(), reverse=True)[:shown]
-    parts = [f"{_amount(axis, n) if i == 0 else _number(axis, n)} on {c}" for i, (n, c) in enumerate(top)]
+    parts = [
+        f"{_amount(axis, n) if i == 0 else _number(axis, n)} on {c}" for i, (n, c) in enumerate(top)
+    ]
     return ", ".join(parts) if parts else "none"
 
 
@@ -274,7 +277,10 @@ def _best(blocks: list[Block], names: tuple[str, ...], axes: list[int]) -> str:
         if top is None:
             continue
         others = " and ".join(_amount(names[o], top.free[o]) for o in axes if o != a)
-        parts.append(f"the most {_noun(names[a])} free is {_number(names[a], top.free[a])}, on a node with {others}")
+        parts.append(
+            f"the most {_noun(names[a])} free is {_number(names[a], top.free[a])}, "
+            f"on a node with {others}"
+        )
     return "; ".join(parts)
 
 

@@ -49,7 +49,7 @@ def service(name: str, gpus: int, cpus: int, replicas: int, **fields: Any) -> di
     }
 
 
-SERVE = "policy s\nrule serve: when kind == \"inference\" route kubernetes\n"
+SERVE = 'policy s\nrule serve: when kind == "inference" route kubernetes\n'
 
 
 def test_pods_name_the_cpus_they_need_against_the_most_free_on_a_node(tmp_path: Path) -> None:
@@ -116,7 +116,9 @@ def test_whole_nodes_name_the_idle_nodes(tmp_path: Path) -> None:
 
 def test_a_quota_names_its_line_and_numbers(tmp_path: Path) -> None:
     limit, gpus = 16, 8
-    policy = f"policy q\nrule r: route slurm\nquota a:\n  for team == \"a\"\n  limit gpus <= {limit}\n"
+    policy = (
+        f'policy q\nrule r: route slurm\nquota a:\n  for team == "a"\n  limit gpus <= {limit}\n'
+    )
     inv = platform(slurm(target("h100", 4, 8, 96, "1TiB")))
     wl = [job(f"a{i}", team="a", gpus=gpus, priority="high") for i in range(2)]
     root = make_project(tmp_path, [*wl, job("a2", team="a", gpus=gpus)], policy, inv)
@@ -174,7 +176,7 @@ def test_pools_a_taint_keeps_out_are_named(tmp_path: Path) -> None:
     wl = [service("one", 0, 32, 1, priority="high"), service("two", 0, 32, 1)]
     root = make_project(tmp_path, wl, SERVE, inv)
     assert plan_reasons(root)["two"][1:] == [
-        'not a candidate: k8s/kept: tainted dedicated; the rule does not tolerate it '
+        "not a candidate: k8s/kept: tainted dedicated; the rule does not tolerate it "
         '(tolerate = ["dedicated"])'
     ]
 
@@ -216,6 +218,7 @@ def test_the_cookbooks_reasons_are_the_plans() -> None:
     recipe = found[at - 1]
     assert recipe.kind == "route"
     said: dict[str, list[str]] = {}
+    name = ""
     for line in found[at].text.splitlines():
         if line.startswith("  "):
             said[name].append(line.strip())

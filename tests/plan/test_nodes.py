@@ -130,8 +130,7 @@ def test_mig_slices_and_whole_gpus_are_never_the_same_gpu(tmp_path: Path) -> Non
     unplaced = {u.decision.workload.name: u.reasons for u in plan.unplaced}
     assert "4 GPUs per node < 8 per replica" in unplaced["big"][0]
     assert unplaced["extra"] == [
-        "k8s/a100: needs 1 1g.10gb slice free on one node; its 1 node has 0 1g.10gb slices "
-        "free"
+        "k8s/a100: needs 1 1g.10gb slice free on one node; its 1 node has 0 1g.10gb slices free"
     ]
 
 
@@ -227,8 +226,7 @@ def test_the_plan_packs_around_running_work(tmp_path: Path) -> None:
     assert where["four0"] == [("hpc/gpu", 2)]
     reasons = {u.decision.workload.name: u.reasons for u in plan.unplaced}
     assert reasons["four1"] == [
-        "hpc/gpu: needs 4 GPUs free on one node; the most free on any of its 3 nodes is "
-        "3 GPUs"
+        "hpc/gpu: needs 4 GPUs free on one node; the most free on any of its 3 nodes is 3 GPUs"
     ]
 
 
