@@ -164,6 +164,11 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
         "pref": chosen.pref,
         "rows": rows,
         "nodes": state.room.assigned(d.workload.name, chosen.target.id),
+        "replicas": (
+            {"min": chosen.resources.replicas_min, "max": chosen.resources.replicas_max}
+            if chosen.resources.replicas_max
+            else None
+        ),
         "binding": [x["text"] for x in rows if x["tight"]],
         "first_choice": first.target.id if not got_first else chosen.target.id,
         "got_first_choice": got_first,

@@ -60,6 +60,12 @@ def _placed(lines: list[str], p: dict[str, Any]) -> None:
     if p.get("nodes"):
         lines.append("On the nodes (the plan's node assignment, after everything placed):")
         lines += [f"  {n}" for n in p["nodes"]]
+    if p.get("replicas") and p["replicas"]["max"] > p["replicas"]["min"]:
+        low, high = p["replicas"]["min"], p["replicas"]["max"]
+        lines.append(
+            f"Replicas: {low} planned and counted (its min); the HPA may scale it to {high} "
+            "(what that needs: plan.json's scale_out)"
+        )
     if p["binding"]:
         lines.append("Binding constraints (used == capacity):")
         lines += [f"  {b}" for b in p["binding"]]

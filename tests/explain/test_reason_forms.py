@@ -227,3 +227,17 @@ def test_the_cookbooks_reasons_are_the_plans() -> None:
             said[name] = []
     made = router.plan(load(page, recipe))
     assert {u.decision.workload.name: u.reasons for u in made.unplaced} == said
+
+
+def test_a_placed_service_names_its_pods_nodes_and_replicas(tmp_path: Path) -> None:
+    gpus, cpus = 4, 48
+    inv = platform(kubernetes(target("gpu", 2, gpus, cpus, "192GiB")))
+    chat = service("chat", 1, 8, 2) | {"replicas": {"min": 2, "max": 5}}
+    root = make_project(tmp_path, [chat], SERVE, inv)
+    out = explain_text(root, "chat")
+    # Both replicas on one node (first fit), the room left there after them.
+    assert (
+        f"  k8s/gpu node 0 (2 pods): left there {gpus - 2} GPUs, {cpus - 16} CPUs, 160GiB of "
+        f"memory (of {gpus} GPUs, {cpus} CPUs, 192GiB of memory)\n"
+    ) in out
+    assert "Replicas: 2 planned and counted (its min); the HPA may scale it to 5" in out
