@@ -72,6 +72,9 @@ class PlanState:
         self.assignment = assignment
         self.nodes = nodes
         self.room = NodeRoom(self)
+        # "not a candidate" reasons (reasons.excluded_texts) per (routing signature, rel):
+        # decisions of one signature share their exclusions.
+        self.excluded: dict[Hashable, list[str]] = {}
         self.index = {d.workload.name: i for i, d in enumerate(problem.decisions)}
         self.group_of = [0] * len(problem.decisions)
         # Matched by (workload, target id), not object identity, so a re-built problem works.

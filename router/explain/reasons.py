@@ -198,13 +198,16 @@ def exclusion_groups(d: Decision, rel: Relative) -> list[tuple[list[str], str]]:
     """Shape and `where` exclusions, identical reasons grouped: [(targets, reason)]."""
     groups: dict[str, list[str]] = {}
     types: dict[str, set[str]] = {}  # GPU-type mismatches group over the targets' types
+    wheres: dict[int, str] = {}  # per route: its `where` in words, made once
     for e in sorted(d.excluded, key=lambda e: (e.rank, e.target)):
         m = _GPU_TYPE.match(e.reason) if e.kind == "shape" else None
         if e.kind == "where" and isinstance(d.rule, ast.Rule):
-            where = d.rule.routes[e.rank].where
-            at = f" ({rel(where.span.path)}:{where.span.line})" if where else ""
-            said = f" `{format_expr(where)}`" if where else ""
-            text = f"excluded by the route's `where`{said}{at}"
+            text = wheres.get(e.rank, "")
+            if not text:
+                where = d.rule.routes[e.rank].where
+                at = f" ({rel(where.span.path)}:{where.span.line})" if where else ""
+                said = f" `{format_expr(where)}`" if where else ""
+                text = wheres[e.rank] = f"excluded by the route's `where`{said}{at}"
         elif m:
             text = f"\0gpu:{m.group(2)}"
             types.setdefault(text, set()).add(m.group(1))
@@ -289,7 +292,12 @@ def summarise(
         return Summary([group_text(ts, r) for ts, r in exclusion_groups(d, rel)], shape_fix(d))
     assert state is not None
     i = state.index[d.workload.name]
-    excluded = excluded_texts(d, rel)
+    said = (d.signature, rel) if d.signature != () else None
+    excluded = state.excluded.get(said) if said else None
+    if excluded is None:
+        excluded = excluded_texts(d, rel)
+        if said:
+            state.excluded[said] = excluded
     if cache is None:
         s = _summary(state, i, rel, solver_status)
         return Summary(s.reasons + excluded, s.fix, s.blocking)
