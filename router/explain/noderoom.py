@@ -207,12 +207,18 @@ def _words(
     against the most any node has free (or, nodes whole, needed against idle)."""
     blocks = [b for b in room.blocks if cap.groups[b.group].node_set in allowed]
     nodes = sum(b.count for b in blocks)
-    its = f"its {nodes} node{'s' if nodes != 1 else ''}"
+    # Nodes that other targets name too (Slurm partitions over one node set) are one capacity.
+    others = sorted(t for t, sets in cap.sets_of.items() if t != tid and sets & allowed)
+    shared = f" (shared with {', '.join(others)})" if others else ""
+    its = f"its {nodes} node{'s' if nodes != 1 else ''}{shared}"
+    groups = [g for g in cap.groups if g.node_set in allowed]
     if item.whole:
         idle = sum(b.count for b in blocks if b.empty)
+        running = sum(g.count for g in groups if not g.empty)
+        held = f"; running work is on {running} of them" if running else ""
         return (
             f"{tid}: needs {item.whole} whole node{'s' if item.whole > 1 else ''}, "
-            f"{idle} of {its} {'is' if idle == 1 else 'are'} idle",
+            f"{idle} of {its} {'is' if idle == 1 else 'are'} idle{held}",
             item.whole - idle,
         )
     need = item.pods
@@ -238,7 +244,13 @@ def _words(
         else:
             most_free = _most(blocks, short, axis)
             has = f"{its} have room for {fit} (the most free on any node: {most_free})"
-        return f"{tid}: {pods} {_amount(axis, d)} free {each}; {has}", more
+        # What already runs there (the inventory's occupancy), apart from what the plan put.
+        run = sum(g.count * (cap.full[short] - g.free[short]) for g in groups)
+        total = sum(g.count for g in groups) * cap.full[short]
+        held = f"; running work holds {_number(axis, run)} of the {_amount(axis, total)} there"
+        if not run or any(cap.over.get(s) for s in allowed):
+            held = ""  # nothing runs, or the oversubscription note says it (reasons.py)
+        return f"{tid}: {pods} {_amount(axis, d)} free {each}; {has}{held}", more
     wanted = [_amount(cap.axes[a], item.demand[a]) for a in axes]
     what = f"{', '.join(wanted[:-1])} and {wanted[-1]}"
     pods = "needs" if need == 1 else f"{need} pods need"

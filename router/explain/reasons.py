@@ -94,6 +94,8 @@ def reason_text(
             ref is not None and ref.target.nodes == 1
         ):
             sums = []  # whole nodes, or one node: the nodes' words said it all
+        if texts and "running work" in texts[0]:
+            sums = []  # the sums are of what running work left: the words say it plainer
         if texts:
             total = f" (in all: {'; '.join(sums)})" if sums else ""
             return "; ".join([texts[0] + total, *texts[1:], *notes])

@@ -241,3 +241,34 @@ def test_a_placed_service_names_its_pods_nodes_and_replicas(tmp_path: Path) -> N
         f"memory (of {gpus} GPUs, {cpus} CPUs, 192GiB of memory)\n"
     ) in out
     assert "Replicas: 2 planned and counted (its min); the HPA may scale it to 5" in out
+
+
+def test_nodes_shared_by_partitions_and_running_work_are_said(tmp_path: Path) -> None:
+    # Two partitions over one node set of 2 × 8 GPUs; 5 GPUs of node 0 already run work.
+    gpus = 8
+    inv = platform(
+        slurm(
+            target("a", 0, 0, 0, 0, node_sets=["gpus"]),
+            target("b", 0, 0, 0, 0, node_sets=["gpus"]),
+            node_sets=[target("gpus", 2, gpus, 96, "1TiB")],
+        )
+    )
+    for p in inv["clusters"][0]["partitions"]:  # a partition over a node set names only it
+        for k in ("nodes", "cpus_per_node", "memory_per_node"):
+            p.pop(k)
+    running = 5
+    wl = [job("first", gpus=gpus, priority="high"), job("second", gpus=4)]
+    policy = 'policy s\nrule r: route slurm where name == "a"\n'
+    root = make_project(tmp_path, wl, policy, inv)
+    (root / "running.yaml").write_text(
+        f"running:\n  - {{cluster: hpc, node_set: gpus, node: 0, gpus: {running}, cpus: 4, "
+        "memory: 16GiB, job: '7'}\n"
+    )
+    with (root / "router.yaml").open("a") as f:
+        f.write("running: running.yaml\n")
+    (reason, *_) = plan_reasons(root)["second"]
+    assert reason == (
+        f"hpc/a: needs 4 GPUs free on one node; the most free on any of its 2 nodes (shared "
+        f"with hpc/b) is {gpus - running} GPUs; running work holds {running} of the "
+        f"{2 * gpus} GPUs there"
+    )

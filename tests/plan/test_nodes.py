@@ -226,7 +226,8 @@ def test_the_plan_packs_around_running_work(tmp_path: Path) -> None:
     assert where["four0"] == [("hpc/gpu", 2)]
     reasons = {u.decision.workload.name: u.reasons for u in plan.unplaced}
     assert reasons["four1"] == [
-        "hpc/gpu: needs 4 GPUs free on one node; the most free on any of its 3 nodes is 3 GPUs"
+        "hpc/gpu: needs 4 GPUs free on one node; the most free on any of its 3 nodes is "
+        "3 GPUs; running work holds 7 of the 24 GPUs there"
     ]
 
 
