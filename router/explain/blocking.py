@@ -29,7 +29,7 @@ import functools
 import heapq
 import math
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from router.evaluate.evaluate import Candidate
@@ -72,6 +72,9 @@ class PlanState:
         self.assignment = assignment
         self.nodes = nodes
         self.room = NodeRoom(self)
+        # "not a candidate" reasons (reasons.excluded_texts) per (routing signature, rel):
+        # decisions of one signature share their exclusions.
+        self.excluded: dict[Hashable, list[str]] = {}
         self.index = {d.workload.name: i for i, d in enumerate(problem.decisions)}
         self.group_of = [0] * len(problem.decisions)
         # Matched by (workload, target id), not object identity, so a re-built problem works.
@@ -226,7 +229,9 @@ def _overflows(state: PlanState, v: int, minus: int | None) -> dict[Key, list[Ov
             used = state.used[r] - minus_rows.get(r, 0)
             if row.kind in CAPACITY_KINDS and not is_cut(row) and used + need > row.rhs:
                 found.append(Overflow(r, used, need, row.rhs, "", more))
-        if not found and carrier is not None:
+        if found:  # the sums are short too: the nodes' words lead, the sums follow
+            found[0] = replace(found[0], text=text)
+        elif carrier is not None:
             used = state.used[carrier] - minus_rows.get(carrier, 0)
             need = dict(mine)[carrier]
             found.append(Overflow(carrier, used, need, state.agg.rows[carrier].rhs, text, more))

@@ -163,6 +163,12 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
         "rank": chosen.rank,
         "pref": chosen.pref,
         "rows": rows,
+        "nodes": state.room.assigned(d.workload.name, chosen.target.id),
+        "replicas": (
+            {"min": chosen.resources.replicas_min, "max": chosen.resources.replicas_max}
+            if chosen.resources.replicas_max
+            else None
+        ),
         "binding": [x["text"] for x in rows if x["tight"]],
         "first_choice": first.target.id if not got_first else chosen.target.id,
         "got_first_choice": got_first,
@@ -172,6 +178,10 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
         blocked = out["first_choice_blocked"]
         over = overflows_at(state, best, minus=v)
         for o in (o for _, overs in sorted(over.items()) for o in overs):
+            if o.text:  # the nodes decide: what they have left, in words
+                blocked.append(o.text)
+                if o.used + o.need <= o.rhs:
+                    continue  # the sums had room: no one took "its share"
             row = state.agg.rows[o.row]
             takers = sorted(state.members(o.row), key=lambda m: (-m[1], m[0]))
             takers = [(m, c) for m, c in takers if m != v]

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from router.evaluate.evaluate import Decision
 from router.explain.blocking import Blocking, Key, Overflow, PlanState, blocking, smallest_fix
 from router.language import ast
+from router.language.fmt import format_expr
 from router.models import TargetRef
 from router.models.fields import PRIORITIES
 from router.quantity import format_memory
@@ -75,19 +76,30 @@ def reason_text(
     vs = [only] if only is not None else b.blocked_by(key)
     overs = [o for v in vs for o in b.overflows[v].get(key, [])]
     if key[0] == "capacity":
+        # The nodes decide (noderoom.py); the sums, where they are short too, follow.
         texts = sorted({o.text for o in overs if o.text})
-        if texts:  # room is there in total, not on any node
-            return "; ".join(texts + _oversubscribed(state, key[1]))
-        parts = []
+        sums: list[str] = []
         for o in sorted(overs, key=lambda o: state.agg.rows[o.row].resource):
             res = state.agg.rows[o.row].resource
             part = (
                 f"{res} {amount(res, o.used)} of {amount(res, o.rhs)} used, "
                 f"needs {amount(res, o.need)}"
             )
-            if part not in parts:
-                parts.append(part)
-        return f"{key[1]} is full: " + "; ".join(parts + _oversubscribed(state, key[1]))
+            # A capacity of 0 (running work holds it all) says nothing the nodes do not.
+            if o.used + o.need > o.rhs and o.rhs and part not in sums:
+                sums.append(part)
+        notes = _oversubscribed(state, key[1]) + _forced(state, b, key)
+        ref = _target_of(state, b, key)
+        if any(state.agg.rows[o.row].resource == "nodes" for o in overs) or (
+            ref is not None and ref.target.nodes == 1
+        ):
+            sums = []  # whole nodes, or one node: the nodes' words said it all
+        if texts and "running work" in texts[0]:
+            sums = []  # the sums are of what running work left: the words say it plainer
+        if texts:
+            total = f" (in all: {'; '.join(sums)})" if sums else ""
+            return "; ".join([texts[0] + total, *texts[1:], *notes])
+        return f"{key[1]} is full: " + "; ".join(sums + notes)
     row = state.agg.rows[overs[0].row]
     need = min(o.need for o in overs)
     where = f" ({source_of(row.source, rel)})" if row.source else ""
@@ -112,6 +124,19 @@ def _oversubscribed(state: PlanState, tid: str) -> list[str]:
         if sets is not None:
             return [n for s in sorted(sets) for n in cap.over.get(s, [])]
     return []
+
+
+def _forced(state: PlanState, b: Blocking, key: Key) -> list[str]:
+    """What the plan assumes on an OverSubscribe=FORCE partition: each CPU is one job's."""
+    ref = _target_of(state, b, key)
+    mode = getattr(ref.target, "oversubscribe", None) if ref else None
+    if not mode or not mode.startswith("force"):
+        return []
+    n = mode.partition(":")[2] or "4"  # Slurm's FORCE alone is FORCE:4
+    return [
+        f"{key[1]} shares each CPU among up to {n} jobs (OverSubscribe={mode.upper()}); "
+        "the plan counts every CPU as one job's, so a CPU that running work holds is full"
+    ]
 
 
 def spread_text(row: Row, used: int, rel: Relative, has: str = "already has") -> str:
@@ -175,12 +200,16 @@ def exclusion_groups(d: Decision, rel: Relative) -> list[tuple[list[str], str]]:
     """Shape and `where` exclusions, identical reasons grouped: [(targets, reason)]."""
     groups: dict[str, list[str]] = {}
     types: dict[str, set[str]] = {}  # GPU-type mismatches group over the targets' types
+    wheres: dict[int, str] = {}  # per route: its `where` in words, made once
     for e in sorted(d.excluded, key=lambda e: (e.rank, e.target)):
         m = _GPU_TYPE.match(e.reason) if e.kind == "shape" else None
         if e.kind == "where" and isinstance(d.rule, ast.Rule):
-            where = d.rule.routes[e.rank].where
-            at = f" ({rel(where.span.path)}:{where.span.line})" if where else ""
-            text = f"excluded by the route's `where`{at}"
+            text = wheres.get(e.rank, "")
+            if not text:
+                where = d.rule.routes[e.rank].where
+                at = f" ({rel(where.span.path)}:{where.span.line})" if where else ""
+                said = f" `{format_expr(where)}`" if where else ""
+                text = wheres[e.rank] = f"excluded by the route's `where`{said}{at}"
         elif m:
             text = f"\0gpu:{m.group(2)}"
             types.setdefault(text, set()).add(m.group(1))
@@ -199,10 +228,38 @@ def exclusion_groups(d: Decision, rel: Relative) -> list[tuple[list[str], str]]:
     ]
 
 
+NOT_A_CANDIDATE = "not a candidate: "
+# Targets named in one reason; past it, "and N more" (`router explain` lists them all).
+NAMED = 8
+
+
 def group_text(targets: list[str], reason: str) -> str:
     if len(targets) == 1:
         return f"{targets[0]}: {reason}"
-    return f"{len(targets)} targets ({', '.join(targets)}): {reason}"
+    named = ", ".join(targets[:NAMED])
+    more = f" and {len(targets) - NAMED} more" if len(targets) > NAMED else ""
+    return f"{len(targets)} targets ({named}{more}): {reason}"
+
+
+# GPUs of another kind (or none): not where the workload could ever run, so not named among
+# the reasons of a workload that has candidates (`router explain` lists every exclusion).
+_OTHER_GPUS = re.compile(
+    r"^(has \S+ GPUs, the workload asks for|has no GPUs|has no whole GPUs|has GPUs of no stated "
+    r"type|offers no MIG profile)"
+)
+
+
+def excluded_texts(d: Decision, rel: Relative) -> list[str]:
+    """For a workload with candidates, the targets its rule could have used but did not, as
+    reasons too: a partition whose max_time is too short is why a job waits for a full one;
+    a `where` on labels or features, a taint, an account, likewise."""
+    kept = [e for e in d.excluded if e.kind != "shape" or not _OTHER_GPUS.match(e.reason)]
+    if not kept:
+        return []
+    return [
+        f"{NOT_A_CANDIDATE}{group_text(ts, r)}"
+        for ts, r in exclusion_groups(replace(d, excluded=kept), rel)
+    ]
 
 
 def shape_fix(d: Decision) -> str | None:
@@ -237,13 +294,20 @@ def summarise(
         return Summary([group_text(ts, r) for ts, r in exclusion_groups(d, rel)], shape_fix(d))
     assert state is not None
     i = state.index[d.workload.name]
+    said = (d.signature, rel) if d.signature != () else None
+    excluded = state.excluded.get(said) if said else None
+    if excluded is None:
+        excluded = excluded_texts(d, rel)
+        if said:
+            state.excluded[said] = excluded
     if cache is None:
-        return _summary(state, i, rel, solver_status)
+        s = _summary(state, i, rel, solver_status)
+        return Summary(s.reasons + excluded, s.fix, s.blocking)
     key = state.class_key(i)
     found = cache.get(key)
     if found is None:
         found = cache[key] = _summary(state, i, rel, solver_status)
-    return Summary(list(found.reasons), found.fix)
+    return Summary(found.reasons + excluded, found.fix)
 
 
 def _summary(state: PlanState, i: int, rel: Relative, solver_status: str) -> Summary:

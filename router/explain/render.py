@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.explain.reasons import NOT_A_CANDIDATE
+
 
 def _tried(lines: list[str], title: str, items: list[dict[str, Any]], hit: str) -> None:
     if not items:
@@ -55,6 +57,15 @@ def render_explanation(doc: dict[str, Any]) -> str:
 
 def _placed(lines: list[str], p: dict[str, Any]) -> None:
     lines.append(f"Placed on {p['target']} (rank {p['rank']}, preference {p['pref']}).")
+    if p.get("nodes"):
+        lines.append("On the nodes (the plan's node assignment, after everything placed):")
+        lines += [f"  {n}" for n in p["nodes"]]
+    if p.get("replicas") and p["replicas"]["max"] > p["replicas"]["min"]:
+        low, high = p["replicas"]["min"], p["replicas"]["max"]
+        lines.append(
+            f"Replicas: {low} planned and counted (its min); the HPA may scale it to {high} "
+            "(what that needs: plan.json's scale_out)"
+        )
     if p["binding"]:
         lines.append("Binding constraints (used == capacity):")
         lines += [f"  {b}" for b in p["binding"]]
@@ -70,11 +81,13 @@ def _placed(lines: list[str], p: dict[str, Any]) -> None:
 
 def _unplaced(lines: list[str], doc: dict[str, Any]) -> None:
     lines.append("Not placed. Minimal reasons:")
-    lines += [f"  {r}" for r in doc["reasons"]]
+    # "not a candidate" reasons are the excluded targets, listed above with their values.
+    lines += [f"  {r}" for r in doc["reasons"] if not r.startswith(NOT_A_CANDIDATE)]
     if doc.get("per_target"):
         lines.append("At each candidate, everything in the way:")
         for target, reasons in doc["per_target"].items():
-            lines.append(f"  {target}: " + ("; ".join(reasons) or "fits"))
+            said = [r.removeprefix(f"{target}: ") for r in reasons]
+            lines.append(f"  {target}: " + ("; ".join(said) or "fits"))
     if doc.get("fix"):
         lines.append(f"Smallest change: {doc['fix']}")
     if doc.get("displace"):

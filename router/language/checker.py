@@ -67,6 +67,22 @@ def _type_of(value: Any, unit: str | None = None) -> str:
     return unit or next((k for t, k in kinds if isinstance(value, t)), "string")
 
 
+def _priority_word(e: ast.Binary) -> ast.Literal | None:
+    """The string literal of `priority == "low"` when it names a priority, else None."""
+    from router.models.fields import PRIORITIES
+
+    for name, other in ((e.left, e.right), (e.right, e.left)):
+        if (
+            isinstance(name, ast.Name)
+            and (name.field or name.parts[-1]) == "priority"
+            and isinstance(other, ast.Literal)
+            and isinstance(other.value, str)
+            and other.value in PRIORITIES
+        ):
+            return other
+    return None
+
+
 def _text(node: Any) -> str:
     """The source text of a node on one line, for messages."""
     span: Span = node.span
@@ -296,6 +312,15 @@ class _Checker:
             elif "list" in (left, right):
                 item, items = (e.right, e.left) if left == "list" else (e.left, e.right)
                 hint = f"to test membership, write `{_text(item)} in {_text(items)}`"
+            elif (word := _priority_word(e)) is not None:
+                from router.models.fields import PRIORITIES
+
+                values = ", ".join(f"{k} {v}" for k, v in PRIORITIES.items())
+                name = _text(e.left if word is e.right else e.right)
+                hint = (
+                    f"priority is a number ({values}): write `{name} {e.op} "
+                    f"{PRIORITIES[str(word.value)]}`"
+                )
             sides = f"`{_text(e.left)}` ({_word(left)}) with `{_text(e.right)}` ({_word(right)})"
             self.error(f"cannot compare {sides}", e.span, hint)
         elif e.op not in ("==", "!=") and ({left, right} & {"bool", "list", "labels"}):

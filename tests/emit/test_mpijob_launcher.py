@@ -61,7 +61,7 @@ def test_launchers_take_room_on_the_nodes(tmp_path: Path) -> None:
         assert (r.cpus_per_node, r.memory_per_node, r.mpi_launcher) == (5, 9 * 1024, True)
     assert len({p.nodes[0] for p in plan.placements}) == 2  # one per node
     (reason,) = {r for u in plan.unplaced for r in u.reasons}
-    assert "needs 5 CPUs each on a node; the most free on any node is 3 CPUs" in reason
+    assert "needs 5 CPUs free on one node; the most free on any of its 2 nodes is 3 CPUs" in reason
     # The same jobs as plain Jobs: all four fit.
     plain = make_project(tmp_path / "q", work, "rule j: route kubernetes\n", INVENTORY)
     assert len(build_plan(load_project(plain)).placements) == 4

@@ -82,9 +82,12 @@ def test_capacity_blocked_names_the_target_and_nodes_needed(tmp_path: Path) -> N
     root = make_project(tmp_path, wl, policy=CAPACITY_POLICY)
     doc = explain(root, "h3")
     assert doc["status"] == "unplaced"
-    assert len(doc["reasons"]) == 1
-    assert doc["reasons"][0].startswith("hpc/h100 is full: ")
-    assert "gpus 16 of 16 used, needs 8" in doc["reasons"][0]
+    where = f"policies/policy.route:{line_of(root, 'rule big')}"
+    assert doc["reasons"] == [
+        "hpc/h100: needs 1 whole node, 0 of its 2 nodes are idle",
+        "not a candidate: 2 targets (hpc/a100, hpc/cpu): excluded by the route's `where` "
+        f'`gpu_type == "h100"` ({where})',
+    ]
     assert doc["fix"] == "hpc/h100 needs 1 more node (has 2) (then it fits on hpc/h100)"
     assert "would displace h" in doc["displace"]["text"]
     assert "(priority high)" in doc["displace"]["text"]
@@ -124,6 +127,10 @@ def test_placed_off_its_first_choice_says_what_took_it(tmp_path: Path) -> None:
     assert p["first_choice"] == "hpc/a100"
     blocked = " ".join(p["first_choice_blocked"])
     assert "a (priority critical" in blocked and "b (priority critical" in blocked
+    # First what the nodes say (2 nodes, both taken whole), then who holds them.
+    assert p["first_choice_blocked"][0] == "hpc/a100: needs 1 whole node, 0 of its 2 nodes are idle"
+    # And where it went: a node of h100, whole.
+    assert p["nodes"] == ["hpc/h100 node 0: whole, nothing left there for other work"]
 
 
 def test_shape_excluded_groups_identical_reasons(tmp_path: Path) -> None:
@@ -191,12 +198,19 @@ def test_example_diffusion_ablation(example: dict[str, Any]) -> None:
     line = line_of(EXAMPLE, "limit gpus <= 64", "policies/platform.route")
     src = f"policies/platform.route:{line}"
     # research already holds 58 of its 64 GPUs: the quota alone blocks all three targets.
+    where = line_of(EXAMPLE, "where gpu_type in", "policies/platform.route")
     assert doc["reasons"] == [
-        f"quota research_gpus ({src}) on gpus: 58 of 64 used, needs 16; blocks all 3 candidates"
+        f"quota research_gpus ({src}) on gpus: 58 of 64 used, needs 16; blocks all 3 candidates",
+        "not a candidate: 2 targets (hpc-east/cpu, hpc-west/cpu): excluded by the route's "
+        '`where` `gpu_type in ["h100", "a100"] and "ib" in features` '
+        f"(policies/platform.route:{where})",
     ]
     assert doc["fix"].startswith(f"quota research_gpus ({src}) must allow 74 gpus, it allows 64")
-    # a100-small would also be out of room, which the per-target detail shows.
-    assert doc["per_target"]["hpc-west/a100-small"][0].startswith("hpc-west/a100-small is full")
+    # a100-small would also be out of room, which the per-target detail shows: its 4 whole
+    # nodes, which the nodes decide (one of the two without an exclusive job holds other work).
+    assert doc["per_target"]["hpc-west/a100-small"][0] == (
+        "hpc-west/a100-small: needs 4 whole nodes, 1 of its 8 nodes is idle"
+    )
 
 
 def test_example_llm_405b(example: dict[str, Any]) -> None:
@@ -257,5 +271,5 @@ def test_two_full_targets_are_both_in_the_core(tmp_path: Path) -> None:
     wl = [job(f"j{i}", priority="high") for i in range(4)] + [job("j4", priority="low")]
     policy = "policy t\nrule big: when gpus >= 8 → slurm exclusive\n"
     doc = explain(make_project(tmp_path, wl, policy=policy), "j4")
-    assert [r.split(" is full")[0] for r in doc["reasons"]] == ["hpc/a100", "hpc/h100"]
+    assert [r.split(": ")[0] for r in doc["reasons"]] == ["hpc/a100", "hpc/h100"]
     assert doc["fix"].endswith("needs 1 more node (has 2) (then it fits on hpc/a100)")

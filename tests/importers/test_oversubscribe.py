@@ -173,7 +173,11 @@ def test_work_on_oversubscribed_cpus_fills_the_node_and_says_so(tmp_path: Path) 
     r = _cli(["plan", str(root), "--format", "json", "--no-write"])
     assert r.exit_code == 3, r.stderr  # unplaced, by design
     (out,) = json.loads(r.stdout)["unplaced"]
-    assert out["reasons"] == [f"slurm/gpu is full: cpus 0 of 0 used, needs 1; {NOTE}"]
+    assert out["reasons"] == [
+        f"slurm/gpu: needs 1 CPU free on one node; its 1 node has 0 CPUs free; {NOTE}",
+        'not a candidate: slurm/shared: excluded by the route\'s `where` `name == "gpu"` '
+        "(policies/policy.route:1)",
+    ]
     r = _cli(["explain", "one-cpu", str(root)])
     assert NOTE in r.stdout
 

@@ -81,8 +81,8 @@ def test_three_replicas_of_30_cpus_do_not_fit_two_48_cpu_nodes(tmp_path: Path) -
     assert _placed(plan) == set()  # 90 of 96 CPUs in total, but one replica per node
     (u,) = plan.unplaced
     assert u.reasons == [
-        "k8s/gpu: 3 pods need 30 CPUs each on a node; the most free on any "
-        "node is 48 CPUs (2 of 3 fit on its 2 nodes)"
+        "k8s/gpu: 3 pods need 30 CPUs free each; its 2 nodes have room for 2 "
+        "(the most free on any node: 48 CPUs on 2)"
     ]
     assert u.fix == "k8s/gpu needs 1 more node (has 2) (then it fits on k8s/gpu)"
 
@@ -93,7 +93,7 @@ def test_only_the_replicas_that_fit_are_placed(tmp_path: Path) -> None:
     assert len(plan.placements) == 2
     assert sorted(n for p in plan.placements for _, n in p.nodes) == [0, 1]
     (u,) = plan.unplaced
-    assert "the most free on any node is 18 CPUs" in u.reasons[0]
+    assert "the most free on any of its 2 nodes is 18 CPUs" in u.reasons[0]
 
 
 def test_a_gpu_pod_and_a_cpu_job_share_one_node(tmp_path: Path) -> None:
@@ -129,7 +129,9 @@ def test_mig_slices_and_whole_gpus_are_never_the_same_gpu(tmp_path: Path) -> Non
     assert _placed(plan) == {"four", "sliced"}
     unplaced = {u.decision.workload.name: u.reasons for u in plan.unplaced}
     assert "4 GPUs per node < 8 per replica" in unplaced["big"][0]
-    assert unplaced["extra"] == ["k8s/a100 is full: mig-1g.10gb 28 of 28 used, needs 1"]
+    assert unplaced["extra"] == [
+        "k8s/a100: needs 1 1g.10gb slice free on one node; its 1 node has 0 1g.10gb slices free"
+    ]
 
 
 def test_two_partitions_over_one_node_set_are_one_capacity(tmp_path: Path) -> None:
@@ -174,8 +176,9 @@ def test_a_whole_node_job_is_alone_on_its_nodes(tmp_path: Path) -> None:
     assert len(set(where["big"])) == 2 and not set(where["big"]) & set(where["more"])
     (u,) = plan.unplaced
     assert u.reasons == [
-        "hpc/gpu is full: cpus 144 of 144 used, needs 4; gpus 24 of 24 used, "
-        "needs 1; memory 1152GiB of 1152GiB used, needs 8GiB"
+        "hpc/gpu: needs 1 GPU free on one node; the most free on any of its 3 nodes is "
+        "0 GPUs (in all: cpus 144 of 144 used, needs 4; gpus 24 of 24 used, needs 1; "
+        "memory 1152GiB of 1152GiB used, needs 8GiB)"
     ]
 
 
@@ -223,8 +226,8 @@ def test_the_plan_packs_around_running_work(tmp_path: Path) -> None:
     assert where["four0"] == [("hpc/gpu", 2)]
     reasons = {u.decision.workload.name: u.reasons for u in plan.unplaced}
     assert reasons["four1"] == [
-        "hpc/gpu: 1 pod needs 4 GPUs each on a node; the most free on "
-        "any node is 3 GPUs (0 of 1 fit on its 3 nodes)"
+        "hpc/gpu: needs 4 GPUs free on one node; the most free on any of its 3 nodes is "
+        "3 GPUs; running work holds 7 of the 24 GPUs there"
     ]
 
 
@@ -233,6 +236,9 @@ def test_explain_offers_no_displacement_that_would_not_fit_the_nodes(tmp_path: P
     root = make_project(tmp_path, wl, SERVE, _pool())
     r = CliRunner().invoke(cli, ["explain", "chat", str(root)])
     assert r.exit_code == 0, r.output
-    assert "k8s/gpu is full: cpus 20 of 96 used, needs 90" in r.output
+    assert (
+        "k8s/gpu: 3 pods need 30 CPUs free each; its 2 nodes have room for 1 (the most free "
+        "on any node: 48 CPUs on 1, 28 on 1) (in all: cpus 20 of 96 used, needs 90)"
+    ) in r.output
     # Taking `small` off frees the CPUs in total, but 3 pods of 30 still find 2 nodes of 48.
     assert "displace" not in r.output

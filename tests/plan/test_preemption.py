@@ -122,7 +122,9 @@ def test_a_shrunk_target_keeps_what_fits(tmp_path: Path) -> None:
     assert code == 3 and doc["solver"]["status"] == "OPTIMAL"
     assert _placed(doc) == {"b"}  # the higher priority keeps the one node left
     assert doc["preempted"] == []  # nobody took a's place: the target shrank
-    assert _unplaced(doc)["a"] == ["hpc/gpu is full: gpus 8 of 8 used, needs 8"]
+    assert _unplaced(doc)["a"] == [
+        "hpc/gpu: needs 8 GPUs free on one node; its 1 node has 0 GPUs free"
+    ]
 
 
 def test_without_previous_there_is_no_preempted_section(tmp_path: Path) -> None:

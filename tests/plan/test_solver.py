@@ -31,7 +31,7 @@ def test_capacity_keeps_highest_priority_whole_node_jobs(tmp_path: Path) -> None
     assert sorted(where(plan)) == ["j1", "j3"]
     assert {u.decision.workload.name for u in plan.unplaced} == {"j0", "j2"}
     reasons = " ".join(r for u in plan.unplaced for r in u.reasons)
-    assert "full" in reasons
+    assert "needs 2 whole nodes, 0 of its 2 nodes are idle" in reasons
     assert all(p.resources.exclusive and p.resources.whole_nodes == 2 for p in plan.placements)
 
 
