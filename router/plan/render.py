@@ -23,10 +23,14 @@ def _resources(p: dict[str, Any]) -> str:
     r = p["resources"]
     times = ""
     if "replicas" in r:
-        times = f"{r['replicas']['min']}-{r['replicas']['max']}× "
+        low, high = r["replicas"]["min"], r["replicas"]["max"]
+        times = f"{low}× " if low == high else f"{low}-{high}× "
     elif r["nodes"] > 1:
         times = f"{r['nodes']}× "
-    parts = [f"{r['gpus_per_node']} {r.get('gpu_type') or 'gpu'}"] if r["gpus_per_node"] else []
+    gpu = r.get("gpu_type") or "gpu"
+    if r.get("mig"):  # slices of one profile, not whole GPUs: `1 a100 1g.10gb`
+        gpu = f"{gpu} {r['mig']}"
+    parts = [f"{r['gpus_per_node']} {gpu}"] if r["gpus_per_node"] else []
     # An MPIJob's per-node numbers keep room for its launcher: shown as deployed, workers
     # and one launcher.
     less = (MPI_LAUNCHER_CPUS, MPI_LAUNCHER_MEMORY) if r.get("mpi_launcher") else (0, 0)

@@ -52,11 +52,13 @@ def test_understated_a_cpu_job_beside_a_running_gpu_pod(tmp_path: Path) -> None:
 
 
 def test_mig_is_never_counted_twice(tmp_path: Path) -> None:
-    folder, plan, _ = _planned("issue-mig-twice", tmp_path)
+    folder, plan, table = _planned("issue-mig-twice", tmp_path)
     assert judge(folder).findings == []
     assert _unplaced(plan) == {
         "whole8": ["k8s/a100: has no whole GPUs (all are cut into MIG slices)"]
     }
+    # The table shows what each replica asks: one slice, not one A100; min = max reads `56×`.
+    assert "56× 1 a100 1g.10gb, 1 cpu, 4GiB" in table
 
 
 def test_mig_in_the_old_form_is_an_error_at_its_field(tmp_path: Path) -> None:
