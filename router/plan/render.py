@@ -101,12 +101,16 @@ def scale_out_lines(doc: dict[str, Any]) -> list[str]:
     """One line per target whose services at max replicas would need more nodes than it has;
     the plan counts min replicas, so this informs and never blocks."""
     out = []
+    # "has" is the nodes the plan counts (a pool's max_nodes, the autoscaler's ceiling, where
+    # it has one), so that "needs 2 more" is not read as beyond the nodes running now.
+    has = {t["id"]: t["nodes"]["capacity"] for t in doc.get("targets", [])}
     for row in doc.get("scale_out", []):
         if row["more_nodes"]:
             n, s = row["more_nodes"], row["services"]
+            counted = f"has {has[row['target_id']]}, " if row["target_id"] in has else ""
             out.append(
                 f"scale-out to max: {row['target_id']} needs {n} more node"
-                f"{'s' if n != 1 else ''} ({s} service{'s' if s != 1 else ''} at "
+                f"{'s' if n != 1 else ''} ({counted}{s} service{'s' if s != 1 else ''} at "
                 f"{row['replicas_max']} replicas, planned at {row['replicas_min']})"
             )
     return out

@@ -154,13 +154,25 @@ def test_scale_out_to_max_is_reported_not_blocking(tmp_path: Path) -> None:
         }
     ]
     assert (
-        "scale-out to max: k8s/l4 needs 1 more node (1 service at 20 replicas, planned at 2)"
+        "scale-out to max: k8s/l4 needs 1 more node (has 4, 1 service at 20 replicas, planned at 2)"
         in text
     )
     r = CliRunner().invoke(
         cli, ["plan", str(tmp_path / "p"), "--out", str(tmp_path / "o2"), "--format", "markdown"]
     )
     assert "- scale-out to max: k8s/l4 needs 1 more node" in r.output
+
+
+def test_scale_out_says_the_nodes_it_counts_with_an_autoscaler_ceiling(tmp_path: Path) -> None:
+    # max_nodes 6 on the 4-node pool: capacity counts 6; 20 replicas need 5 nodes, none more,
+    # and 40 (hpa max 40) need 10: 4 beyond the ceiling, said as "has 6", not as beyond the 4.
+    inventory = json.loads(json.dumps(INVENTORY))
+    inventory["clusters"][0]["node_pools"][0]["max_nodes"] = 6
+    policy = POLICY.replace("limit gpus <= 3", "limit gpus <= 64").replace("max = 20", "max = 40")
+    root = make_project(tmp_path / "p", [svc({"min": 2, "max": 40})], policy, inventory)
+    r = CliRunner().invoke(cli, ["plan", str(root), "--out", str(tmp_path / "o")])
+    assert r.exit_code == 0, r.output
+    assert "k8s/l4 needs 4 more nodes (has 6, 1 service at 40 replicas, planned at 2)" in r.output
 
 
 def test_no_scale_out_field_without_scaling_services(tmp_path: Path) -> None:
