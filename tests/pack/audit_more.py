@@ -81,7 +81,7 @@ def cpucomp(rng: random.Random, size: str) -> dict[str, Any]:
             for _ in range(40)
         }
     )
-    shapes = rng.sample(shapes, min(len(shapes), rng.randint(10, 20)))
+    shapes = rng.sample(shapes, min(len(shapes), 10 if size == "ci" else rng.randint(10, 20)))
     fill = rng.uniform(0.9, 1.3)  # of the node set's CPUs or memory, whichever binds
     work: list[dict[str, Any]] = []
     cpus = mem = 0

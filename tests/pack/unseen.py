@@ -398,7 +398,7 @@ def reproducer(seed: int, findings: list[str], data: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from tests.pack.audit import FAMILIES  # audit reads this module's units(): imported late
+    from tests.pack.audit import ALL  # audit reads this module's units(): imported late
 
     ap = argparse.ArgumentParser(prog="python -m tests.pack.unseen")
     ap.add_argument("--minutes", type=float, default=1.0)
@@ -407,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workloads", type=int, default=16, help="at most this many per platform")
     ap.add_argument(
         "--family",
-        choices=(*FAMILIES, "all"),
+        choices=(*ALL, "all"),
         help="the audit's families (tests/pack/audit.py) instead: project folders under --out,"
         " judged by the referees and the audit's own checker",
     )
@@ -461,9 +461,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _audited(args: argparse.Namespace) -> int:
     """The long run over the audit's families: seeds from --seed for --minutes."""
-    from tests.pack.audit import FAMILIES
+    from tests.pack.audit import ALL
 
-    families = FAMILIES if args.family == "all" else (args.family,)
+    families = ALL if args.family == "all" else (args.family,)
     end = time.monotonic() + 60 * args.minutes
     total = Judged()
     seed, platforms = args.seed, 0
