@@ -199,8 +199,9 @@ def test_running_work_from_squeue_side_by_side_is_packed_around(tmp_path: Path) 
     folder, plan, _ = _planned("capture-shared", tmp_path)
     assert judge(folder).findings == []
     assert list(_unplaced(plan)) == ["one-gpu-more"]
-    (placed,) = plan["placements"]  # type: ignore[misc]
-    assert [x["node"] for x in placed["nodes"]] == [0]
+    placements = plan["placements"]
+    assert isinstance(placements, list) and len(placements) == 1
+    assert [x["node"] for x in placements[0]["nodes"]] == [0]
 
 
 def test_an_exclusive_running_job_holds_its_node_whole(tmp_path: Path) -> None:
