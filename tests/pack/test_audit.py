@@ -222,15 +222,15 @@ def test_a5_mig_single_strategy_pods_ask_nvidia_gpu(tmp_path: Path) -> None:
 
 @pytest.mark.xfail(strict=True, reason="FINDINGS A4: open (solver)")
 def test_a4_exclusive_cpu_jobs_fit_a_node_set_of_shared_ones() -> None:
-    """cpucomp small seed 0, kept: 36 identical CPU nodes, 250 shared jobs; router's referee
-    re-packs them leaving a node idle for the exclusive c151 (hpc/cpu) and c245 (cpu-long)."""
+    """cpucomp small seed 0, kept: 36 identical CPU nodes, 250 shared jobs. Router's referee
+    (10 CPU s here, so not run in CI) re-packs them leaving a node idle for the exclusive c151
+    (hpc/cpu), and for c245 (cpu-long): placed work 5602 is below what can be placed."""
     import router
-    from router.plan.admits import referee
 
-    built = router.plan(router.load(DATA / "cpucomp-a4"), workers=1, share_candidates=True).built
-    i = built.inputs
-    judged = referee(i.policy, i.inventory, i.workloads, built.placements, i.running)
-    assert judged.admitted == [] and judged.undecided == []
+    doc = router.plan(router.load(DATA / "cpucomp-a4"), workers=1, share_candidates=True).document()
+    placed_work = doc["solver"]["levels"][0]
+    assert placed_work["name"] == "placed_work"
+    assert placed_work["value"] > 5602, placed_work
 
 
 @pytest.mark.xfail(strict=True, reason="FINDINGS A6: open (polish)")
