@@ -279,3 +279,13 @@ def test_a10_a_shared_node_set_reads_the_same_in_the_table_and_the_reason(tmp_pa
     (reason,) = _unplaced(plan)["c"]
     used = {t["id"]: t["gpus"]["used"] for t in plan["targets"]}  # type: ignore[attr-defined]
     assert used["hpc/preempt"] == 16 or "gpu-long" in reason, (used, reason)
+
+
+def test_slurm_mig_gres_whole_gpus_are_the_uncut_ones(tmp_path: Path) -> None:
+    """8 A100 per node, 4 cut into 7 × 1g.10gb (Slurm MIG GRES): 4 whole GPUs, never 8; the
+    1- and 2-GPU jobs wait for whole GPUs (FINDINGS A14: a Slurm job cannot ask for a slice)."""
+    folder, plan, _ = _planned("slurm-mig", tmp_path)
+    assert judge(folder).findings == []
+    assert sorted(_unplaced(plan)) == ["big2", "tiny"]
+    script = (folder / "out/slurm/hpc/big.sbatch").read_text()
+    assert "#SBATCH --gpus-per-node=a100:4\n" in script
