@@ -381,6 +381,7 @@ def judge(folder: Path, exact_nodes: int = 40, limit: float = 5.0) -> Verdict:
                 v.findings.append(
                     f"targets table {t['id']}: {axis} used {t[axis]['used']}, placements sum {n}"
                 )
+    v.findings += quota_findings(p, plan)
     comps = _components(p)
     tried: dict[tuple[Any, ...], bool | None] = {}
     for item in plan["unplaced"]:
@@ -453,7 +454,16 @@ def _gate(p: Platform, plan: dict[str, Any], name: str, tid: str) -> bool:
     at its max, or a team quota (judged by the quota, not here)."""
     w, meta = p.workloads[name], p.meta.get("_platform", {})
     for q in meta.get("quotas", []):
-        if w.get("team") == q["team"]:
+        if not _member(q, w):
+            continue
+        key = _quota_key(q, w, tid)
+        used = sum(
+            _quota_use(p, q, x["workload"], x["target_id"])
+            for x in plan["placements"]
+            if _member(q, p.workloads[x["workload"]])
+            and _quota_key(q, p.workloads[x["workload"]], x["target_id"]) == key
+        )
+        if used + _quota_use(p, q, name, tid) > _limit(q):
             return False
     for s in meta.get("spreads", []):
         app = (w.get("labels") or {}).get(s["by"])
@@ -474,6 +484,58 @@ def _gate(p: Platform, plan: dict[str, Any], name: str, tid: str) -> bool:
         if len(on) >= s["max"]:
             return False
     return True
+
+
+def _member(q: dict[str, Any], w: dict[str, Any]) -> bool:
+    return not q.get("team") or w.get("team", "default") == q["team"]
+
+
+def _limit(q: dict[str, Any]) -> int:
+    return int(q.get("limit", q.get("gpus", 0)))
+
+
+def _quota_key(q: dict[str, Any], w: dict[str, Any], tid: str) -> str | None:
+    """The group a member counts in: the value of the quota's `per` key (None: one group)."""
+    per = q.get("per")
+    if per is None:
+        return None
+    if per == "cluster":
+        return tid.split("/")[0]
+    if per.startswith("workload.labels."):
+        return str((w.get("labels") or {}).get(per.removeprefix("workload.labels.")))
+    return str(w.get(per, "default"))
+
+
+def _quota_use(p: Platform, q: dict[str, Any], name: str, tid: str) -> int:
+    """What the workload counts against the quota on tid, by the docs: `gpus` in devices (a
+    whole GPU or a MIG slice each; a whole node all of its devices), services at min replicas."""
+    res = q.get("resource", "gpus")
+    if res == "workloads":
+        return 1
+    cap = p.nodes[p.targets[tid].sets[0]][0].cap
+    whole = {"gpus": cap[0] + sum(k for _, k in cap[3]), "cpus": cap[1], "memory": cap[2]}
+    out = 0
+    for u in p.units(name, tid):
+        mine = {"gpus": u.gpus + sum(u.slices.values()), "cpus": u.cpus, "memory": u.mem}
+        out += whole[res] if u.whole else mine[res]
+    return out
+
+
+def quota_findings(p: Platform, plan: dict[str, Any]) -> list[str]:
+    """A quota's group over its limit in the plan as written."""
+    out = []
+    for k, q in enumerate(p.meta.get("_platform", {}).get("quotas", [])):
+        used: dict[str | None, int] = defaultdict(int)
+        for x in plan["placements"]:
+            w = p.workloads[x["workload"]]
+            if _member(q, w):
+                used[_quota_key(q, w, x["target_id"])] += _quota_use(
+                    p, q, x["workload"], x["target_id"]
+                )
+        for key, n in sorted(used.items(), key=str):
+            if n > _limit(q):
+                out.append(f"quota q{k} ({key}): {q.get('resource', 'gpus')} {n} > {_limit(q)}")
+    return out
 
 
 def _greedy(

@@ -347,9 +347,10 @@ def judge_audited(family: str, size: str, seed: int, folder: Path) -> Judged:
     the audit's own checker (tests/pack/audit_check.py, no router code): the two must agree."""
     from tests.pack import audit
     from tests.pack.audit_check import judge as audit_judge
+    from tests.pack.audit_parts import write
 
     out = Judged()
-    audit.write(audit.build(family, size, seed), folder)
+    write(audit.build(family, size, seed), folder)
     try:
         plan = router.plan(router.load(folder), workers=1)
     except RouterError as e:
@@ -397,6 +398,8 @@ def reproducer(seed: int, findings: list[str], data: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from tests.pack.audit import ALL  # audit reads this module's units(): imported late
+
     ap = argparse.ArgumentParser(prog="python -m tests.pack.unseen")
     ap.add_argument("--minutes", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0, help="the first platform's seed")
@@ -404,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workloads", type=int, default=16, help="at most this many per platform")
     ap.add_argument(
         "--family",
-        choices=("awkward", "mig", "shared", "running", "services", "all"),
+        choices=(*ALL, "all"),
         help="the audit's families (tests/pack/audit.py) instead: project folders under --out,"
         " judged by the referees and the audit's own checker",
     )
@@ -458,9 +461,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _audited(args: argparse.Namespace) -> int:
     """The long run over the audit's families: seeds from --seed for --minutes."""
-    from tests.pack.audit import FAMILIES
+    from tests.pack.audit import ALL
 
-    families = FAMILIES if args.family == "all" else (args.family,)
+    families = ALL if args.family == "all" else (args.family,)
     end = time.monotonic() + 60 * args.minutes
     total = Judged()
     seed, platforms = args.seed, 0

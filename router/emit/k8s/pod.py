@@ -34,7 +34,8 @@ def gpu_request(ctx: Ctx) -> tuple[str, int] | None:
     """The GPU resource name and count one pod asks for, or None for a CPU-only pod.
 
     With a MIG profile (the rule's `mig` option, else the plan's) that the pool offers, the pod
-    asks for `nvidia.com/mig-<profile>` (the GPU operator's "mixed" strategy) instead of whole
+    asks for `nvidia.com/mig-<profile>` (the GPU operator's "mixed" strategy; under "single" the
+    device plugin advertises every slice as `nvidia.com/gpu`, so it asks for that) instead of whole
     GPUs: as many slices as the plan counted for it, its GPUs per node (one for a one-GPU
     workload). A profile the pool does not offer (the planner never routes there) falls back
     to whole GPUs; a CPU-only workload asks for neither, even under a `mig` rule.
@@ -44,7 +45,8 @@ def gpu_request(ctx: Ctx) -> tuple[str, int] | None:
         return None
     profile = ctx.options.get("mig") or r.mig
     if profile and str(profile) in ctx.pool.slices_per_node:
-        return f"nvidia.com/mig-{profile}", r.gpus_per_node
+        single = ctx.pool.mig_strategy == "single"  # the plugin's slices are then nvidia.com/gpu
+        return (GPU if single else f"nvidia.com/mig-{profile}"), r.gpus_per_node
     return GPU, r.gpus_per_node
 
 
