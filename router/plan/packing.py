@@ -78,6 +78,9 @@ def check(
         found = extend(problem, start)
         if found is not None:
             return Verdict(problem.id, True, "extended", assignment=found)
+    found = constructive(problem, work)
+    if found is not None:
+        return Verdict(problem.id, True, "constructive", assignment=found)
     if not patterns:
         return _per_node(problem, work, limit)
     return _exact(problem, work, limit)
@@ -247,6 +250,29 @@ def first_fit(
     return out
 
 
+def constructive(problem: Problem, work: list[Work]) -> dict[str, list[list[int]]] | None:
+    """A packing by the constructive searches of router/plan/packfill.py (identical nodes:
+    node after node within the slack, two rankings; any nodes: knapsack fills leaning to
+    each resource), else from the best partial fill by `extend`; checked node by node."""
+    from router.plan.packfill import LEANS, fill, tight
+
+    tries: list[Callable[[], dict[str, list[list[int]]] | None]] = [
+        lambda: tight(problem, work),
+        lambda: tight(problem, work, ranked=1),
+        *(lambda lean=lean: fill(problem, work, lean) for lean in LEANS),
+    ]
+    for attempt in tries:
+        found = attempt()
+        if found is not None and not check_assignment(problem, found):
+            return found
+    start = fill(problem, work, LEANS[0], partial=True)
+    if start is not None:
+        found = extend(problem, start)
+        if found is not None and not check_assignment(problem, found):
+            return found
+    return None
+
+
 # --- 2b. from a packing of the rest ------------------------------------------------------------
 
 EXTEND_SIZES = (2, 3, 4, 6, 8, 12)  # nodes re-packed together, tried in turn
@@ -385,7 +411,12 @@ def _exact(problem: Problem, work: list[Work], limit: float) -> Verdict:
     return verdict
 
 
-def _per_node(problem: Problem, work: list[Work], limit: float) -> Verdict:
+def _per_node(
+    problem: Problem,
+    work: list[Work],
+    limit: float,
+    hint: dict[str, list[list[int]]] | None = None,
+) -> Verdict:
     from ortools.sat.python import cp_model  # here: its import alone costs ~0.75 s
 
     classes: dict[tuple[object, ...], list[Work]] = {}
@@ -426,6 +457,8 @@ def _per_node(problem: Problem, work: list[Work], limit: float) -> Verdict:
                 if not r.whole:
                     m.add(y[c, i] == 0).only_enforce_if(alone)
     _order_identical(m, problem, y, on_node)
+    if hint is not None:
+        _hint(m, y, classes, shapes, hint)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
@@ -443,6 +476,24 @@ def _per_node(problem: Problem, work: list[Work], limit: float) -> Verdict:
         for w, dealt in zip(classes[s], deal(counts, c, classes[s]), strict=True):
             assignment.setdefault(w.name, []).extend(dealt)
     return Verdict(problem.id, True, "exact", assignment=assignment)
+
+
+def _hint(
+    m: cp_model.CpModel,
+    y: dict[tuple[int, int], cp_model.IntVar],
+    classes: dict[tuple[object, ...], list[Work]],
+    shapes: list[tuple[object, ...]],
+    hint: dict[str, list[list[int]]],
+) -> None:
+    """A (partial) packing as CP-SAT's first guess: tasks per class and node."""
+    count: dict[tuple[int, int], int] = defaultdict(int)
+    for c, s in enumerate(shapes):
+        for w in classes[s]:
+            for unit in hint.get(w.name, []):
+                for i in unit:
+                    count[c, i] += 1
+    for k, v in sorted(y.items()):
+        m.add_hint(v, count.get(k, 0))
 
 
 def _most(w: Work, node: Node) -> int:

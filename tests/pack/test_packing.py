@@ -122,14 +122,14 @@ def test_whole_nodes_are_alone_and_only_idle() -> None:
     assert v.packs is False and v.how == "bound"
 
 
-def test_ffd_misses_but_exact_finds_it() -> None:
+def test_ffd_misses_but_the_constructive_search_finds_it() -> None:
     nodes = [Node(0, 10, 100)] * 2
     sizes = [5, 4, 4, 3, 2, 2]  # FFD: {5,4}, {4,3,2}, 2 left over; optimum {5,3,2}, {4,4,2}
     work = [job(f"b{k}", 1, 0, s, 1) for k, s in enumerate(sizes)]
     p = problem(nodes, work)
     assert first_fit(p, work, lambda w, _: (-w.cpus,)) is None
     v = check(p)
-    assert v.packs is True and v.how == "exact"
+    assert v.packs is True and v.how == "constructive"
     assert check_assignment(p, v.assignment) == []
 
 
