@@ -184,6 +184,15 @@ TIGHT_STEPS = 200_000  # search steps in all, per component: bounded, determinis
 PER_NODE = 200  # patterns ranked per node, the least slack used first
 
 
+def identical(problem: Problem, work: list[Work]) -> bool:
+    """Single-node work on identical nodes that every work reaches: where `tight` applies."""
+    nodes = problem.nodes
+    if not nodes or any(n != nodes[0] for n in nodes) or any(w.whole or w.tasks > 1 for w in work):
+        return False
+    everyone = tuple(range(len(nodes)))
+    return all(problem.reach.get(w.target, ()) == everyone for w in work)
+
+
 def tight(
     problem: Problem, work: list[Work], steps: int = TIGHT_STEPS, ranked: int = PER_NODE
 ) -> dict[str, list[list[int]]] | None:
@@ -193,12 +202,9 @@ def tight(
     short is one the others must make up), biggest tasks first; states already failed are not
     tried again (identical nodes: what is left to place is the whole state). None: none found
     within `steps` (it proves nothing)."""
+    if not identical(problem, work):
+        return None
     nodes = problem.nodes
-    if not nodes or any(n != nodes[0] for n in nodes) or any(w.whole or w.tasks > 1 for w in work):
-        return None
-    everyone = tuple(range(len(nodes)))
-    if any(problem.reach.get(w.target, ()) != everyone for w in work):
-        return None
     profiles = sorted({p for w in work for p, _ in w.slices} | {p for p, _ in nodes[0].slices})
     sl = dict(nodes[0].slices)
     cap = (nodes[0].gpus, nodes[0].cpus, nodes[0].memory, *(sl.get(p, 0) for p in profiles))
