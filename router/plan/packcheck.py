@@ -182,14 +182,17 @@ _FORKED: tuple[list[Problem], float] = ([], 0.0)  # what forked children read (n
 def settle(problems: list[Problem], limit: float, workers: int = 1) -> list[Verdict]:
     """check() of every problem, in order; see check_plan for `workers`."""
     if workers <= 1:
-        return [check(p, limit) for p in problems]
+        return [check(p, limit, constructive=True) for p in problems]
     out = [cheap_check(p) for p in problems]
     rest = sorted(
         (k for k, v in enumerate(out) if v is None),
         key=lambda k: (-sum(w.units * w.tasks for w in problems[k].work), k),
     )
     if len(rest) <= 1:
-        return [v if v is not None else check(p, limit) for p, v in zip(problems, out, strict=True)]
+        return [
+            v if v is not None else check(p, limit, constructive=True)
+            for p, v in zip(problems, out, strict=True)
+        ]
     import multiprocessing
 
     global _FORKED
@@ -205,7 +208,7 @@ def settle(problems: list[Problem], limit: float, workers: int = 1) -> list[Verd
 
 def _check_forked(k: int) -> tuple[int, Verdict]:
     problems, limit = _FORKED
-    return k, check(problems[k], limit)
+    return k, check(problems[k], limit, constructive=True)
 
 
 def unpackable(
