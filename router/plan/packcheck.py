@@ -13,6 +13,11 @@ Each placement becomes work on its target's nodes:
     takes each of its nodes alone, and only a node where nothing runs. A job array is one
     such unit per task in flight (`array_parallel`).
 
+The search is router/plan/packing.py's `check` with its constructive searches on (most
+components pack, and those searches find most packings that first fit misses); with
+`workers` > 1, the components the bounds and first fit leave open are checked in forked
+processes.
+
 `unpackable(...)` lists the targets of every component that cannot be packed (or could not be
 decided within the limit: the checker never says "fits" without an assignment in hand).
 `scale_out(...)` says per target how many more nodes its services would need at max replicas.
