@@ -103,7 +103,7 @@ def run(
     # a packing of its own when it has no errors.
     verdicts = [
         (c.verdict.packs, t)
-        for c in check_plan(i.inventory, i.running, built.placements)
+        for c in check_plan(i.inventory, i.running, built.placements, workers=workers)
         for t in c.component.targets
     ]
     unpackable_targets = sorted(t for packs, t in verdicts if packs is False)
@@ -117,6 +117,7 @@ def run(
     # A valid assignment is a witness that every target packs: a target is undecided only
     # when the checker's own search found no packing either.
     undecided_targets = searched_undecided if assignment_errors else []
+    packcheck_seconds = time.perf_counter() - t5
     # Workloads left out for capacity that the plan could still take, within every quota and
     # spread, on the nodes (router/plan/admits.py, independent of router/solve too).
     t6 = time.perf_counter()
@@ -185,6 +186,7 @@ def run(
         "falsely_unplaced_together": judged.together,
         "unplaced_undecided": len(judged.undecided),
         "check_seconds": round(check_seconds, 3),
+        "packcheck_seconds": round(packcheck_seconds, 3),
         "referee_seconds": round(referee_seconds, 3),
     }
     if churn:

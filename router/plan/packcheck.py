@@ -13,6 +13,11 @@ Each placement becomes work on its target's nodes:
     takes each of its nodes alone, and only a node where nothing runs. A job array is one
     such unit per task in flight (`array_parallel`).
 
+The search is router/plan/packing.py's `check` with its constructive searches on (most
+components pack, and those searches find most packings that first fit misses); with
+`workers` > 1, the components the bounds and first fit leave open are checked in forked
+processes.
+
 `unpackable(...)` lists the targets of every component that cannot be packed (or could not be
 decided within the limit: the checker never says "fits" without an assignment in hand).
 `scale_out(...)` says per target how many more nodes its services would need at max replicas.
@@ -26,7 +31,7 @@ from typing import Any
 from router.models import Inventory, Running
 from router.models.capacity import node_classes
 from router.models.placement import Placement
-from router.plan.packing import DEFAULT_LIMIT, Node, Problem, Verdict, Work, check
+from router.plan.packing import DEFAULT_LIMIT, Node, Problem, Verdict, Work, cheap_check, check
 
 SCALE_OUT_LIMIT = 1.0  # deterministic seconds per exact check while searching scale-out
 SCALE_OUT_CAP = 1 << 14  # more nodes than any platform has: "more than 16384"
@@ -165,13 +170,50 @@ def check_plan(
     placements: list[Placement],
     limit: float = DEFAULT_LIMIT,
     at_max: bool = False,
+    workers: int = 1,
 ) -> list[Checked]:
-    """Every component with work, checked."""
-    return [
-        Checked(c, check(c.problem, limit))
-        for c in components(inventory, running, placements, at_max)
-        if c.problem.work
-    ]
+    """Every component with work, checked. `workers` > 1: the components that the bounds and
+    first fit leave open are checked in forked processes, the largest first. The verdicts are
+    the same whatever `workers` is: each component is checked on its own, within a
+    deterministic limit."""
+    comps = [c for c in components(inventory, running, placements, at_max) if c.problem.work]
+    verdicts = settle([c.problem for c in comps], limit, workers)
+    return [Checked(c, v) for c, v in zip(comps, verdicts, strict=True)]
+
+
+_FORKED: tuple[list[Problem], float] = ([], 0.0)  # what forked children read (not pickled)
+
+
+def settle(problems: list[Problem], limit: float, workers: int = 1) -> list[Verdict]:
+    """check() of every problem, in order; see check_plan for `workers`."""
+    if workers <= 1:
+        return [check(p, limit, constructive=True) for p in problems]
+    out = [cheap_check(p) for p in problems]
+    rest = sorted(
+        (k for k, v in enumerate(out) if v is None),
+        key=lambda k: (-sum(w.units * w.tasks for w in problems[k].work), k),
+    )
+    if len(rest) <= 1:
+        return [
+            v if v is not None else check(p, limit, constructive=True)
+            for p, v in zip(problems, out, strict=True)
+        ]
+    import multiprocessing
+
+    global _FORKED
+    _FORKED = (problems, limit)
+    try:
+        with multiprocessing.get_context("fork").Pool(min(workers, len(rest))) as pool:
+            for k, v in pool.imap_unordered(_check_forked, rest):
+                out[k] = v
+    finally:
+        _FORKED = ([], 0.0)
+    return [v for v in out if v is not None]
+
+
+def _check_forked(k: int) -> tuple[int, Verdict]:
+    problems, limit = _FORKED
+    return k, check(problems[k], limit, constructive=True)
 
 
 def unpackable(

@@ -60,7 +60,7 @@ class Verdict:
 
     problem: str
     packs: bool | None
-    how: str  # "empty", "bound", "first fit", "extended", "exact", "limit"
+    how: str  # "empty", "bound", "first fit", "extended", "constructive", "exact", "limit"
     reason: str = ""
     # work name -> one list of node positions per unit (one position per task)
     assignment: dict[str, list[list[int]]] = field(default_factory=dict)

@@ -29,6 +29,7 @@ KEYS = {
     "min_moves_needed": int,
     "falsely_unplaced_together": int,
     "referee_seconds": float,
+    "packcheck_seconds": float,
 }
 
 

@@ -3,15 +3,29 @@
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
-from router.plan.packing import Node, Problem, Work, check, check_assignment, first_fit
+from router.plan.packcheck import settle
+from router.plan.packfill import LEANS, fill, identical, tight
+from router.plan.packing import (
+    _ORDERS,
+    Node,
+    Problem,
+    Work,
+    check,
+    check_assignment,
+    first_fit,
+)
+from router.plan.packing import _constructive as constructive
 from router.plan.patterns import pattern_check
 
 GiB = 1024
+DATA = Path(__file__).parent / "data"
 
 
 def problem(nodes: list[Node], work: list[Work], target: str = "k8s/gpu") -> Problem:
@@ -51,9 +65,11 @@ def job(
 
 
 def valid(p: Problem) -> bool:
-    v = check(p)
+    """The verdict with and without the constructive searches (the same), its packing checked."""
+    v = check(p, constructive=True)
     if v.packs:
         assert check_assignment(p, v.assignment) == []
+    assert check(p).packs == v.packs
     return bool(v.packs)
 
 
@@ -122,14 +138,14 @@ def test_whole_nodes_are_alone_and_only_idle() -> None:
     assert v.packs is False and v.how == "bound"
 
 
-def test_ffd_misses_but_exact_finds_it() -> None:
+def test_ffd_misses_but_the_constructive_search_finds_it() -> None:
     nodes = [Node(0, 10, 100)] * 2
     sizes = [5, 4, 4, 3, 2, 2]  # FFD: {5,4}, {4,3,2}, 2 left over; optimum {5,3,2}, {4,4,2}
     work = [job(f"b{k}", 1, 0, s, 1) for k, s in enumerate(sizes)]
     p = problem(nodes, work)
     assert first_fit(p, work, lambda w, _: (-w.cpus,)) is None
-    v = check(p)
-    assert v.packs is True and v.how == "exact"
+    v = check(p, constructive=True)
+    assert v.packs is True and v.how == "constructive"
     assert check_assignment(p, v.assignment) == []
 
 
@@ -239,6 +255,135 @@ def test_lp_of_node_patterns_proves_a_tight_mix_infeasible() -> None:
     nodes = [Node(0, 10, 10)] * 4
     work = [replicas("a", 3, 0, 7, 2), replicas("b", 3, 0, 4, 2)]
     p = problem(nodes, work)
-    v = check(p)
+    v = check(p, constructive=True)
     assert v.packs is False and v.how == "exact"
     assert "fit the totals but no assignment" in v.reason
+
+
+# --- the constructive searches (router/plan/packfill.py) ---------------------------------------
+
+
+def _bench_component() -> Problem:
+    """L seed 0's hpc-r0-2/cpu as planned on main 68207b7 (tests/pack/data/README.md): 23
+    identical nodes, 276 CPU jobs, all its CPUs planned. First fit leaves it, and per-node
+    CP-SAT did not decide it within its 5 s."""
+    data = json.loads((DATA / "bench-L0-hpc-r0-2-cpu.json").read_text())
+    node = Node(data["node"]["gpus"], data["node"]["cpus"], data["node"]["memory"])
+    work = [Work(n, data["id"], u, 1, 0, c, m) for n, u, c, m in data["work"]]
+    return problem([node] * data["nodes"], work, target=data["id"])
+
+
+def test_a_full_bench_partition_packs_by_the_constructive_search() -> None:
+    p = _bench_component()
+    work = [w for w in p.work if w.units]
+    assert all(first_fit(p, work, order) is None for order in _ORDERS)
+    assert sum(w.cpus * w.units for w in work) == 23 * 128  # every node full to the last CPU
+    v = check(p, constructive=True)
+    assert v.packs is True and v.how == "constructive"
+    assert check_assignment(p, v.assignment) == []
+
+
+def test_a_packing_only_a_non_greedy_order_finds_on_two_resources() -> None:
+    # 2 nodes of (10 CPUs, 10 GiB): first fit by CPUs puts both 5-CPU tasks on one node and
+    # strands a 5 GiB one; each node must take one of each (9 CPUs, 10 GiB).
+    nodes = [Node(0, 10, 10 * GiB)] * 2
+    work = [
+        replicas("a", 2, 0, 2, 1 * GiB),
+        replicas("b", 2, 0, 2, 5 * GiB),
+        replicas("c", 2, 0, 5, 4 * GiB),
+    ]
+    p = problem(nodes, work)
+    assert all(first_fit(p, work, order) is None for order in _ORDERS)
+    assert identical(p, work)
+    v = check(p, constructive=True)
+    assert v.packs is True and v.how == "constructive"
+    assert check_assignment(p, v.assignment) == []
+    assert sorted(sorted(v.assignment[n][k][0] for n in "abc") for k in range(2)) == [
+        [0, 0, 0],
+        [1, 1, 1],
+    ]
+
+
+def test_the_knapsack_fill_on_nodes_that_differ() -> None:
+    # Nodes of (10 CPUs, 10 GiB) and (12 CPUs, 8 GiB): `tight` does not apply, `fill` does.
+    nodes = [Node(0, 10, 10 * GiB), Node(0, 12, 8 * GiB)]
+    work = [
+        replicas("a", 1, 0, 3, 6 * GiB),
+        replicas("b", 2, 0, 3, 5 * GiB),
+        replicas("c", 2, 0, 1, 1 * GiB),
+    ]
+    p = problem(nodes, work)
+    assert all(first_fit(p, work, order) is None for order in _ORDERS)
+    assert not identical(p, work) and tight(p, work) is None
+    found = [fill(p, work, lean) for lean in LEANS]
+    assert any(f is not None for f in found)
+    assert all(check_assignment(p, f) == [] for f in found if f is not None)
+    v = check(p, constructive=True)
+    assert v.packs is True and v.how == "constructive"
+
+
+def test_an_unpackable_tight_mix_is_still_proved_unpackable() -> None:
+    # Totals fit (18 of 20 CPUs); no node holds two 6-CPU tasks: the searches find nothing,
+    # and the exact check proves it.
+    nodes = [Node(0, 10, 10 * GiB)] * 2
+    work = [replicas("a", 3, 0, 6, 1 * GiB)]
+    p = problem(nodes, work)
+    assert constructive(p, work) is None
+    v = check(p, constructive=True)
+    assert v.packs is False and v.how == "exact"
+    assert not _brute(p)
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_constructive_searches_never_claim_a_packing_that_is_not(seed: int) -> None:
+    rng = random.Random(9000 + seed)
+    node = Node(rng.choice([0, 2]), rng.choice([8, 12]), rng.choice([16, 32]))
+    nodes = [node] * rng.randint(2, 3)
+    if rng.random() < 0.5:  # nodes that differ: only `fill`
+        nodes[0] = Node(node.gpus, node.cpus + 4, node.memory)
+    work = [
+        replicas(
+            f"r{k}", rng.randint(1, 3), rng.randint(0, 1), rng.randint(1, 6), rng.randint(2, 12)
+        )
+        for k in range(rng.randint(2, 4))
+    ]
+    if rng.random() < 0.3:
+        work.append(job("j", 2, 0, rng.randint(1, 4), rng.randint(1, 8)))
+    p = problem(nodes, work)
+    packs = _brute(p)
+    tries = [tight(p, work), tight(p, work, ranked=1), *(fill(p, work, lean) for lean in LEANS)]
+    for found in tries:
+        if found is not None:
+            assert packs and check_assignment(p, found) == []
+    v = check(p, constructive=True)
+    assert v.packs is packs
+
+
+def test_verdicts_are_the_same_whatever_the_workers() -> None:
+    two = [Node(0, 10, 10 * GiB)] * 2
+    problems = [
+        _bench_component(),  # constructive
+        problem(two, [replicas("a", 3, 0, 6, 1 * GiB)]),  # no: exact
+        problem(  # constructive
+            two,
+            [
+                replicas("a", 2, 0, 2, 1 * GiB),
+                replicas("b", 2, 0, 2, 5 * GiB),
+                replicas("c", 2, 0, 5, 4 * GiB),
+            ],
+        ),
+        problem(two, [replicas("a", 2, 0, 5, 5 * GiB)]),  # first fit
+        problem([Node(0, 10, 10)] * 4, [replicas("a", 3, 0, 7, 2), replicas("b", 3, 0, 4, 2)]),
+    ]
+    one = settle(problems, 5.0, workers=1)
+    more = settle(problems, 5.0, workers=2)
+    assert [(v.packs, v.how) for v in one] == [
+        (True, "constructive"),
+        (False, "exact"),
+        (True, "constructive"),
+        (True, "first fit"),
+        (False, "exact"),
+    ]
+    assert [(v.packs, v.how, v.reason, v.assignment) for v in one] == [
+        (v.packs, v.how, v.reason, v.assignment) for v in more
+    ]
