@@ -80,7 +80,8 @@ NOTES: dict[tuple[str, str], str] = {
     ("Workload", "env"): "environment variables",
     ("Workload", "workdir"): "the working folder (an absolute path)",
     ("Workload", "nodes"): "nodes of a multi-node job; without it, derived from the "
-    "target (64 GPUs on 8-GPU nodes is 8 nodes)",
+    "target (64 GPUs on 8-GPU nodes is 8 nodes); a job of more than one node takes its nodes "
+    "whole (Slurm `--exclusive`)",
     ("Workload", "gpus_per_node"): "GPUs on each node, when not all on one",
     ("Workload", "cpus"): "CPUs (jobs: total across nodes; services: per replica)",
     ("Workload", "preemptible"): "planned work that any better plan may take the place of",
