@@ -370,11 +370,12 @@ def _repack_on(
 def _exact(problem: Problem, work: list[Work], limit: float) -> Verdict:
     from router.plan.patterns import pattern_check
 
-    # Identical nodes: the LP of node patterns may prove it impossible at once; the per-node
-    # search is better at finding packings, and node patterns at what it leaves undecided.
+    # Identical nodes: the LP of node patterns may prove it impossible at once (or, when the
+    # patterns are generated, a dive on it find a packing); the per-node search is better at
+    # finding packings, and node patterns at what it leaves undecided.
     proof = pattern_check(problem, work, limit, search=False)
     if proof is not None:
-        proof.reason = _exact_reason(problem, work)
+        proof.reason = "" if proof.packs else _exact_reason(problem, work)
         return proof
     verdict = _per_node(problem, work, limit)
     if verdict.packs is None:
