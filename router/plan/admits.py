@@ -424,11 +424,18 @@ class _Limits:
         self.quotas = compile_quotas(policy, inventory, workloads=workloads)
         self.spreads = compile_spreads(policy, inventory)
         self._views: dict[str, dict[str, Any]] = {}
+        # The limits counting on each target, in policy order; and per (members, workload)
+        # whether it is one (the limits of a quota share their members).
+        self.on_target: dict[str, list[int]] = defaultdict(list)
+        for k, q in enumerate(self.quotas):
+            for t in sorted(q.targets):
+                self.on_target[t].append(k)
+        self._members: dict[tuple[int, str], bool] = {}
         self.used = [0] * len(self.quotas)
         for p in placements:
-            for k, q in enumerate(self.quotas):
-                if p.target.id in q.targets and self._member(k, p.workload):
-                    self.used[k] += usage(q.resource, p.resources, p.target)
+            for k in self.on_target.get(p.target.id, ()):
+                if self._member(k, p.workload):
+                    self.used[k] += usage(self.quotas[k].resource, p.resources, p.target)
         # Spread groups, as spread.py defines them: routed members only, two or more.
         self.group: list[dict[str, Hashable]] = []  # per spread: workload -> group
         self.most: list[dict[Hashable, int]] = []  # per spread: group -> its limit
@@ -467,14 +474,20 @@ class _Limits:
 
     def _member(self, k: int, w: Workload) -> bool:
         members = self.quotas[k].members
-        return members is None or bool(members(self._view(w), {}))
+        if members is None:
+            return True
+        key = (id(members), w.name)  # the quotas keep their members alive: ids stay unique
+        got = self._members.get(key)
+        if got is None:
+            got = self._members[key] = bool(members(self._view(w), {}))
+        return got
 
     def take(self, d: Decision, cand: Candidate) -> None:
         """Count `d` on `cand` in every quota and spread it is in."""
         tid = cand.target.id
-        for k, q in enumerate(self.quotas):
-            if tid in q.targets and self._member(k, d.workload):
-                self.used[k] += usage(q.resource, cand.resources, cand.target)
+        for k in self.on_target.get(tid, ()):
+            if self._member(k, d.workload):
+                self.used[k] += usage(self.quotas[k].resource, cand.resources, cand.target)
         for k, s in enumerate(self.spreads):
             g = self.group[k].get(d.workload.name)
             if g is not None:
@@ -483,8 +496,9 @@ class _Limits:
     def keeps_out(self, d: Decision, cand: Candidate) -> str:
         """ "quota" or "spread" when adding `d` on `cand` breaks one; "" when none."""
         tid = cand.target.id
-        for k, q in enumerate(self.quotas):
-            if tid not in q.targets or not self._member(k, d.workload):
+        for k in self.on_target.get(tid, ()):
+            q = self.quotas[k]
+            if not self._member(k, d.workload):
                 continue
             if self.used[k] + usage(q.resource, cand.resources, cand.target) > q.amount:
                 return "quota"
