@@ -116,7 +116,9 @@ def referee(
         return out
     limits = _Limits(policy, inventory, workloads, decisions, placements)
     free = _Free(inventory, running, placements)
-    comps = components(inventory, running, placements) if repack else []
+    # The components without their work, filled in (`fill`) only where a re-pack is asked:
+    # building every placement's work costs more than all the re-packs of a large plan.
+    comps = components(inventory, running, []) if repack else []
     of_target = {t: c for c in comps for t in c.targets}
     pending: list[tuple[Component, Work, str]] = []  # beside failed: for re-packing
     for d in sorted(left, key=lambda d: d.workload.name):
@@ -151,9 +153,17 @@ def referee(
     theirs: dict[str, list[Placement]] = defaultdict(list)
     for q in placements:
         theirs[q.target.id].append(q)
-    starts = {
-        k: recorded(c, [q for t in c.targets for q in theirs[t]]) for k, c in enumerate(comps)
-    }
+    starts: dict[int, Start] = {}
+
+    def fill(k: int) -> None:
+        """Component k's work (as packcheck.components gives it) and the plan's packing."""
+        c = comps[k]
+        mine = [q for t in c.targets for q in theirs[t]]
+        c.problem.work = [work_of(q) for q in mine]
+        starts[k] = recorded(c, mine)
+
+    for k in sorted(asks):
+        fill(k)
     settled = settle(comps, asks, starts, limit, workers)
     # Smallest work first in each component (the order the verdicts were always read in).
     pending.sort(key=lambda c: (c[0].targets, _size(c[1]), c[1].slices, c[2]))
@@ -173,6 +183,12 @@ def referee(
     out.undecided = sorted({u for u in out.undecided if u[0] not in admitted})
     if together:
         chosen = {d.workload.name: d for d in left if d.workload.name in admitted}
+        at = {t: k for k, c in enumerate(comps) for t in c.targets}
+        for d in chosen.values():
+            for cand in d.candidates:
+                k = at.get(cand.target.id)
+                if k is not None and k not in starts:
+                    fill(k)
         out.together_by_component = _together(
             [chosen[a.workload] for a in out.admitted],
             limits,
