@@ -186,9 +186,9 @@ def referee(
         at = {t: k for k, c in enumerate(comps) for t in c.targets}
         for d in chosen.values():
             for cand in d.candidates:
-                k = at.get(cand.target.id)
-                if k is not None and k not in starts:
-                    fill(k)
+                j = at.get(cand.target.id)
+                if j is not None and j not in starts:
+                    fill(j)
         out.together_by_component = _together(
             [chosen[a.workload] for a in out.admitted],
             limits,
