@@ -14,6 +14,8 @@ How it decides, cheapest first:
   1. bounds: totals per resource, and per work the nodes that can hold one of its tasks;
      a violated bound proves that nothing packs (with the reason in words);
   2. first fit decreasing, in a few orders: a packing found is a proof that it packs;
+     then, on identical nodes, the LP of node patterns (a proof of no) and a dive on it (a
+     packing), and from a given packing of the rest, `extend`;
   3. on identical nodes, CP-SAT over node patterns (router/plan/patterns.py); else
      CP-SAT with per-node variables: y[c, n] = tasks of class c (identical works merged) on
      node n, 0 <= y[c, n] <= units of c (so that a unit's tasks can be dealt to distinct
@@ -74,6 +76,16 @@ def check(
         found = first_fit(problem, work, order)
         if found is not None:
             return Verdict(problem.id, True, "first fit", assignment=found)
+    if patterns:
+        # Identical nodes: the LP of node patterns may prove it impossible at once (or, when
+        # the patterns are generated, a dive on it find a packing), cheaper than `extend`'s
+        # small searches, which prove nothing.
+        from router.plan.patterns import pattern_check
+
+        early = pattern_check(problem, work, limit, search=False)
+        if early is not None:
+            early.reason = "" if early.packs else _exact_reason(problem, work)
+            return early
     if start is not None:
         found = extend(problem, start)
         if found is not None:
@@ -370,13 +382,8 @@ def _repack_on(
 def _exact(problem: Problem, work: list[Work], limit: float) -> Verdict:
     from router.plan.patterns import pattern_check
 
-    # Identical nodes: the LP of node patterns may prove it impossible at once (or, when the
-    # patterns are generated, a dive on it find a packing); the per-node search is better at
-    # finding packings, and node patterns at what it leaves undecided.
-    proof = pattern_check(problem, work, limit, search=False)
-    if proof is not None:
-        proof.reason = "" if proof.packs else _exact_reason(problem, work)
-        return proof
+    # (`check` has tried node patterns' LP already.) The per-node search is better at finding
+    # packings, and node patterns at what it leaves undecided.
     verdict = _per_node(problem, work, limit)
     if verdict.packs is None:
         by_pattern = pattern_check(problem, work, limit)
