@@ -102,34 +102,10 @@ def _cached(
 ) -> list[tuple[int, ...]] | None:
     """maximal_patterns, kept for the next check of the same node and task types (the
     referee checks one component with each of many works added; demands do not matter)."""
-    if any(_covers(cap, types, failed) for failed in _TOO_MANY):
-        return None
     steps = STEP_CAP if limit == PATTERN_CAP else FEW_STEPS
-    found = maximal_patterns(
+    return maximal_patterns(
         cap, [_Type(need, most, 0, False) for need, most in types], limit, steps
     )
-    if found is None and limit == PATTERN_CAP:
-        _TOO_MANY.append((cap, dict(types)))
-        del _TOO_MANY[:-64]
-    return found
-
-
-# (node, most per task need) whose maximal patterns were too many: so are those of any node
-# and types that have them all (as many or more), spared the search (the referee asks the
-# same component with one work added, again and again).
-_TOO_MANY: list[tuple[tuple[int, ...], dict[tuple[int, ...], int]]] = []
-
-
-def _covers(
-    cap: tuple[int, ...],
-    types: tuple[tuple[tuple[int, ...], int], ...],
-    failed: tuple[tuple[int, ...], dict[tuple[int, ...], int]],
-) -> bool:
-    """Every pattern of `failed` is one here too (same node), and more may be."""
-    if failed[0] != cap:
-        return False
-    have = dict(types)
-    return all(have.get(need, -1) >= most for need, most in failed[1].items())
 
 
 def _lp_needs_more(patterns: list[dict[int, int]], types: list[_Type], count: int) -> bool:
