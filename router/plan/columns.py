@@ -92,7 +92,8 @@ def _start(cap: tuple[int, ...], kinds: list[Kind]) -> list[Pattern]:
     type: once)."""
     out: list[Pattern] = []
     for k, kind in enumerate(kinds):
-        n = 1 if kind.whole else _fits(kind, cap)
+        fits = all(a <= c for a, c in zip(kind.need, cap, strict=True))
+        n = int(fits) if kind.whole else _fits(kind, cap)
         if n > 0:
             out.append({k: n})
     return out

@@ -159,6 +159,8 @@ def pattern_check(
         types.append(_Type(vec, min(units, fit), units * tasks, bool(whole)))
     shared = [k for k, t in enumerate(types) if not t.whole]
     found = _few(cap, [types[k] for k in shared])
+    if found is None and not node.idle and len(shared) < len(types):
+        return Verdict(problem.id, False, "exact", "")  # whole-node work, no idle node
     if found is None:
         # Too many to list at once: generated as the LP asks for them (router/plan/columns.py),
         # which proves "no" by the LP bound or finds a packing by diving; then, searching, all

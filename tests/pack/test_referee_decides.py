@@ -152,3 +152,74 @@ def test_the_referee_decides_both_the_same_whatever_the_workers() -> None:
     assert set(given) == {n for n in hand if n.startswith("b")} | {"bextra"}
     given |= {n: [nodes] for n, nodes in hand.items() if n.startswith("a")}
     assert check_assignment(p.inventory, p.running, [*placements, extra], given) == []
+
+
+def test_generated_patterns_agree_with_the_per_node_search_on_small_cases() -> None:
+    """Seeded small identical-node cases, whole-node tasks and jobs of 2 nodes among them:
+    column generation's verdict, when it gives one, is the exact per-node search's, and its
+    packing is one (within each node, at most the units per node, every task placed)."""
+    import random
+
+    few = pattern_check.__globals__["_few"]
+    decided = {True: 0, False: 0}
+    for seed in range(60):
+        rng = random.Random(seed)
+        count = rng.randint(2, 5)
+        cap = (rng.choice([0, 4, 8]), rng.choice([16, 32, 64]), rng.choice([64, 128]))
+        work = []
+        for k in range(rng.randint(2, 5)):
+            need = (
+                rng.randint(0, cap[0]),
+                rng.randint(1, cap[1] // 2),
+                rng.randint(1, cap[2] // 2),
+            )
+            work.append(
+                Work(
+                    f"w{k}",
+                    "t",
+                    rng.randint(1, 4),
+                    rng.choice([1, 1, 2]),
+                    *need,
+                    whole=rng.random() < 0.15,
+                )
+            )
+        node = Node(*cap)
+        p = Problem(
+            "t", [f"n{i}" for i in range(count)], [node] * count, {"t": tuple(range(count))}, work
+        )
+        kinds = [
+            columns.Kind(
+                (w.gpus, w.cpus, w.memory),
+                min(
+                    w.units,
+                    min(
+                        (c // a for a, c in zip((w.gpus, w.cpus, w.memory), cap, strict=True) if a),
+                        default=w.units,
+                    ),
+                ),
+                w.units * w.tasks,
+                w.whole,
+            )
+            for w in work
+        ]
+        got = columns.decide(cap, kinds, count, 1.0, few)
+        want = check(p, 10.0, patterns=False).packs
+        assert want is not None, seed
+        if got.packs is None:
+            continue
+        assert got.packs is want, seed
+        decided[want] += 1
+        if got.packs:
+            assert len(got.nodes) <= count, seed
+            placed = [0] * len(kinds)
+            for pattern in got.nodes:
+                for d in range(3):
+                    assert sum(kinds[k].need[d] * n for k, n in pattern.items()) <= cap[d], seed
+                assert all(
+                    n <= (1 if kinds[k].whole else kinds[k].most) for k, n in pattern.items()
+                )
+                assert len(pattern) == 1 or not any(kinds[k].whole for k in pattern), seed
+                for k, n in pattern.items():
+                    placed[k] += n
+            assert all(placed[k] >= kinds[k].demand for k in range(len(kinds))), seed
+    assert decided[True] > 10 and decided[False] > 10, decided
