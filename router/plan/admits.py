@@ -20,9 +20,11 @@ would give it there), adding it to the plan as it stands breaks nothing:
 
 A re-pack verdict depends only on the component, the work's shape and its units, so there is
 one check per (component, shape, units) asked: shapes smallest first, each shape's counts by
-bisection, and dominance (_Known) settles the rest. Each check starts from the plan's own node
+bisection, and dominance (_Known) settles the rest. On identical nodes (most components) a
+check is decided by node patterns generated as their LP asks (router/plan/columns.py): "no"
+by the LP bound, "yes" by a dive on it; otherwise it starts from the plan's own node
 assignment (packing.py `extend`: re-pack a few roomy nodes with the new work) before the
-exact search. Components are independent: `workers` > 1 settles them in forked processes,
+exact search. A component's work is built only when a re-pack is asked of it. Components are independent: `workers` > 1 settles them in forked processes,
 merged in a fixed order, so the verdicts do not depend on the worker count.
 
 `together` (Verdicts.together_by_component): how many of the falsely unplaced fit *at once*,
