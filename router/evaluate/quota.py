@@ -168,10 +168,18 @@ def compile_quotas(
     c: dict[str, Any] = policy.constants
     refs = inventory.targets()
     views: list[View] | None = None  # built once, and only when a quota needs them
+    t_views: dict[str, View] = {}  # the same: each target's view, for every quota
+
+    def target_of(r: TargetRef) -> View:
+        view = t_views.get(r.id)
+        if view is None:
+            view = t_views[r.id] = target_view(r)
+        return view
+
     out: list[QuotaLimit] = []
     for q in policy.quotas:
         on = compile_expr(q.on, c) if q.on is not None else None
-        covered = [r for r in refs if on is None or on({}, target_view(r))]
+        covered = [r for r in refs if on is None or on({}, target_of(r))]
         members = compile_expr(q.for_, c) if q.for_ is not None else None
         keys = [k for k in q.per if k.scope == "target" or workload_keys]
         t_keys = [(k, compile_expr(k, c)) for k in keys if k.scope == "target"]
@@ -179,7 +187,7 @@ def compile_quotas(
         texts = [_key_text(k) for k in keys]
         t_parts: dict[tuple[Any, ...], list[TargetRef]] = {}
         for r in covered:
-            view = target_view(r)
+            view = target_of(r)
             t_parts.setdefault(tuple(f({}, view) for _, f in t_keys), []).append(r)
         if not t_keys:
             t_parts = {(): covered}  # one part, even when `on` covers no target

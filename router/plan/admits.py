@@ -20,10 +20,13 @@ would give it there), adding it to the plan as it stands breaks nothing:
 
 A re-pack verdict depends only on the component, the work's shape and its units, so there is
 one check per (component, shape, units) asked: shapes smallest first, each shape's counts by
-bisection, and dominance (_Known) settles the rest. Each check starts from the plan's own node
+bisection, and dominance (_Known) settles the rest. On identical nodes (most components) a
+check is decided by node patterns generated as their LP asks (router/plan/columns.py): "no"
+by the LP bound, "yes" by a dive on it; otherwise it starts from the plan's own node
 assignment (packing.py `extend`: re-pack a few roomy nodes with the new work) before the
-exact search. Components are independent: `workers` > 1 settles them in forked processes,
-merged in a fixed order, so the verdicts do not depend on the worker count.
+exact search. A component's work is built only when a re-pack is asked of it. Components
+are independent: `workers` > 1 settles them in forked processes, merged in a fixed order, so
+the verdicts do not depend on the worker count.
 
 `together` (Verdicts.together_by_component): how many of the falsely unplaced fit *at once*,
 greedy in name order, each one taken (nodes, quotas, spreads) before the next is tried.
@@ -116,7 +119,9 @@ def referee(
         return out
     limits = _Limits(policy, inventory, workloads, decisions, placements)
     free = _Free(inventory, running, placements)
-    comps = components(inventory, running, placements) if repack else []
+    # The components without their work, filled in (`fill`) only where a re-pack is asked:
+    # building every placement's work costs more than all the re-packs of a large plan.
+    comps = components(inventory, running, []) if repack else []
     of_target = {t: c for c in comps for t in c.targets}
     pending: list[tuple[Component, Work, str]] = []  # beside failed: for re-packing
     for d in sorted(left, key=lambda d: d.workload.name):
@@ -151,9 +156,17 @@ def referee(
     theirs: dict[str, list[Placement]] = defaultdict(list)
     for q in placements:
         theirs[q.target.id].append(q)
-    starts = {
-        k: recorded(c, [q for t in c.targets for q in theirs[t]]) for k, c in enumerate(comps)
-    }
+    starts: dict[int, Start] = {}
+
+    def fill(k: int) -> None:
+        """Component k's work (as packcheck.components gives it) and the plan's packing."""
+        c = comps[k]
+        mine = [q for t in c.targets for q in theirs[t]]
+        c.problem.work = [work_of(q) for q in mine]
+        starts[k] = recorded(c, mine)
+
+    for k in sorted(asks):
+        fill(k)
     settled = settle(comps, asks, starts, limit, workers)
     # Smallest work first in each component (the order the verdicts were always read in).
     pending.sort(key=lambda c: (c[0].targets, _size(c[1]), c[1].slices, c[2]))
@@ -173,6 +186,12 @@ def referee(
     out.undecided = sorted({u for u in out.undecided if u[0] not in admitted})
     if together:
         chosen = {d.workload.name: d for d in left if d.workload.name in admitted}
+        at = {t: k for k, c in enumerate(comps) for t in c.targets}
+        for d in chosen.values():
+            for cand in d.candidates:
+                j = at.get(cand.target.id)
+                if j is not None and j not in starts:
+                    fill(j)
         out.together_by_component = _together(
             [chosen[a.workload] for a in out.admitted],
             limits,
@@ -424,11 +443,18 @@ class _Limits:
         self.quotas = compile_quotas(policy, inventory, workloads=workloads)
         self.spreads = compile_spreads(policy, inventory)
         self._views: dict[str, dict[str, Any]] = {}
+        # The limits counting on each target, in policy order; and per (members, workload)
+        # whether it is one (the limits of a quota share their members).
+        self.on_target: dict[str, list[int]] = defaultdict(list)
+        for k, q in enumerate(self.quotas):
+            for t in sorted(q.targets):
+                self.on_target[t].append(k)
+        self._members: dict[tuple[int, str], bool] = {}
         self.used = [0] * len(self.quotas)
         for p in placements:
-            for k, q in enumerate(self.quotas):
-                if p.target.id in q.targets and self._member(k, p.workload):
-                    self.used[k] += usage(q.resource, p.resources, p.target)
+            for k in self.on_target.get(p.target.id, ()):
+                if self._member(k, p.workload):
+                    self.used[k] += usage(self.quotas[k].resource, p.resources, p.target)
         # Spread groups, as spread.py defines them: routed members only, two or more.
         self.group: list[dict[str, Hashable]] = []  # per spread: workload -> group
         self.most: list[dict[Hashable, int]] = []  # per spread: group -> its limit
@@ -467,14 +493,20 @@ class _Limits:
 
     def _member(self, k: int, w: Workload) -> bool:
         members = self.quotas[k].members
-        return members is None or bool(members(self._view(w), {}))
+        if members is None:
+            return True
+        key = (id(members), w.name)  # the quotas keep their members alive: ids stay unique
+        got = self._members.get(key)
+        if got is None:
+            got = self._members[key] = bool(members(self._view(w), {}))
+        return got
 
     def take(self, d: Decision, cand: Candidate) -> None:
         """Count `d` on `cand` in every quota and spread it is in."""
         tid = cand.target.id
-        for k, q in enumerate(self.quotas):
-            if tid in q.targets and self._member(k, d.workload):
-                self.used[k] += usage(q.resource, cand.resources, cand.target)
+        for k in self.on_target.get(tid, ()):
+            if self._member(k, d.workload):
+                self.used[k] += usage(self.quotas[k].resource, cand.resources, cand.target)
         for k, s in enumerate(self.spreads):
             g = self.group[k].get(d.workload.name)
             if g is not None:
@@ -483,8 +515,9 @@ class _Limits:
     def keeps_out(self, d: Decision, cand: Candidate) -> str:
         """ "quota" or "spread" when adding `d` on `cand` breaks one; "" when none."""
         tid = cand.target.id
-        for k, q in enumerate(self.quotas):
-            if tid not in q.targets or not self._member(k, d.workload):
+        for k in self.on_target.get(tid, ()):
+            q = self.quotas[k]
+            if not self._member(k, d.workload):
                 continue
             if self.used[k] + usage(q.resource, cand.resources, cand.target) > q.amount:
                 return "quota"

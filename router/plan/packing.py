@@ -14,6 +14,8 @@ How it decides, cheapest first:
   1. bounds: totals per resource, and per work the nodes that can hold one of its tasks;
      a violated bound proves that nothing packs (with the reason in words);
   2. first fit decreasing, in a few orders: a packing found is a proof that it packs;
+     then, on identical nodes, the LP of node patterns (a proof of no) and a dive on it (a
+     packing), and from a given packing of the rest, `extend`;
   2c. constructive searches (router/plan/packfill.py): on identical nodes, node after node
      within the slack the totals leave; on any nodes, knapsack fills node by node. Tight mixes
      (CPU partitions full to the last CPU) that first fit misses: on the bench's L and XL
@@ -80,6 +82,16 @@ def check(
     cheap = cheap_check(problem)
     if cheap is not None:
         return cheap
+    if patterns:
+        # Identical nodes: the LP of node patterns may prove it impossible at once (or, when
+        # the patterns are generated, a dive on it find a packing), cheaper than `extend`'s
+        # small searches, which prove nothing.
+        from router.plan.patterns import pattern_check
+
+        early = pattern_check(problem, work, limit, search=False)
+        if early is not None:
+            early.reason = "" if early.packs else _exact_reason(problem, work)
+            return early
     if start is not None:
         found = extend(problem, start)
         if found is not None:
@@ -427,12 +439,8 @@ def _repack_on(
 def _exact(problem: Problem, work: list[Work], limit: float) -> Verdict:
     from router.plan.patterns import pattern_check
 
-    # Identical nodes: the LP of node patterns may prove it impossible at once; the per-node
-    # search is better at finding packings, and node patterns at what it leaves undecided.
-    proof = pattern_check(problem, work, limit, search=False)
-    if proof is not None:
-        proof.reason = _exact_reason(problem, work)
-        return proof
+    # (`check` has tried node patterns' LP already.) The per-node search is better at finding
+    # packings, and node patterns at what it leaves undecided.
     verdict = _per_node(problem, work, limit)
     if verdict.packs is None:
         by_pattern = pattern_check(problem, work, limit)

@@ -11,30 +11,29 @@ maximal patterns (no further task fits) are needed. A type's count per node is a
 units, so the tasks of a job land on distinct nodes (router/plan/packing.py `_deal`); a
 whole-node type is a pattern of its own. The LP of this model is much stronger than that of
 per-node variables on tight mixes (a CPU partition of many small jobs, memory full to the MiB),
-where the symmetry of identical nodes stalls the per-node search. Used when there are at most
-PATTERN_CAP maximal patterns found within STEP_CAP search steps; otherwise the caller falls
-back to per-node variables.
+where the symmetry of identical nodes stalls the per-node search. All maximal patterns are listed
+when there are at most PATTERN_CAP of them, found within STEP_CAP search steps; otherwise
+they are generated as the LP asks for them (router/plan/columns.py), which proves "no" by an
+LP bound or finds a packing by diving, and leaves the rest to the caller's per-node search.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
+from router.plan.columns import Kind, decide
 from router.plan.packdata import Problem, Verdict, Work, deal
 
 PATTERN_CAP = 50_000
 # Steps of the search for maximal patterns: many small task types on big nodes make a tree far
 # larger than its leaves (400 CPU jobs of distinct sizes: minutes); beyond it, per-node search.
 STEP_CAP = 500_000
+FEW = 5_000  # maximal patterns at most for the exact last step of a dive (columns.py) ...
+FEW_STEPS = 20_000  # ... found within this many steps, tried when the product of (most + 1)
+FEW_PRODUCT = 10**7  # (a bound on the search's steps) is at most this
 
 
-@dataclass(frozen=True)
-class _Type:
-    need: tuple[int, ...]  # per dimension, one task
-    most: int  # per node: at most the units (distinct nodes), and what fits
-    demand: int  # tasks in all
-    whole: bool
+_Type = Kind  # per dimension one task's need, the most per node, the tasks in all, whole
 
 
 def _dims(problem: Problem, work: list[Work]) -> list[str]:
@@ -99,11 +98,14 @@ def maximal_patterns(
 
 @functools.lru_cache(maxsize=256)
 def _cached(
-    cap: tuple[int, ...], types: tuple[tuple[tuple[int, ...], int], ...]
+    cap: tuple[int, ...], types: tuple[tuple[tuple[int, ...], int], ...], limit: int = PATTERN_CAP
 ) -> list[tuple[int, ...]] | None:
     """maximal_patterns, kept for the next check of the same node and task types (the
     referee checks one component with each of many works added; demands do not matter)."""
-    return maximal_patterns(cap, [_Type(need, most, 0, False) for need, most in types])
+    steps = STEP_CAP if limit == PATTERN_CAP else FEW_STEPS
+    return maximal_patterns(
+        cap, [_Type(need, most, 0, False) for need, most in types], limit, steps
+    )
 
 
 def _lp_needs_more(patterns: list[dict[int, int]], types: list[_Type], count: int) -> bool:
@@ -156,9 +158,23 @@ def pattern_check(
         fit = min((c // a for a, c in zip(vec, cap, strict=True) if a), default=units)
         types.append(_Type(vec, min(units, fit), units * tasks, bool(whole)))
     shared = [k for k, t in enumerate(types) if not t.whole]
-    found = _cached(cap, tuple((types[k].need, types[k].most) for k in shared))
+    found = _few(cap, [types[k] for k in shared])
+    if found is None and not node.idle and len(shared) < len(types):
+        return Verdict(problem.id, False, "exact", "")  # whole-node work, no idle node
     if found is None:
-        return None
+        # Too many to list at once: generated as the LP asks for them (router/plan/columns.py),
+        # which proves "no" by the LP bound or finds a packing by diving; then, searching, all
+        # of them when they are not too many after all.
+        generated = decide(cap, types, count, limit, _few)
+        if generated.packs is not None:
+            if not generated.packs:
+                return Verdict(problem.id, False, "exact", "")
+            return _dealt(problem, groups, keys, types, generated.nodes)
+        if not search:
+            return None
+        found = _cached(cap, tuple((types[k].need, types[k].most) for k in shared))
+        if found is None:
+            return None
     patterns: list[dict[int, int]] = [{shared[j]: c for j, c in enumerate(p) if c} for p in found]
     if node.idle:  # a whole-node task is a node of its own, on an idle node only
         patterns += [
@@ -190,17 +206,36 @@ def pattern_check(
         return Verdict(
             problem.id, None, "limit", f"no packing found and none ruled out within {limit:g} s"
         )
+    nodes = [p for p, var in zip(patterns, z, strict=True) for _ in range(int(solver.value(var)))]
+    return _dealt(problem, groups, keys, types, nodes)
+
+
+def _few(cap: tuple[int, ...], kinds: list[Kind]) -> list[tuple[int, ...]] | None:
+    """Every maximal pattern of these kinds, when there are few (a dive's last step)."""
+    product = 1
+    for k in kinds:
+        product *= k.most + 1
+        if product > FEW_PRODUCT:
+            return None
+    return _cached(cap, tuple((k.need, k.most) for k in kinds), FEW)
+
+
+def _dealt(
+    problem: Problem,
+    groups: dict[tuple[object, ...], list[Work]],
+    keys: list[tuple[object, ...]],
+    types: list[_Type],
+    nodes: list[dict[int, int]],
+) -> Verdict:
+    """The packing of these node patterns (one per node), surplus dropped, dealt to works."""
     left = [t.demand for t in types]
     counts: dict[tuple[int, int], int] = {}
-    i = 0
-    for p, var in zip(patterns, z, strict=True):
-        for _ in range(int(solver.value(var))):
-            for k, a in sorted(p.items()):
-                take = min(a, left[k])
-                if take:
-                    counts[k, i] = take
-                    left[k] -= take
-            i += 1
+    for i, p in enumerate(nodes):
+        for k, a in sorted(p.items()):
+            take = min(a, left[k])
+            if take:
+                counts[k, i] = take
+                left[k] -= take
     assignment: dict[str, list[list[int]]] = {}
     for k, key in enumerate(keys):
         for w, dealt in zip(groups[key], deal(counts, k, groups[key]), strict=True):

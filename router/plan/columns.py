@@ -1,0 +1,293 @@
+"""Node patterns generated on demand (column generation), for the checker's identical nodes.
+
+router/plan/patterns.py lists every maximal pattern, which is exact but blows up on big nodes
+with many small task types (a CPU partition of 128-CPU nodes and 2-CPU jobs: millions). Here
+the patterns are priced in, one at a time, as the LP relaxation of the pattern model asks for
+them (Gilmore-Gomory):
+
+  * the restricted LP  min Σ z_p  s.t.  Σ_p a_pt z_p ≥ d_t  gives duals π_t ≥ 0;
+  * pricing, an exact bounded knapsack on one node (CP-SAT), finds the pattern of largest
+    π·a; while it is above 1 the pattern joins the LP.
+
+A proof that nothing packs: for ANY π ≥ 0, every packing on z nodes has
+Σ_p z_p π·a_p ≥ π·d, so it needs at least π·d / max_p π·a_p nodes (Farley's bound). The duals
+are rounded down to integers first, so the bound is checked in integer arithmetic: exact,
+whatever GLOP's rounding. A witness that it packs: diving on the LP solution (take the
+integer parts of z, re-solve the rest, round the largest up when no part is whole), then
+CP-SAT over the patterns generated; a packing found is dealt to nodes by the caller.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+SCALE = 1 << 20  # duals are scaled by this and rounded down to integers
+MAX_COLUMNS = 400  # patterns priced in per LP, at most
+DIVE_TRIES = 3  # patterns tried at each step of the dive, largest z first ...
+DIVE_STEPS = 40  # ... and LPs re-solved in all, steps back included
+LAST_NODES = 3  # the dive's last nodes, packed exactly (CP-SAT per node)
+LAST_LIMIT = 0.2  # deterministic seconds of that last step
+PRICE_LIMIT = 0.05  # deterministic seconds of one pricing knapsack (almost always optimal)
+
+
+@dataclass(frozen=True)
+class Kind:
+    """A task type on one node: what one task needs (per dimension), how many one node may
+    hold (its units at most, and what fits), how many tasks in all, whole node or not."""
+
+    need: tuple[int, ...]
+    most: int
+    demand: int
+    whole: bool
+
+
+Pattern = dict[int, int]  # type index -> tasks on one node
+# Every maximal pattern of these (non-whole) types, as counts per type; None: too many.
+Enumerate = Callable[[tuple[int, ...], list[Kind]], list[tuple[int, ...]] | None]
+
+
+@dataclass
+class Generated:
+    """What column generation found: a proof of no (`packs` False), a packing (True: node
+    patterns, one per node used), or neither (None)."""
+
+    packs: bool | None
+    nodes: list[Pattern] = field(default_factory=list)
+    columns: int = 0
+
+
+def decide(
+    cap: tuple[int, ...],
+    kinds: list[Kind],
+    count: int,
+    limit: float,
+    enumerate_: Enumerate,
+) -> Generated:
+    """Whether `kinds` pack onto `count` identical nodes of capacity `cap` (module doc):
+    the LP proof, else a dive, else CP-SAT over the patterns generated (`limit`)."""
+    columns = _start(cap, kinds)
+    lp = _generate(cap, kinds, [k.demand for k in kinds], columns)
+    if lp.proof_needs > count:
+        return Generated(False, columns=len(columns))
+    dived = _dive(cap, kinds, columns, count, lp, enumerate_, limit)
+    if dived is not None:
+        return Generated(True, dived, len(columns))
+    return _integer(kinds, columns, count, limit)
+
+
+@dataclass
+class _LP:
+    z: list[float]  # per column
+    proof_needs: int  # a valid lower bound on nodes (Farley's, exact), rounded up
+    value: float
+
+
+def _fits(kind: Kind, cap: tuple[int, ...]) -> int:
+    return min([kind.most, *(c // a for a, c in zip(kind.need, cap, strict=True) if a)])
+
+
+def _start(cap: tuple[int, ...], kinds: list[Kind]) -> list[Pattern]:
+    """One pattern per type: that type alone on a node, as many times as it fits (a whole
+    type: once)."""
+    out: list[Pattern] = []
+    for k, kind in enumerate(kinds):
+        fits = all(a <= c for a, c in zip(kind.need, cap, strict=True))
+        n = int(fits) if kind.whole else _fits(kind, cap)
+        if n > 0:
+            out.append({k: n})
+    return out
+
+
+def _generate(
+    cap: tuple[int, ...], kinds: list[Kind], demand: list[int], cols: list[Pattern]
+) -> _LP:
+    """Column generation on `demand` (new patterns appended to `cols`)."""
+    from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
+
+    best = 0
+    z: list[float] = []
+    value = 0.0
+    for _ in range(MAX_COLUMNS):
+        lp = pywraplp.Solver.CreateSolver("GLOP")
+        vars_ = [lp.NumVar(0, lp.infinity(), "") for _ in cols]
+        rows = []
+        for k, d in enumerate(demand):
+            row = lp.Constraint(d, lp.infinity())
+            for var, p in zip(vars_, cols, strict=True):
+                if k in p:
+                    row.SetCoefficient(var, p[k])
+            rows.append(row)
+        objective = lp.Objective()
+        for var in vars_:
+            objective.SetCoefficient(var, 1)
+        objective.SetMinimization()
+        if lp.Solve() != pywraplp.Solver.OPTIMAL:
+            # Some type fits no node at all: no pattern covers it.
+            return _LP([], 1 << 30 if any(demand) else 0, 0.0)
+        z = [v.solution_value() for v in vars_]
+        value = objective.Value()
+        weights = [max(0, int(r.dual_value() * SCALE)) for r in rows]
+        priced, kappa, exact = _price(cap, kinds, weights)
+        if exact and kappa > 0:
+            # Farley: every packing needs ≥ π·d / max_p π·a_p nodes, in integers.
+            total = sum(w * d for w, d in zip(weights, demand, strict=True))
+            best = max(best, -(-total // kappa))
+        if priced is None or kappa <= SCALE + len(kinds):  # no pattern improves the LP
+            break
+        cols.append(priced)
+    return _LP(z, best, value)
+
+
+def _price(
+    cap: tuple[int, ...], kinds: list[Kind], weights: list[int]
+) -> tuple[Pattern | None, int, bool]:
+    """The pattern of largest weight on one node: (pattern, its weight, proved optimal)."""
+    from ortools.sat.python import cp_model
+
+    best_whole, whole_at = 0, -1
+    for k, kind in enumerate(kinds):
+        fits = all(a <= c for a, c in zip(kind.need, cap, strict=True))
+        if kind.whole and fits and weights[k] > best_whole:
+            best_whole, whole_at = weights[k], k
+    shared = [k for k, kind in enumerate(kinds) if not kind.whole and weights[k] > 0]
+    pattern: Pattern = {}
+    value, exact = 0, True
+    if shared:
+        m = cp_model.CpModel()
+        x = {k: m.new_int_var(0, _fits(kinds[k], cap), f"x{k}") for k in shared}
+        for d, c in enumerate(cap):
+            terms = [(x[k], kinds[k].need[d]) for k in shared if kinds[k].need[d]]
+            if terms:
+                m.add(sum(v * a for v, a in terms) <= c)
+        m.maximize(sum(x[k] * weights[k] for k in shared))
+        solver = cp_model.CpSolver()
+        solver.parameters.num_workers = 1
+        solver.parameters.random_seed = 0
+        solver.parameters.max_deterministic_time = PRICE_LIMIT
+        status = solver.solve(m)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            return None, 0, False
+        exact = status == cp_model.OPTIMAL
+        pattern = {k: int(solver.value(v)) for k, v in x.items() if solver.value(v)}
+        # Fill what is left with types of no weight: a maximal pattern serves the dive better.
+        rem = list(cap)
+        for k, n in pattern.items():
+            rem = [r - a * n for r, a in zip(rem, kinds[k].need, strict=True)]
+        for k, kind in enumerate(kinds):
+            if kind.whole or k in pattern:
+                continue
+            n = _fits(kind, tuple(rem))
+            if n > 0:
+                pattern[k] = n
+                rem = [r - a * n for r, a in zip(rem, kind.need, strict=True)]
+        value = sum(weights[k] * n for k, n in pattern.items())
+    # Not proved optimal (stopped early): the caller takes no bound from this round.
+    kappa = max(value, best_whole)
+    if best_whole > value:
+        return {whole_at: 1}, kappa, exact
+    return (pattern or None), kappa, exact
+
+
+def _dive(
+    cap: tuple[int, ...],
+    kinds: list[Kind],
+    cols: list[Pattern],
+    count: int,
+    lp: _LP,
+    enumerate_: Enumerate,
+    limit: float,
+) -> list[Pattern] | None:
+    """A packing by diving on the LP: a pattern of large z taken (its integer part, at least
+    once) while the rest still fits the nodes left by the LP, with a few steps back when it
+    does not; the last few nodes (or a rest of few maximal patterns) packed exactly. None:
+    not found within DIVE_STEPS re-solved LPs."""
+    budget = [DIVE_STEPS]
+
+    def down(left: list[int], z: list[float], nodes: int) -> list[Pattern] | None:
+        rest = [replace(k, demand=d, most=min(k.most, d)) for k, d in zip(kinds, left, strict=True)]
+        if nodes <= LAST_NODES:
+            return _last(cap, rest, nodes, limit)
+        found = enumerate_(cap, [k for k in rest if k.demand and not k.whole])
+        if found is not None:
+            shared = [i for i, k in enumerate(rest) if k.demand and not k.whole]
+            every = [{shared[j]: c for j, c in enumerate(p) if c} for p in found]
+            every += [{i: 1} for i, k in enumerate(rest) if k.demand and k.whole]
+            done = _integer(rest, every, nodes, limit)
+            return done.nodes if done.packs else None
+        order = sorted((i for i, v in enumerate(z) if v > 1e-9), key=lambda i: (-z[i], i))
+        for i in order[:DIVE_TRIES]:
+            if budget[0] <= 0:
+                return None
+            budget[0] -= 1
+            n = min(nodes, max(1, int(z[i] + 1e-9)))
+            after = list(left)
+            for k, a in cols[i].items():
+                after[k] = max(0, after[k] - a * n)
+            if not any(after):
+                return [cols[i]] * n
+            again = _generate(cap, kinds, after, cols)
+            if again.z and again.value <= nodes - n + 1e-6:
+                deeper = down(after, again.z, nodes - n)
+                if deeper is not None:
+                    return [cols[i]] * n + deeper
+        return None
+
+    return down([k.demand for k in kinds], lp.z, count)
+
+
+def _last(
+    cap: tuple[int, ...], kinds: list[Kind], nodes: int, limit: float
+) -> list[Pattern] | None:
+    """The rest on the last few nodes, exactly: CP-SAT with a count per type and node."""
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    live = [k for k, kind in enumerate(kinds) if kind.demand]
+    x = {
+        (k, n): m.new_int_var(0, 1 if kinds[k].whole else kinds[k].most, "")
+        for k in live
+        for n in range(nodes)
+    }
+    for k in live:
+        m.add(sum(x[k, n] for n in range(nodes)) >= kinds[k].demand)
+    for n in range(nodes):
+        for d, c in enumerate(cap):
+            m.add(sum(x[k, n] * kinds[k].need[d] for k in live) <= c)
+        whole = [k for k in live if kinds[k].whole]
+        if whole:
+            alone = m.new_bool_var("")
+            m.add(sum(x[k, n] for k in whole) == alone)
+            for k in live:
+                if not kinds[k].whole:
+                    m.add(x[k, n] == 0).only_enforce_if(alone)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.max_deterministic_time = min(limit, LAST_LIMIT)
+    if solver.solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return [
+        {k: int(solver.value(x[k, n])) for k in live if solver.value(x[k, n])} for n in range(nodes)
+    ]
+
+
+def _integer(kinds: list[Kind], cols: list[Pattern], count: int, limit: float) -> Generated:
+    """CP-SAT over the patterns generated: a packing found is a witness; nothing else is
+    proved (other patterns might do)."""
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    z = [m.new_int_var(0, count, f"z{i}") for i in range(len(cols))]
+    m.add(sum(z) <= count)
+    for k, kind in enumerate(kinds):
+        terms = [(z[i], p[k]) for i, p in enumerate(cols) if k in p]
+        m.add(sum(v * a for v, a in terms) >= kind.demand)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = 0
+    solver.parameters.max_deterministic_time = limit
+    if solver.solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return Generated(None, columns=len(cols))
+    nodes = [p for p, v in zip(cols, z, strict=True) for _ in range(int(solver.value(v)))]
+    return Generated(True, nodes, len(cols))
