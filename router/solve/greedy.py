@@ -29,6 +29,7 @@ from router.solve.pack import (
     first_fit,
 )
 from router.solve.patterns import pattern_packing
+from router.solve.region import regional
 
 FILL_PASSES = 4
 REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
@@ -423,7 +424,7 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
         if state is None:
             state = _ejecting(agg, pack, nodes.by_cap[ci])
         while left > 0:
-            if not state.insert(v):
+            if not state.insert(v) and not regional(state, v):
                 trial = list(fill.counts)
                 trial[v] += 1
                 entries = nodes.entries(nodes.key(ci, trial)[1])
