@@ -15,7 +15,7 @@ from typing import Any
 
 from router.fork import run_parts
 from router.gcpause import paused_gc
-from router.solve import configs
+from router.solve import configs, region
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.eject import Nodes as Ejecting
 from router.solve.nodes import Capacity, Item
@@ -29,7 +29,6 @@ from router.solve.pack import (
     first_fit,
 )
 from router.solve.patterns import pattern_packing
-from router.solve.region import regional
 
 FILL_PASSES = 4
 REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
@@ -424,19 +423,22 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
         if state is None:
             state = _ejecting(agg, pack, nodes.by_cap[ci])
         while left > 0:
-            if not state.insert(v) and not regional(state, v):
+            if not state.insert(v):
                 trial = list(fill.counts)
                 trial[v] += 1
                 entries = nodes.entries(nodes.key(ci, trial)[1])
-                found = None
+                found, proven = None, True
                 if aggregate_fits(cap, entries):
-                    found = first_fit(cap, entries)
+                    found, proven = first_fit(cap, entries), False
                     if found is None and exact:
-                        found = _exact(cap, entries)
-                if found is None:
+                        found, proven = _exact(cap, entries)
+                if found is not None:
+                    state = _ejecting(agg, found, nodes.by_cap[ci])
+                # A few nodes re-packed (region.py): where the whole component is too large
+                # for the exact try, or it decided nothing; not where it proved no room.
+                elif proven or not region.regional(state, v):
                     failed.append(v)
                     break
-                state = _ejecting(agg, found, nodes.by_cap[ci])
             left -= 1
             added = True
             fill.add(v, 1)
@@ -446,15 +448,17 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     return added
 
 
-def _exact(cap: Capacity, entries: list[Entry]) -> Packing | None:
-    """The last step's exact try: by node patterns where the nodes are alike (a verdict
-    either way, mostly at once), else (or undecided) CP-SAT's own search over per-node
-    counts, within EXACT_TOPUP deterministic s each."""
+def _exact(cap: Capacity, entries: list[Entry]) -> tuple[Packing | None, bool]:
+    """The last step's exact try: CP-SAT's own search over per-node counts within
+    NODE_TOPUP deterministic s, then (undecided) node patterns where the nodes are alike
+    within EXACT_TOPUP. The packing found, and whether none was proven to exist."""
     per_node = exact_packing(cap, entries, NODE_TOPUP, ordered=False)
     if per_node.packing is not None or per_node.proven:
-        return per_node.packing
+        return per_node.packing, per_node.proven
     by_pattern = pattern_packing(cap, entries, EXACT_TOPUP)
-    return by_pattern.packing if by_pattern is not None else None
+    if by_pattern is None:
+        return None, False
+    return by_pattern.packing, by_pattern.proven and by_pattern.packing is None
 
 
 def _ejecting(agg: Aggregate, pack: Packing, keys: list[int]) -> Ejecting:

@@ -43,7 +43,10 @@ def regional(state: Nodes, key: int) -> bool:
     def room(n: int) -> tuple[float, int]:
         return (-sum(state.free[n][a] / total[a] for a in asked), n)
 
-    by_axis = [sorted(reach, key=lambda n, a=a: (-state.free[n][a], n)) for a in asked]
+    def most(a: int) -> list[int]:
+        return sorted(reach, key=lambda n: (-state.free[n][a], n))
+
+    by_axis = [most(a) for a in asked]
     turns = list(dict.fromkeys(n for row in zip(*by_axis, strict=True) for n in row))
     rankings = (sorted(reach, key=room), turns)
     others.sort(key=room)
@@ -87,11 +90,11 @@ def _repacked(state: Nodes, key: int, chosen: tuple[int, ...]) -> bool:
     )
     pods: dict[int, int] = {key: state.items[key].pods}
     for n in chosen:
-        for q, c in state.content[n].items():
-            pods[q] = pods.get(q, 0) + c
+        for q, per in state.content[n].items():
+            pods[q] = pods.get(q, 0) + per
     entries = [
-        Entry(q, Item(0, 1, state.items[q].demand), state.allowed[q], c)
-        for q, c in sorted(pods.items())
+        Entry(q, Item(0, 1, state.items[q].demand), state.allowed[q], k)
+        for q, k in sorted(pods.items())
     ]
     if not aggregate_fits(sub, entries):
         return False
@@ -107,22 +110,22 @@ def _repacked(state: Nodes, key: int, chosen: tuple[int, ...]) -> bool:
         for j in range(b.lo, b.lo + b.count):
             content[at[members[j]]] = dict(b.content)
     # Checked node by node before it is kept (the region's packing is the witness).
-    for n, c in zip(chosen, content, strict=True):
+    for n, held in zip(chosen, content, strict=True):
         left = list(cap.groups[state.group[n]].free)
-        for q, per in c.items():
+        for q, per in held.items():
             if per <= 0 or state.sets[n] not in state.allowed[q]:
                 return False
             left = [f - per * x for f, x in zip(left, state.items[q].demand, strict=True)]
         if any(f < 0 for f in left):
             return False
-    moved = {q: sum(c.get(q, 0) for c in content) for q in pods}
+    moved = {q: sum(held.get(q, 0) for held in content) for q in pods}
     if moved != pods:
         return False
-    for n, c in zip(chosen, content, strict=True):
+    for n, held in zip(chosen, content, strict=True):
         left = list(cap.groups[state.group[n]].free)
-        for q, per in c.items():
+        for q, per in held.items():
             left = [f - per * x for f, x in zip(left, state.items[q].demand, strict=True)]
         state.free[n] = left
-        state.content[n] = c
+        state.content[n] = held
     state.placed[key] = state.placed.get(key, 0) + 1
     return True

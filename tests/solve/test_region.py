@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from router.solve import greedy
+from router.solve import region
 from router.solve.eject import Nodes
 from router.solve.nodes import Capacity, Item, NodeGroup
 from router.solve.pack import Block, Packing
@@ -24,11 +24,11 @@ CASES = ["XL0-hpc-r9-4-cpu.json", "XL0-hpc-r17-2-cpu.json"]
 
 @pytest.mark.parametrize("name", CASES)
 def test_places_what_the_referee_admits(name: str) -> None:
-    real, greedy.regional = greedy.regional, lambda *_: False
+    real, region.regional = region.regional, lambda *_: False
     try:
         placed_before, falsely_before, _, _ = _judged(DATA / name)
     finally:
-        greedy.regional = real
+        region.regional = real
     placed, falsely, errors, where = _judged(DATA / name)
     assert falsely_before > 0  # the reproducer reproduces
     assert falsely == 0
