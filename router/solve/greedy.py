@@ -413,6 +413,7 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     state: Ejecting | None = None
     added = False
     failed: list[int] = []  # variables that took no more
+    regions = True  # region.regional still tried
     for v in order:
         g = agg.variables[v][0]
         left = fill.unplaced(g)
@@ -434,9 +435,14 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
                         found, proven = _exact(cap, entries)
                 if found is not None:
                     state = _ejecting(agg, found, nodes.by_cap[ci])
-                # A few nodes re-packed (region.py): where the whole component is too large
-                # for the exact try, or it decided nothing; not where it proved no room.
-                elif proven or not region.regional(state, v):
+                # A few nodes re-packed (region.py): where the component is too large for
+                # the exact try, or it decided nothing (not where it proved no room). On a
+                # small one, until a try fails: bench L seed 0 tried 3 classes of one
+                # 21-node partition, 1 CPU s for nothing (XL's hpc-r17-2/cpu: the first
+                # takes one).
+                elif proven or not regions or not region.regional(state, v):
+                    if not proven and regions and exact:
+                        regions = False  # a regional try failed on a small component
                     failed.append(v)
                     break
             left -= 1

@@ -9,8 +9,14 @@ independent of router/solve) admits left-out jobs on both; with it, none.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+import router
+from router.bench.run import _units
+from router.plan.admits import referee
+from router.plan.packcheck import check_assignment
 from router.solve import region
 from router.solve.eject import Nodes
 from router.solve.nodes import Capacity, Item, NodeGroup
@@ -73,3 +79,34 @@ def test_regional_leaves_state_when_nothing_fits() -> None:
     before = (list(map(list, state.free)), [dict(c) for c in state.content], dict(state.placed))
     assert not regional(state, 1)  # 3 CPUs free in all, but every node holds a 3-CPU pod
     assert (state.free, state.content, state.placed) == before
+
+
+AUDIT = Path(__file__).parent / "data" / "region" / "cpucomp-small-0"
+
+
+def _audit_plan() -> router.Plan:
+    return router.plan(router.load(AUDIT), workers=1)
+
+
+def test_whole_node_members_get_idle_nodes() -> None:
+    """The audit's cpucomp small seed 0 (data/region/README.md): exclusive jobs left out of
+    36 nodes that all hold shared jobs; re-packing a few nodes frees whole ones for them."""
+    real, region.regional = region.regional, lambda *_: False
+    try:
+        before = len(_audit_plan().built.placements)
+    finally:
+        region.regional = real
+    built = _audit_plan().built
+    i = built.inputs
+    v = referee(i.policy, i.inventory, i.workloads, built.placements, i.running, built.decisions)
+    errors = check_assignment(
+        i.inventory,
+        i.running,
+        built.placements,
+        {q.workload.name: _units(q) for q in built.placements},
+    )
+    assert len(built.placements) > before
+    assert v.falsely_unplaced == 0 and v.undecided == []
+    assert errors == []
+    exclusive = [q for q in built.placements if q.resources.whole_nodes]
+    assert {q.workload.name for q in exclusive} >= {"c151", "c245"}
