@@ -400,9 +400,10 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     """Unplaced members of component ci's classes added, best worth first, as rows allow:
     by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
     targets to make room), else by an exact packing of the component with one more
-    (_exact). A class that cannot take one more is done (its members are identical), and
-    so is any class that asks at least as much. The exact packing only on components of at
-    most TOPPED_NODES nodes. True if any is added."""
+    (_exact), else by re-packing a few nodes (region.py). A class that cannot take one more
+    is done (its members are identical), and so is any class that asks at least as much.
+    The exact packing only on components of at most TOPPED_NODES nodes. True if any is
+    added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
