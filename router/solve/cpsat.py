@@ -79,8 +79,16 @@ of its own targets, itself ejecting one more at most; swaps included; nodes alik
 of one kind tried once each), else by an exact packing of the component with that member
 added, on components of at most 32 nodes: CP-SAT's own search over per-node counts (0.03
 deterministic s), then, where the nodes are alike, node patterns (patterns.py, 0.1 s),
-the new packing kept; a class that takes no more is done, with every class asking at least
-as much (members of a class are identical). The exact
+the new packing kept; else, where the component is larger or the exact try decided nothing
+(not where it proved no room), by re-packing a few nodes (region.py: the member and the pods
+on 2, 3, 4, 6, 8 or 12 of the nodes with most room for it, exactly onto those nodes, the
+rest staying; a whole-node member gets idle-capable nodes so; on a small component only
+until one such try fails). Bench XL seed 0 left 92 workloads falsely unplaced on hpc-r9-4/cpu
+(43 nodes: past 32, and the node patterns' LP is degenerate there) and hpc-r17-2/cpu (31
+nodes, 13 shapes: past configs.MAX_SHAPES, the exact try undecided); with the regions 0, and
+the audit's exclusive jobs on 36 busy nodes (cpucomp small seed 0) 2 -> 0. A class that
+takes no more is done, with every class asking at least as much (members of a class are
+identical). The exact
 packing (pack.exact_packing) reads
 its variables' bounds from its own table: ortools 9.15's proto wrapper reads
 `domain[-1]` as 0, which made it "prove" packable counts impossible (and drop per-node

@@ -15,7 +15,7 @@ from typing import Any
 
 from router.fork import run_parts
 from router.gcpause import paused_gc
-from router.solve import configs
+from router.solve import configs, region
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.eject import Nodes as Ejecting
 from router.solve.nodes import Capacity, Item
@@ -400,9 +400,10 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     """Unplaced members of component ci's classes added, best worth first, as rows allow:
     by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
     targets to make room), else by an exact packing of the component with one more
-    (_exact). A class that cannot take one more is done (its members are identical), and
-    so is any class that asks at least as much. The exact packing only on components of at
-    most TOPPED_NODES nodes. True if any is added."""
+    (_exact), else by re-packing a few nodes (region.py). A class that cannot take one more
+    is done (its members are identical), and so is any class that asks at least as much.
+    The exact packing only on components of at most TOPPED_NODES nodes. True if any is
+    added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
@@ -413,6 +414,7 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     state: Ejecting | None = None
     added = False
     failed: list[int] = []  # variables that took no more
+    regions = True  # region.regional still tried
     for v in order:
         g = agg.variables[v][0]
         left = fill.unplaced(g)
@@ -427,15 +429,23 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
                 trial = list(fill.counts)
                 trial[v] += 1
                 entries = nodes.entries(nodes.key(ci, trial)[1])
-                found = None
+                found, proven = None, True
                 if aggregate_fits(cap, entries):
-                    found = first_fit(cap, entries)
+                    found, proven = first_fit(cap, entries), False
                     if found is None and exact:
-                        found = _exact(cap, entries)
-                if found is None:
+                        found, proven = _exact(cap, entries)
+                if found is not None:
+                    state = _ejecting(agg, found, nodes.by_cap[ci])
+                # A few nodes re-packed (region.py): where the component is too large for
+                # the exact try, or it decided nothing (not where it proved no room). On a
+                # small one, until a try fails: bench L seed 0 tried 3 classes of one
+                # 21-node partition, 1 CPU s for nothing (XL's hpc-r17-2/cpu: the first
+                # takes one).
+                elif proven or not regions or not region.regional(state, v):
+                    if not proven and regions and exact:
+                        regions = False  # a regional try failed on a small component
                     failed.append(v)
                     break
-                state = _ejecting(agg, found, nodes.by_cap[ci])
             left -= 1
             added = True
             fill.add(v, 1)
@@ -445,15 +455,17 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     return added
 
 
-def _exact(cap: Capacity, entries: list[Entry]) -> Packing | None:
-    """The last step's exact try: by node patterns where the nodes are alike (a verdict
-    either way, mostly at once), else (or undecided) CP-SAT's own search over per-node
-    counts, within EXACT_TOPUP deterministic s each."""
+def _exact(cap: Capacity, entries: list[Entry]) -> tuple[Packing | None, bool]:
+    """The last step's exact try: CP-SAT's own search over per-node counts within
+    NODE_TOPUP deterministic s, then (undecided) node patterns where the nodes are alike
+    within EXACT_TOPUP. The packing found, and whether none was proven to exist."""
     per_node = exact_packing(cap, entries, NODE_TOPUP, ordered=False)
     if per_node.packing is not None or per_node.proven:
-        return per_node.packing
+        return per_node.packing, per_node.proven
     by_pattern = pattern_packing(cap, entries, EXACT_TOPUP)
-    return by_pattern.packing if by_pattern is not None else None
+    if by_pattern is None:
+        return None, False
+    return by_pattern.packing, by_pattern.proven and by_pattern.packing is None
 
 
 def _ejecting(agg: Aggregate, pack: Packing, keys: list[int]) -> Ejecting:

@@ -1,0 +1,112 @@
+"""solve/region.py: one more member by re-packing a few nodes, on bench XL's large partitions.
+
+The reproducers (tests/solve/data/patterns, README there) are XL seed 0's hpc-r9-4/cpu (43
+nodes: past the exact try's TOPPED_NODES, and the node patterns' LP is degenerate there) and
+hpc-r17-2/cpu (31 nodes, 13 shapes: past configs.MAX_SHAPES), planned from the XL plan's own
+counts and nodes. Without the regional re-packing the referee (router/plan/admits.py,
+independent of router/solve) admits left-out jobs on both; with it, none.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import router
+from router.bench.run import _units
+from router.plan.admits import referee
+from router.plan.packcheck import check_assignment
+from router.solve import region
+from router.solve.eject import Nodes
+from router.solve.nodes import Capacity, Item, NodeGroup
+from router.solve.pack import Block, Packing
+from router.solve.region import regional
+from tests.solve.patterns_repro import DATA
+from tests.solve.test_configs import _judged
+
+CASES = ["XL0-hpc-r9-4-cpu.json", "XL0-hpc-r17-2-cpu.json"]
+
+
+@pytest.mark.parametrize("name", CASES)
+def test_places_what_the_referee_admits(name: str) -> None:
+    real, region.regional = region.regional, lambda *_: False
+    try:
+        placed_before, falsely_before, _, _ = _judged(DATA / name)
+    finally:
+        region.regional = real
+    placed, falsely, errors, where = _judged(DATA / name)
+    assert falsely_before > 0  # the reproducer reproduces
+    assert falsely == 0
+    assert placed >= placed_before
+    assert errors == []
+    assert _judged(DATA / name)[3] == where  # deterministic
+
+
+def _state(contents: list[dict[int, int]], items: dict[int, Item]) -> Nodes:
+    """Nodes of (CPUs, memory) = (4, 8) holding `contents`."""
+    cap = Capacity(
+        "p",
+        ("cpus", "memory"),
+        (4, 8),
+        [NodeGroup("p", len(contents), (4, 8), True, tuple(range(len(contents))))],
+        {"t": frozenset({"p"})},
+    )
+    p = Packing(cap)
+    for j, c in enumerate(contents):
+        used = [sum(n * items[k].demand[a] for k, n in c.items()) for a in range(2)]
+        p.blocks.append(Block(0, j, 1, (4 - used[0], 8 - used[1]), not c, tuple(sorted(c.items()))))
+        for k, n in c.items():
+            p.placed[k] = p.placed.get(k, 0) + n
+    return Nodes(p, items, {k: frozenset({"p"}) for k in items})
+
+
+def test_regional_repacks_three_nodes() -> None:
+    """Three nodes, each with 1 CPU and 2 GiB free; a pod of (2, 4) fits only once the
+    (1, 2) and (2, 4) pods trade places on two of them."""
+    items = {0: Item(0, 1, (1, 2)), 1: Item(0, 1, (2, 4)), 2: Item(0, 1, (1, 2))}
+    state = _state([{0: 1, 1: 1}, {0: 1, 1: 1}, {0: 3}], items)
+    assert regional(state, 1)
+    packing = state.packing()
+    assert packing.placed == {0: 5, 1: 3}
+    assert all(min(b.free) >= 0 for b in packing.blocks)
+    assert sum(b.count * (4 - b.free[0]) for b in packing.blocks) == 5 + 6
+
+
+def test_regional_leaves_state_when_nothing_fits() -> None:
+    items = {0: Item(0, 1, (3, 2)), 1: Item(0, 1, (2, 2))}
+    state = _state([{0: 1}, {0: 1}, {0: 1}], items)
+    before = (list(map(list, state.free)), [dict(c) for c in state.content], dict(state.placed))
+    assert not regional(state, 1)  # 3 CPUs free in all, but every node holds a 3-CPU pod
+    assert (state.free, state.content, state.placed) == before
+
+
+AUDIT = Path(__file__).parent / "data" / "region" / "cpucomp-small-0"
+
+
+def _audit_plan() -> router.Plan:
+    return router.plan(router.load(AUDIT), workers=1)
+
+
+def test_whole_node_members_get_idle_nodes() -> None:
+    """The audit's cpucomp small seed 0 (data/region/README.md): exclusive jobs left out of
+    36 nodes that all hold shared jobs; re-packing a few nodes frees whole ones for them."""
+    real, region.regional = region.regional, lambda *_: False
+    try:
+        before = len(_audit_plan().built.placements)
+    finally:
+        region.regional = real
+    built = _audit_plan().built
+    i = built.inputs
+    v = referee(i.policy, i.inventory, i.workloads, built.placements, i.running, built.decisions)
+    errors = check_assignment(
+        i.inventory,
+        i.running,
+        built.placements,
+        {q.workload.name: _units(q) for q in built.placements},
+    )
+    assert len(built.placements) > before
+    assert v.falsely_unplaced == 0 and v.undecided == []
+    assert errors == []
+    exclusive = [q for q in built.placements if q.resources.whole_nodes]
+    assert {q.workload.name for q in exclusive} >= {"c151", "c245"}
