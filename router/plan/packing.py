@@ -14,13 +14,14 @@ How it decides, cheapest first:
   1. bounds: totals per resource, and per work the nodes that can hold one of its tasks;
      a violated bound proves that nothing packs (with the reason in words);
   2. first fit decreasing, in a few orders: a packing found is a proof that it packs;
-     then, on identical nodes, the LP of node patterns (a proof of no) and a dive on it (a
-     packing), and from a given packing of the rest, `extend`;
-  2c. constructive searches (router/plan/packfill.py): on identical nodes, node after node
-     within the slack the totals leave; on any nodes, knapsack fills node by node. Tight mixes
-     (CPU partitions full to the last CPU) that first fit misses: on the bench's L and XL
-     platforms they settle all but 4 of the 124 components first fit leaves, in well under a
-     second each, where per-node CP-SAT took seconds (and left some undecided);
+  2c. where the caller asks (the packcheck), constructive searches (router/plan/packfill.py):
+     on identical nodes, node after node within the slack the totals leave; on any nodes,
+     knapsack fills node by node. Tight mixes (CPU partitions full to the last CPU) that first
+     fit misses: on the bench's L and XL platforms they settle all but 4 of the 124
+     components first fit leaves, in well under a second each, where per-node CP-SAT took
+     seconds (and left some undecided);
+  2d. on identical nodes, the LP of node patterns (a proof of no) and a dive on it (a
+     packing); then, from a given packing of the rest, `extend`;
   3. on identical nodes, CP-SAT over node patterns (router/plan/patterns.py); else
      CP-SAT with per-node variables: y[c, n] = tasks of class c (identical works merged) on
      node n, 0 <= y[c, n] <= units of c (so that a unit's tasks can be dealt to distinct
@@ -82,6 +83,9 @@ def check(
     cheap = cheap_check(problem)
     if cheap is not None:
         return cheap
+    found = _constructive(problem, work) if constructive else None
+    if found is not None:
+        return Verdict(problem.id, True, "constructive", assignment=found)
     if patterns:
         # Identical nodes: the LP of node patterns may prove it impossible at once (or, when
         # the patterns are generated, a dive on it find a packing), cheaper than `extend`'s
@@ -96,9 +100,6 @@ def check(
         found = extend(problem, start)
         if found is not None:
             return Verdict(problem.id, True, "extended", assignment=found)
-    found = _constructive(problem, work) if constructive else None
-    if found is not None:
-        return Verdict(problem.id, True, "constructive", assignment=found)
     if not patterns:
         return _per_node(problem, work, limit)
     return _exact(problem, work, limit)
