@@ -89,12 +89,7 @@ def fill(
             left[t] -= k
             free[i] = [f - k * x for f, x in zip(free[i], needs[t], strict=True)]
             used[i] = True
-            for _ in range(k):
-                name, units = queue[t][0]
-                out.setdefault(name, []).append([i])
-                queue[t][0] = (name, units - 1)
-                if units == 1:
-                    queue[t].pop(0)
+            _deal(queue[t], k, i, out)
     if not any(left):
         return out
     if not partial:
@@ -301,10 +296,15 @@ def tight(
     queue = [[(w.name, w.units) for w in shapes[k]] for k in keys]
     for i, pat in enumerate(chosen):
         for t, k in enumerate(pat):
-            for _ in range(k):
-                name, units = queue[t][0]
-                out.setdefault(name, []).append([i])
-                queue[t][0] = (name, units - 1)
-                if units == 1:
-                    queue[t].pop(0)
+            _deal(queue[t], k, i, out)
     return out
+
+
+def _deal(queue: list[tuple[str, int]], k: int, node: int, out: dict[str, list[list[int]]]) -> None:
+    """Put `k` units of a shape on `node`, from its works' (name, units left) in order."""
+    for _ in range(k):
+        name, units = queue[0]
+        out.setdefault(name, []).append([node])
+        queue[0] = (name, units - 1)
+        if units == 1:
+            queue.pop(0)
