@@ -32,7 +32,7 @@ from router.language.names import (
     OptionSpec,
     value_format,
 )
-from router.models.fields import value_problem
+from router.models.fields import PRIORITIES, value_problem
 
 # A folded constant: (value, type). Types are the tables' words ("number", "string", "bool",
 # "list", "memory", "duration", "labels") plus "percent"; None is unknown.
@@ -69,8 +69,6 @@ def _type_of(value: Any, unit: str | None = None) -> str:
 
 def _priority_word(e: ast.Binary) -> ast.Literal | None:
     """The string literal of `priority == "low"` when it names a priority, else None."""
-    from router.models.fields import PRIORITIES
-
     for name, other in ((e.left, e.right), (e.right, e.left)):
         if (
             isinstance(name, ast.Name)
@@ -313,8 +311,6 @@ class _Checker:
                 item, items = (e.right, e.left) if left == "list" else (e.left, e.right)
                 hint = f"to test membership, write `{_text(item)} in {_text(items)}`"
             elif (word := _priority_word(e)) is not None:
-                from router.models.fields import PRIORITIES
-
                 values = ", ".join(f"{k} {v}" for k, v in PRIORITIES.items())
                 name = _text(e.left if word is e.right else e.right)
                 hint = (
