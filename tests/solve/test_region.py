@@ -14,16 +14,13 @@ from pathlib import Path
 import pytest
 
 import router
-from router.bench.run import _units
-from router.plan.admits import referee
-from router.plan.packcheck import check_assignment
 from router.solve import region
 from router.solve.eject import Nodes
 from router.solve.nodes import Capacity, Item, NodeGroup
 from router.solve.pack import Block, Packing
 from router.solve.region import regional
 from tests.solve.patterns_repro import DATA
-from tests.solve.test_configs import _judged
+from tests.solve.test_configs import _judged, judge_built
 
 CASES = ["XL0-hpc-r9-4-cpu.json", "XL0-hpc-r17-2-cpu.json"]
 
@@ -32,10 +29,10 @@ CASES = ["XL0-hpc-r9-4-cpu.json", "XL0-hpc-r17-2-cpu.json"]
 def test_places_what_the_referee_admits(name: str) -> None:
     real, region.regional = region.regional, lambda *_: False
     try:
-        placed_before, falsely_before, _, _ = _judged(DATA / name)
+        placed_before, falsely_before, *_ = _judged(DATA / name)
     finally:
         region.regional = real
-    placed, falsely, errors, where = _judged(DATA / name)
+    placed, falsely, errors, where, _ = _judged(DATA / name)
     assert falsely_before > 0  # the reproducer reproduces
     assert falsely == 0
     assert placed >= placed_before
@@ -97,16 +94,9 @@ def test_whole_node_members_get_idle_nodes() -> None:
     finally:
         region.regional = real
     built = _audit_plan().built
-    i = built.inputs
-    v = referee(i.policy, i.inventory, i.workloads, built.placements, i.running, built.decisions)
-    errors = check_assignment(
-        i.inventory,
-        i.running,
-        built.placements,
-        {q.workload.name: _units(q) for q in built.placements},
-    )
-    assert len(built.placements) > before
-    assert v.falsely_unplaced == 0 and v.undecided == []
+    placed, falsely, errors, _, undecided = judge_built(built)
+    assert placed > before
+    assert falsely == 0 and undecided == []
     assert errors == []
     exclusive = [q for q in built.placements if q.resources.whole_nodes]
     assert {q.workload.name for q in exclusive} >= {"c151", "c245"}
