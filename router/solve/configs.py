@@ -54,6 +54,22 @@ Aggregate = Any  # aggregate.Aggregate (typed Any so that imports flow one way)
 Filler = Any  # greedy.Filler
 
 
+@dataclass(frozen=True)
+class _Model:
+    """What the pattern model of one component reads: the aggregate and the fill, the
+    component's capacity, its live variables (placed or with members left), how many more
+    of each may be added, each variable's shape, and per node class the variables allowed
+    there."""
+
+    agg: Aggregate
+    fill: Filler
+    cap: Capacity
+    live: list[int]
+    left: dict[int, int]
+    shape_of: dict[int, int]
+    on: list[list[int]]
+
+
 def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
     """Component ci re-packed by the pattern model with unplaced members added, if that
     adds worth (see the module docstring); True if the fill took it."""
@@ -97,7 +113,8 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
         }
         for c, grp in enumerate(cap.groups)
     ]
-    got = _generated(agg, fill, cap, live, left, shape_of, on, shapes, caps, now)
+    model = _Model(agg, fill, cap, live, left, shape_of, on)
+    got = _generated(model, shapes, caps, now)
     if got is None:
         return False
     cols, lp = got
@@ -114,7 +131,7 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
             patterns[c].extend(p for p in ps if p not in patterns[c])
     for c, nodes in enumerate(now.nodes):
         patterns[c].extend(p for p in sorted(nodes, reverse=True) if p not in patterns[c])
-    sol = _solve(agg, fill, cap, live, left, shape_of, on, patterns, now)
+    sol = _solve(model, patterns, now)
     if sol is not None and sol.worth(agg, live) <= now.worth(agg, live):
         sol = None
     if sol is None:
@@ -182,13 +199,7 @@ def _enumerated(
 
 
 def _generated(
-    agg: Aggregate,
-    fill: Filler,
-    cap: Capacity,
-    live: list[int],
-    left: dict[int, int],
-    shape_of: dict[int, int],
-    on: list[list[int]],
+    m: _Model,
     shapes: list[tuple[int, ...]],
     caps: list[dict[int, int]],
     now: Solution,
@@ -200,7 +211,7 @@ def _generated(
     value, a bound on the whole model, and duals) if no pattern had one any more. None if
     the LP fails."""
     cols: list[list[tuple[int, ...]]] = []
-    for c in range(len(cap.groups)):
+    for c in range(len(m.cap.groups)):
         mine = sorted(now.nodes[c], reverse=True)
         for s, n in caps[c].items():
             alone = tuple(n if k == s else 0 for k in range(len(shapes)))
@@ -208,13 +219,13 @@ def _generated(
                 mine.append(alone)
         cols.append(mine)
     for _ in range(CG_ROUNDS):
-        lp = _master(agg, fill, cap, live, left, shape_of, on, cols)
+        lp = _master(m, cols)
         if lp is None:
             return None
         added = False
-        for c, grp in enumerate(cap.groups):
+        for c, grp in enumerate(m.cap.groups):
             node_dual, slot_duals = lp[1][c]
-            best = _priced(cap, grp.free, shapes, caps[c], slot_duals)
+            best = _priced(m.cap, grp.free, shapes, caps[c], slot_duals)
             if (
                 best is not None
                 and best[0] > node_dual + 1e-6 * (1 + node_dual)
@@ -259,13 +270,7 @@ def _paying(
 
 
 def _master(
-    agg: Aggregate,
-    fill: Filler,
-    cap: Capacity,
-    live: list[int],
-    left: dict[int, int],
-    shape_of: dict[int, int],
-    on: list[list[int]],
+    m: _Model,
     cols: list[list[tuple[int, ...]]],
 ) -> LP | None:
     """The pattern model's LP over `cols`: its value, and per class the dual of its node
@@ -277,28 +282,28 @@ def _master(
     node_rows = []
     slot_rows: list[dict[int, Any]] = []
     x: list[dict[int, Any]] = []
-    for c, grp in enumerate(cap.groups):
+    for c, grp in enumerate(m.cap.groups):
         z = [lp.NumVar(0, grp.count, "") for _ in cols[c]]
         node_rows.append(lp.Add(sum(z) <= grp.count))
-        x.append({v: lp.NumVar(0, fill.counts[v] + left.get(v, 0), "") for v in on[c]})
+        x.append({v: lp.NumVar(0, m.fill.counts[v] + m.left.get(v, 0), "") for v in m.on[c]})
         rows: dict[int, Any] = {}
-        for s in sorted({shape_of[v] for v in on[c]}):
+        for s in sorted({m.shape_of[v] for v in m.on[c]}):
             row = lp.Constraint(-inf, 0)
-            for v in on[c]:
-                if shape_of[v] == s:
+            for v in m.on[c]:
+                if m.shape_of[v] == s:
                     row.SetCoefficient(x[c][v], 1)
             for k, pat in enumerate(cols[c]):
                 if pat[s]:
                     row.SetCoefficient(z[k], -pat[s])
             rows[s] = row
         slot_rows.append(rows)
-    total = _limited(lp.Add, x, live, agg, fill, left)
-    lp.Maximize(sum(agg.groups[agg.variables[v][0]].weight * total[v] for v in live))
+    total = _limited(lp.Add, x, m)
+    lp.Maximize(sum(m.agg.groups[m.agg.variables[v][0]].weight * total[v] for v in m.live))
     if lp.Solve() != pywraplp.Solver.OPTIMAL:
         return None
     return float(lp.Objective().Value()), [
         (node_rows[c].dual_value(), {s: row.dual_value() for s, row in slot_rows[c].items()})
-        for c in range(len(cap.groups))
+        for c in range(len(m.cap.groups))
     ]
 
 
@@ -408,13 +413,7 @@ def _maximal(
 
 
 def _solve(
-    agg: Aggregate,
-    fill: Filler,
-    cap: Capacity,
-    live: list[int],
-    left: dict[int, int],
-    shape_of: dict[int, int],
-    on: list[list[int]],
+    m: _Model,
     patterns: list[list[tuple[int, ...]]],
     start: Solution,
 ) -> Solution | None:
@@ -426,26 +425,26 @@ def _solve(
     # Upper bounds kept in Python: ortools 9.15's proto wrapper misreads domain ends (pack.py).
     z: list[list[Any]] = []
     x: list[dict[int, Any]] = []
-    for c, grp in enumerate(cap.groups):
+    for c, grp in enumerate(m.cap.groups):
         z.append([model.new_int_var(0, grp.count, "") for _ in patterns[c]])
         model.add(sum(z[c]) <= grp.count)
         x.append({})
-        for v in on[c]:
-            s = shape_of[v]
+        for v in m.on[c]:
+            s = m.shape_of[v]
             if any(p[s] for p in patterns[c]):
-                x[c][v] = model.new_int_var(0, fill.counts[v] + left.get(v, 0), "")
-        for s in sorted({shape_of[v] for v in x[c]}):
+                x[c][v] = model.new_int_var(0, m.fill.counts[v] + m.left.get(v, 0), "")
+        for s in sorted({m.shape_of[v] for v in x[c]}):
             slots = [(p[s], z[c][k]) for k, p in enumerate(patterns[c]) if p[s]]
             model.add(
-                sum(x[c][v] for v in x[c] if shape_of[v] == s) <= sum(a * zz for a, zz in slots)
+                sum(x[c][v] for v in x[c] if m.shape_of[v] == s) <= sum(a * zz for a, zz in slots)
             )
-    total = _limited(model.add, x, live, agg, fill, left)
+    total = _limited(model.add, x, m)
     # Worth first; among equal worth, each class's preferred candidates (greedy.preferred).
-    place = _places(agg, live)
-    scale = 1 + sum(place[v] * (fill.counts[v] + left.get(v, 0)) for v in live)
-    weight = {v: agg.groups[agg.variables[v][0]].weight for v in live}
-    model.maximize(sum((scale * weight[v] - place[v]) * total[v] for v in live))
-    for c in range(len(cap.groups)):
+    place = _places(m.agg, m.live)
+    scale = 1 + sum(place[v] * (m.fill.counts[v] + m.left.get(v, 0)) for v in m.live)
+    weight = {v: m.agg.groups[m.agg.variables[v][0]].weight for v in m.live}
+    model.maximize(sum((scale * weight[v] - place[v]) * total[v] for v in m.live))
+    for c in range(len(m.cap.groups)):
         for k, p in enumerate(patterns[c]):
             model.add_hint(z[c][k], start.nodes[c].get(p, 0))
         for v, var in x[c].items():
@@ -463,11 +462,11 @@ def _solve(
     return Solution(
         [
             {p: n for k, p in enumerate(patterns[c]) if (n := int(solver.value(z[c][k])))}
-            for c in range(len(cap.groups))
+            for c in range(len(m.cap.groups))
         ],
         [
             {v: n for v, var in x[c].items() if (n := int(solver.value(var)))}
-            for c in range(len(cap.groups))
+            for c in range(len(m.cap.groups))
         ],
     )
 
@@ -501,17 +500,11 @@ def _current(cap: Capacity, pack: Packing, shape_of: dict[int, int], n: int) -> 
     return out
 
 
-def _limited(
-    add: Callable[[Any], Any],
-    x: list[dict[int, Any]],
-    live: list[int],
-    agg: Aggregate,
-    fill: Filler,
-    left: dict[int, int],
-) -> dict[int, Any]:
+def _limited(add: Callable[[Any], Any], x: list[dict[int, Any]], m: _Model) -> dict[int, Any]:
     """Each variable's total over the node classes, bounded by what is placed and what is
     left, within its class's unplaced members and the fill's rows (quotas, spreads): the
     same rows for the LP of the column generation and for the CP-SAT model (`add`)."""
+    live, agg, fill, left = m.live, m.agg, m.fill, m.left
     total = {v: sum(x[c][v] for c in range(len(x)) if v in x[c]) for v in live}
     for v in live:
         add(total[v] >= fill.counts[v])
