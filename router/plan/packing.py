@@ -14,12 +14,12 @@ How it decides, cheapest first:
   1. bounds: totals per resource, and per work the nodes that can hold one of its tasks;
      a violated bound proves that nothing packs (with the reason in words);
   2. first fit decreasing, in a few orders: a packing found is a proof that it packs;
-  2c. where the caller asks (the packcheck), constructive searches (router/plan/packfill.py):
-     on identical nodes, node after node within the slack the totals leave; on any nodes,
-     knapsack fills node by node. Tight mixes (CPU partitions full to the last CPU) that first
-     fit misses: on the bench's L and XL platforms they settle all but 4 of the 124
-     components first fit leaves, in well under a second each, where per-node CP-SAT took
-     seconds (and left some undecided);
+  2c. where the caller asks (the packcheck), constructive searches: on identical nodes,
+     node after node within the slack the totals leave (router/plan/packfill.py) and a dive
+     on the LP of node patterns (router/plan/columns.py); on any nodes, knapsack fills node
+     by node. Tight mixes (CPU partitions full to the last CPU) that first fit misses: on the
+     bench's L and XL platforms they settle all 124 components first fit leaves, in a tenth
+     of a second each, where per-node CP-SAT took seconds (and left some undecided);
   2d. on identical nodes, the LP of node patterns (a proof of no) and a dive on it (a
      packing); then, from a given packing of the rest, `extend`;
   3. on identical nodes, CP-SAT over node patterns (router/plan/patterns.py); else
@@ -286,19 +286,25 @@ def first_fit(
 
 
 def _constructive(problem: Problem, work: list[Work]) -> dict[str, list[list[int]]] | None:
-    """A packing by the constructive searches of router/plan/packfill.py, checked node by
-    node. Identical nodes: node after node within the slack (plain, then ranked by least
-    slack used), then a knapsack fill; other nodes: knapsack fills leaning to each resource,
-    then `extend` from a partial fill. (On the bench's L and XL platforms the identical-node
-    searches settle 123 of the 124 components first fit leaves; the rest only cost time.)"""
+    """A packing by the constructive searches, checked node by node. Identical nodes: node
+    after node within the slack, ranked by least slack used (router/plan/packfill.py), then
+    a dive on the LP of node patterns (router/plan/patterns.py), then a knapsack fill and
+    the plain node-after-node search; other nodes: knapsack fills leaning to each resource,
+    then `extend` from a partial fill. (The 124 components that first fit leaves on the
+    bench's L seeds 0-2 and XL seed 0: the ranked search settles 104 at 0.01 s each, the
+    dive the other 20 at 0.03-0.11 s; the dive alone settles 123. The plain search settled
+    116, at up to 1.5 s a failure, and the dive in its place takes XL's packcheck from 26 to
+    about 3 CPU s.)"""
     from router.plan.packfill import LEANS, fill, identical, tight
+    from router.plan.patterns import pattern_dive
 
     tries: list[Callable[[], dict[str, list[list[int]]] | None]]
     if identical(problem, work):
         tries = [
             lambda: tight(problem, work, ranked=1),
-            lambda: tight(problem, work),
+            lambda: pattern_dive(problem, work),
             lambda: fill(problem, work, LEANS[0]),
+            lambda: tight(problem, work),
         ]
     else:
         tries = [functools.partial(fill, problem, work, lean) for lean in LEANS]
