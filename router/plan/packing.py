@@ -54,8 +54,10 @@ __all__ = [
     "check",
     "check_assignment",
     "deal",
+    "exact_check",
     "first_fit",
     "fits",
+    "quick_check",
 ]
 
 if TYPE_CHECKING:
@@ -79,13 +81,31 @@ def check(
     choice (router/plan/packcheck.py), whose components mostly pack; off by default, for
     callers whose checks mostly do not pack, where the searches only cost time (the
     referee's of router/plan/admits.py: 2.2 -> 5.9 CPU s at L seed 0 with them)."""
-    work = [w for w in problem.work if w.units and w.tasks]
+    quick = quick_check(problem) if constructive else cheap_check(problem)
+    if quick is not None:
+        return quick
+    return exact_check(problem, limit, start, patterns)
+
+
+def quick_check(problem: Problem) -> Verdict | None:
+    """The verdict of the bounds, first fit or the constructive searches (2c); None when
+    none decides: `check(..., constructive=True)` is this, then `exact_check`."""
     cheap = cheap_check(problem)
     if cheap is not None:
         return cheap
-    found = _constructive(problem, work) if constructive else None
-    if found is not None:
-        return Verdict(problem.id, True, "constructive", assignment=found)
+    found = _constructive(problem, [w for w in problem.work if w.units and w.tasks])
+    return None if found is None else Verdict(problem.id, True, "constructive", assignment=found)
+
+
+def exact_check(
+    problem: Problem,
+    limit: float = DEFAULT_LIMIT,
+    start: dict[str, list[list[int]]] | None = None,
+    patterns: bool = True,
+) -> Verdict:
+    """Steps 2d and 3 of the module docstring: what `check` does when the cheaper steps
+    leave the problem open."""
+    work = [w for w in problem.work if w.units and w.tasks]
     if patterns:
         # Identical nodes: the LP of node patterns may prove it impossible at once (or, when
         # the patterns are generated, a dive on it find a packing), cheaper than `extend`'s
