@@ -339,7 +339,7 @@ class _Analysis:
             return where
         t, ints = ref.target, s.ints
         opts = {o.name: o for o in route.options}
-        mig = ref.backend == "kubernetes" and "mig" in opts
+        mig = "mig" in opts
         per_gpu = max(t.slices_per_node.values(), default=0) if mig else t.whole_gpus_per_node
         cap = getattr(t, "max_nodes", None) or t.nodes
         g = ints["gpus"]
