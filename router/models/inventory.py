@@ -20,6 +20,7 @@ from router.errors import did_you_mean
 from router.hostlist import expand
 from router.models.fields import (
     MAX_COUNT,
+    SLURM_NAME,
     Count,
     DnsLabel,
     Duration,
@@ -32,7 +33,6 @@ from router.models.fields import (
     Money,
     PositiveCount,
     Slug,
-    SLURM_NAME,
     SlurmName,
     pattern,
     show,
