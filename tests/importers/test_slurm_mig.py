@@ -18,8 +18,8 @@ from click.testing import CliRunner
 from router.cli.main import cli
 from router.importers.slurm.nodes import gpus_of
 from router.models import load_inventory
-from router.models.running import Running
 from router.models.capacity import node_classes
+from router.models.running import Running
 from tests.helpers import make_project
 from tests.importers.test_slurm_fixtures import inventory, parts
 
@@ -56,8 +56,8 @@ def test_imported_mig_partition_plans_slices_around_running_ones(tmp_path: Path)
     """Inventory and running work of one moment: 3 of the 14 slices are held, so 11 more fit on
     the one node and 12 do not; the script asks for Slurm's own type name."""
     inv_path, running = tmp_path / "inventory.yaml", tmp_path / "running.yaml"
-    r = CliRunner().invoke(cli, ["inventory", "import", "slurm",
-                                 "--from", str(DATA / "live-22.05-mig-sinfo.json"),
+    sinfo = str(DATA / "live-22.05-mig-sinfo.json")
+    r = CliRunner().invoke(cli, ["inventory", "import", "slurm", "--from", sinfo,
                                  "--partitions-from", str(DATA / PARTS), "-o", str(inv_path)])  # fmt: skip
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(cli, ["inventory", "running", "slurm",
