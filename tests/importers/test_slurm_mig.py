@@ -57,21 +57,57 @@ def test_imported_mig_partition_plans_slices_around_running_ones(tmp_path: Path)
     the one node and 12 do not; the script asks for Slurm's own type name."""
     inv_path, running = tmp_path / "inventory.yaml", tmp_path / "running.yaml"
     sinfo = str(DATA / "live-22.05-mig-sinfo.json")
-    r = CliRunner().invoke(cli, ["inventory", "import", "slurm", "--from", sinfo,
-                                 "--partitions-from", str(DATA / PARTS), "-o", str(inv_path)])  # fmt: skip
+    r = CliRunner().invoke(
+        cli,
+        [
+            "inventory",
+            "import",
+            "slurm",
+            "--from",
+            sinfo,
+            "--partitions-from",
+            str(DATA / PARTS),
+            "-o",
+            str(inv_path),
+        ],
+    )
     assert r.exit_code == 0, r.output
-    r = CliRunner().invoke(cli, ["inventory", "running", "slurm",
-                                 "--from", str(DATA / "live-22.05-mig-squeue.json"),
-                                 "-i", str(inv_path), "-o", str(running)])  # fmt: skip
+    r = CliRunner().invoke(
+        cli,
+        [
+            "inventory",
+            "running",
+            "slurm",
+            "--from",
+            str(DATA / "live-22.05-mig-squeue.json"),
+            "-i",
+            str(inv_path),
+            "-o",
+            str(running),
+        ],
+    )
     assert r.exit_code == 0, r.output
     inv = load_inventory(inv_path)
-    (k,) = [k for ks in node_classes(inv, Running.model_validate(
-        yaml.safe_load(running.read_text()))).values() for k in ks]  # fmt: skip
+    (k,) = [
+        k
+        for ks in node_classes(
+            inv, Running.model_validate(yaml.safe_load(running.read_text()))
+        ).values()
+        for k in ks
+    ]
     assert dict(k.free.slices) == {"1g.10gb": 11} and k.free.gpus == 2
     policy = 'rule sliced: route slurm with mig = "1g.10gb"\n'
     for n, fits in ((11, True), (12, False)):
-        work = {"name": f"s{n}", "kind": "batch", "gpus": n, "nodes": 1, "cpus": 2,
-                "memory": "4GiB", "duration": "30min", "command": ["sleep", "1"]}  # fmt: skip
+        work = {
+            "name": f"s{n}",
+            "kind": "batch",
+            "gpus": n,
+            "nodes": 1,
+            "cpus": 2,
+            "memory": "4GiB",
+            "duration": "30min",
+            "command": ["sleep", "1"],
+        }
         root = make_project(
             tmp_path / f"p{n}", [work], policy, yaml.safe_load(inv_path.read_text())
         )
