@@ -143,8 +143,10 @@ class MigGroup(Frozen):
     (NVML autodetect: `nvidia_a100_1g.10gb`); a profile not listed is its own type name
     (`Type=1g.10gb`, the form of hand-written gres.conf files). Kubernetes ignores it."""
 
-    gpus: PositiveCount
-    slices: dict[MigProfile, PositiveCount] = Field(min_length=1)
+    gpus: PositiveCount = Field(description="how many GPUs of each node are cut this way")
+    slices: dict[MigProfile, PositiveCount] = Field(
+        min_length=1, description="MIG profile → slices of it on each of those GPUs"
+    )
     gres_types: dict[MigProfile, SlurmName] = Field(
         default_factory=dict,
         description="Slurm only: MIG profile → its GRES type (a100_1g.10gb), scripted as"
