@@ -44,6 +44,10 @@ def test_a_slice_job_asks_for_the_slurm_gres_type(tmp_path: Path) -> None:
     script = (root / "out" / "slurm" / "hpc" / "s3.sbatch").read_text()
     assert "#SBATCH --gres=gpu:nvidia_a100_1g.10gb:3\n" in script
     assert "--gpus-per-node" not in script and "CUDA_VISIBLE_DEVICES" not in script
+    table = CliRunner().invoke(cli, ["plan", str(root), "--no-write"]).output
+    assert "3 a100 1g.10gb" in table, table
+    r = CliRunner().invoke(cli, ["explain", "s3", str(root)])
+    assert r.exit_code == 0 and "hpc/a100" in r.output and "1g.10gb" in r.output, r.output
 
 
 def test_without_gres_types_the_profile_is_the_type(tmp_path: Path) -> None:
