@@ -125,3 +125,13 @@ def test_mig_on_a_slurm_route_checks_clean(tmp_path: Path) -> None:
     r = CliRunner().invoke(cli, ["check", str(root)])
     assert r.exit_code == 0, r.output
     assert "is a kubernetes option" not in r.output
+
+
+def test_check_warns_of_a_profile_no_target_offers(tmp_path: Path) -> None:
+    policy = 'rule sliced: when kind == "batch" route slurm with mig = "1g.1gb"\n'
+    root = make_project(tmp_path, [batch("s1", 1)], policy, platform(slurm(a100())))
+    r = CliRunner().invoke(cli, ["check", str(root)])
+    assert r.exit_code == 0, r.output  # a warning: CPU work under the rule still fits
+    assert "policy.route:1:58: warning: MIG profile 1g.1gb is not offered by any slurm" in r.output
+    assert "(they offer 1g.10gb)" in r.output and 'did you mean "1g.10gb"?' in r.output
+    assert "^^^^^^^^" in r.output
