@@ -35,8 +35,8 @@ from router.assure.encode import (
     workload_domains,
 )
 from router.assure.findings import SEVERITIES, Finding, Severity, finding_at
-from router.evaluate.views import target_view
 from router.errors import did_you_mean
+from router.evaluate.views import target_view
 from router.language import ast
 from router.language.checker import name_span
 from router.language.fmt import format_expr
