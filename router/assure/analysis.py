@@ -487,8 +487,9 @@ class _Analysis:
     def mig_profile(self, route: ast.Route, refs: list[TargetRef]) -> None:
         """A `mig` profile that no target of the route offers: its GPU work can never fit."""
         opt = next((o for o in route.options if o.name == "mig"), None)
-        value = opt.value.value if opt and isinstance(opt.value, ast.Literal) else None
-        if opt is None or not isinstance(value, str):
+        lit = opt.value if opt and isinstance(opt.value, ast.Literal) else None
+        value = lit.value if lit else None
+        if lit is None or not isinstance(value, str):
             return
         offered = sorted({p for r in refs for p in r.target.slices_per_node})
         if value in offered:
@@ -497,7 +498,7 @@ class _Analysis:
         has = f"they offer {', '.join(offered)}" if offered else "none is cut into MIG slices"
         msg = f"MIG profile {value} is not offered by {where} ({has}): GPU work here never fits"
         hint = did_you_mean(value, offered) or "see the targets' `mig` in the inventory"
-        self.add("warning", "mig-profile", msg, opt.value.span, hint=hint)
+        self.add("warning", "mig-profile", msg, lit.span, hint=hint)
 
     def ignored_options(self, i: int, rule: ast.Rule, k: int,
                         groups: dict[TargetRef, list[TargetRef]]) -> None:  # fmt: skip
