@@ -79,10 +79,7 @@ def maximal(
     axes = [[(a, x) for a, x in enumerate(d) if x] for d in demands]
 
     def fits(rem: list[int], j: int) -> bool:
-        for a, x in axes[j]:
-            if x > rem[a]:
-                return False
-        return True
+        return all(x <= rem[a] for a, x in axes[j])
 
     def dfs(k: int, rem: list[int]) -> bool:
         nonlocal steps
@@ -103,7 +100,7 @@ def maximal(
                 top = q
         for n in range(top, -1 if k < last else top - 1, -1):
             cur[k] = n
-            if not dfs(k + 1, [r - n * x for r, x in zip(rem, d)] if n else rem):
+            if not dfs(k + 1, [r - n * x for r, x in zip(rem, d, strict=True)] if n else rem):
                 return False
         cur[k] = 0
         return True
