@@ -187,8 +187,8 @@ def fits_count(free: tuple[int, ...], demand: tuple[int, ...]) -> int:
     """How many pods of `demand` fit in `free` (a large number for an all-zero demand)."""
     n = 1 << 30
     for f, d in zip(free, demand, strict=True):
-        if d:
-            n = min(n, f // d)
+        if d and f // d < n:  # not min(): this runs ~200k times a plan at bench L
+            n = f // d
     return n
 
 
