@@ -37,11 +37,12 @@ def shared3(rng: random.Random, size: str) -> dict[str, Any]:
         {"name": "gpu-long", "node_sets": ["gpus"], "max_time": "7d"},
         {
             "name": "preempt",
-            "node_sets": ["gpus", "cpu"],
+            "node_sets": ["gpus"],
             "max_time": "1d",
             "preempt_mode": "requeue",
         },
         {"name": "cpu", "node_sets": ["cpu"]},
+        {"name": "preempt-cpu", "node_sets": ["cpu"], "preempt_mode": "requeue"},
     ]
     if rng.random() < 0.5:
         parts.append({"name": "scavenger", "node_sets": ["gpus"], "max_time": "4h"})
