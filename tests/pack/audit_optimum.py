@@ -22,13 +22,20 @@ PRIORITIES = {"low": 1, "normal": 2, "high": 4, "critical": 8}  # docs/language.
 
 
 def weight(p: Platform, name: str, units: list[Unit]) -> int:
-    pr = p.workloads[name].get("priority", "normal")
+    """Level 1 of one placement: the workload's totals (a service's at its min replicas), not
+    the units' sums, which round a job split over nodes up."""
+    w = p.workloads[name]
+    pr = w.get("priority", "normal")
     pw = PRIORITIES[pr] if isinstance(pr, str) else int(pr)
-    gpus = sum(u.gpus + sum(u.slices.values()) for u in units)
-    return pw * (100 * gpus + sum(u.cpus for u in units) + 1)
+    reps = p.replicas(name)
+    times = reps[0] if reps else max(1, int((w.get("array") or {}).get("parallel", 0)))
+    return pw * (100 * int(w.get("gpus", 0)) * times + int(w.get("cpus", 1)) * times + 1)
 
 
-def optimum(folder: Path, limit: float = 20.0) -> tuple[int | None, str]:
+def optimum(
+    folder: Path, limit: float = 20.0, chosen: dict[str, str] | None = None
+) -> tuple[int | None, str]:
+    """The optimum and its status; `chosen` (if given) gets workload -> target of it."""
     from ortools.sat.python import cp_model
 
     p = Platform(folder)
@@ -36,6 +43,7 @@ def optimum(folder: Path, limit: float = 20.0) -> tuple[int | None, str]:
     nodes = {n.key: n for n in p.all_nodes()}  # free after what runs
     on: dict[tuple[str, int], list[tuple[Any, Unit]]] = {k: [] for k in nodes}
     goal = []
+    picks: list[tuple[str, str, Any]] = []
     for name in sorted(p.workloads):
         if name not in p.meta:
             continue
@@ -44,6 +52,7 @@ def optimum(folder: Path, limit: float = 20.0) -> tuple[int | None, str]:
             units = p.units(name, tid)
             x = m.new_bool_var(f"{name}@{tid}")
             xs.append(x)
+            picks.append((name, tid, x))
             goal.append(weight(p, name, units) * x)
             allowed = [n.key for n in p.target_nodes(tid)]
             groups: dict[str, dict[tuple[str, int], list[Any]]] = {}
@@ -84,6 +93,8 @@ def optimum(folder: Path, limit: float = 20.0) -> tuple[int | None, str]:
     s.parameters.num_workers = 1
     st = s.solve(m)
     if st == cp_model.OPTIMAL:
+        if chosen is not None:
+            chosen.update({n: t for n, t, x in picks if s.value(x)})
         return int(s.objective_value), "OPTIMAL"
     return None, s.status_name(st)
 
