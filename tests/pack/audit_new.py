@@ -181,7 +181,7 @@ def big(rng: random.Random, size: str) -> dict[str, Any]:
     n = rng.randint(60, 200) if size != "ci" else 60
     sets = [_pool("big", (g, c, m), n)]
     parts: list[dict[str, Any]] = [{"name": "big", "node_sets": ["big"], "max_time": "2d"}]
-    shapes = set()
+    shapes: set[tuple[int, int, int]] = set()
     while len(shapes) < rng.randint(20, 30):
         gg = rng.choice([0, 1, 2, 3, g]) if g else 0
         shapes.add((min(gg, g), rng.randint(1, c // 2), rng.randint(1, m // 3)))
