@@ -142,22 +142,25 @@ class WhereValues:
 
 
 def merged(terms: list[list[tuple[str, str]]]) -> str:
-    """The failing parts of several targets (each with the same parts) in one line: each
-    part once, with the distinct values it read, `gpus_per_node == 0: 8 == 0, 4 == 0 are
-    false`."""
+    """The failing parts of several targets in one line: each part once, with the distinct
+    values it read (`gpus_per_node == 0: 8 == 0, 4 == 0 are false`), and on how many of the
+    targets when not on all (`... is false on 4 of them`)."""
     said: dict[str, list[str]] = {}
+    count: dict[str, int] = {}
     for one in terms:
         for part, values in one:
             seen = said.setdefault(part, [])
+            count[part] = count.get(part, 0) + 1
             if values not in seen:
                 seen.append(values)
     out = []
     for part, values in said.items():
+        on = f" on {count[part]} of them" if count[part] < len(terms) else ""
         if len(values) == 1:
-            out.append(f"{part}: {values[0]}")
+            out.append(f"{part}: {values[0]}{on}")
             continue
         false = all(v.endswith(" is false") for v in values)
         shown = [v.removesuffix(" is false") if false else v for v in values[:SHOWN]]
         more = f" and {len(values) - SHOWN} more" if len(values) > SHOWN else ""
-        out.append(f"{part}: {', '.join(shown)}{more}{' are false' if false else ''}")
+        out.append(f"{part}: {', '.join(shown)}{more}{' are false' if false else ''}{on}")
     return "; ".join(out)

@@ -202,8 +202,8 @@ def exclusion_groups(
     d: Decision, rel: Relative, values: WhereValues | None = None
 ) -> list[tuple[list[str], str]]:
     """Shape and `where` exclusions, identical reasons grouped: [(targets, reason)]. With
-    `values`, a `where` says what it read: targets failing the same parts are one group,
-    each part with the values it compared (conditions.merged)."""
+    `values`, a `where` says what it read: each part that is false on some of its targets,
+    with the values it compared (conditions.merged)."""
     groups: dict[str, list[str]] = {}
     types: dict[str, set[str]] = {}  # GPU-type mismatches group over the targets' types
     wheres: dict[int, str] = {}  # per route: its `where` in words, made once
@@ -215,7 +215,7 @@ def exclusion_groups(
             where = d.rule.routes[e.rank].where
             terms = values.terms(where, wv, e.target) if where and wv is not None else []
             if terms:
-                text = f"\0where:{e.rank}:" + "\0".join(part for part, _ in terms)
+                text = f"\0where:{e.rank}"
                 read.setdefault(text, []).append(terms)
             else:
                 text = wheres.get(e.rank, "")

@@ -197,15 +197,13 @@ def test_a_where_says_the_values_it_read_on_each_target_it_kept_out(tmp_path: Pa
 
     ib = '"ib" in features'
     time = "max_time >= workload.duration"
-    # Targets failing the same parts are one line, each part with the values it compared.
+    # One line for the route: each part false on some of the targets, with the values it
+    # compared there, and on how many when not on all three.
     assert reasons[1:] == [
-        f"not a candidate: hpc/both: excluded by the route's `where` ({src}): "
-        f'{ib}: "ib" in {feats(parts["both"][0])} is false; '
-        f"{time}: {parts['both'][1]} >= 12h is false",
-        f"not a candidate: hpc/eth: excluded by the route's `where` ({src}): "
-        f'{ib}: "ib" in {feats(parts["eth"][0])} is false',
-        f"not a candidate: hpc/short: excluded by the route's `where` ({src}): "
-        f"{time}: {parts['short'][1]} >= 12h is false",
+        f"not a candidate: 3 targets (hpc/both, hpc/eth, hpc/short): excluded by the route's "
+        f'`where` ({src}): {ib}: "ib" in {feats(parts["both"][0])}, "ib" in '
+        f"{feats(parts['eth'][0])} are false on 2 of them; {time}: {parts['both'][1]} >= 12h, "
+        f"{parts['short'][1]} >= 12h are false on 2 of them",
     ]
     out = explain_text(root, "second")
     assert f'    {ib}: "ib" in {feats(parts["eth"][0])} is false\n' in out
