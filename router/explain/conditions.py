@@ -79,13 +79,17 @@ def failing_terms(
     w: View,
     t: View | None = None,
     compiled: dict[int, Compiled] | None = None,
+    written: dict[int, str] | None = None,
+    false: bool = False,
 ) -> list[tuple[str, str]]:
     """failing_parts as (the part as written, its values): `("gpus >= 8", "4 >= 8 is
-    false")`. `compiled`: closures by id(expression), kept by a caller that asks often."""
+    false")`. `compiled` and `written`: closures and texts by id(expression), kept by a
+    caller that asks often; `false`: the caller knows `expr` is false for (w, t)."""
     if expr is None:
         return []
     tv = t if t is not None else {}
     cache: dict[int, Compiled] = {} if compiled is None else compiled
+    texts: dict[int, str] = {} if written is None else written
 
     def value(e: ast.Expr) -> Any:
         f = cache.get(id(e))
@@ -93,31 +97,39 @@ def failing_terms(
             f = cache[id(e)] = compile_expr(e, constants)
         return f(w, tv)
 
-    if value(expr):
+    def fmt(e: ast.Expr) -> str:
+        text = texts.get(id(e))
+        if text is None:
+            text = texts[id(e)] = format_expr(e)
+        return text
+
+    if not false and value(expr):
         return []
-    return _why(expr, value)
+    return _why(expr, value, fmt)
 
 
-def _why(e: ast.Expr, value: Callable[[ast.Expr], Any]) -> list[tuple[str, str]]:
+def _why(
+    e: ast.Expr, value: Callable[[ast.Expr], Any], fmt: Callable[[ast.Expr], str]
+) -> list[tuple[str, str]]:
     if isinstance(e, ast.Binary) and e.op == "and":
         out: list[tuple[str, str]] = []
         for side in (e.left, e.right):
             if not value(side):
-                out += _why(side, value)
+                out += _why(side, value, fmt)
         return out
     if isinstance(e, ast.Binary) and e.op == "or":
         inner = "; ".join(
-            f"{part}: {said}" for side in (e.left, e.right) for part, said in _why(side, value)
+            f"{part}: {said}" for side in (e.left, e.right) for part, said in _why(side, value, fmt)
         )
-        return [(format_expr(e), f"none holds ({inner})")]
+        return [(fmt(e), f"none holds ({inner})")]
     if isinstance(e, ast.Unary) and e.op == "not":
-        return [(format_expr(e), f"{format_expr(e.operand)} is true")]
+        return [(fmt(e), f"{fmt(e.operand)} is true")]
     if isinstance(e, ast.Binary):
         unit = _unit(e.left) or _unit(e.right)
         left = show(value(e.left), unit)
         right = show(value(e.right), unit if e.op not in ("in", "not in") else None)
-        return [(format_expr(e), f"{left} {e.op} {right} is false")]
-    return [(format_expr(e), show(value(e), _unit(e)))]
+        return [(fmt(e), f"{left} {e.op} {right} is false")]
+    return [(fmt(e), show(value(e), _unit(e)))]
 
 
 # Values named per part of a `where` that many targets fail; past them, "and N more".
@@ -133,12 +145,14 @@ class WhereValues:
         self._targets = {ref.id: ref for ref in targets}
         self._views: dict[str, View] = {}
         self._compiled: dict[int, Compiled] = {}
+        self._written: dict[int, str] = {}
 
     def terms(self, where: ast.Expr, w: View, target: str) -> list[tuple[str, str]]:
+        """The false parts of `where`, which kept `target` out, for workload view w."""
         t = self._views.get(target)
         if t is None:
             t = self._views[target] = target_view(self._targets[target])
-        return failing_terms(where, self.constants, w, t, self._compiled)
+        return failing_terms(where, self.constants, w, t, self._compiled, self._written, True)
 
 
 def merged(terms: list[list[tuple[str, str]]]) -> str:
