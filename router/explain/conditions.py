@@ -168,13 +168,13 @@ def merged(terms: list[list[tuple[str, str]]]) -> str:
             if values not in seen:
                 seen.append(values)
     out = []
-    for part, values in said.items():
+    for part, read in said.items():
         on = f" on {count[part]} of them" if count[part] < len(terms) else ""
-        if len(values) == 1:
-            out.append(f"{part}: {values[0]}{on}")
+        if len(read) == 1:
+            out.append(f"{part}: {read[0]}{on}")
             continue
-        false = all(v.endswith(" is false") for v in values)
-        shown = [v.removesuffix(" is false") if false else v for v in values[:SHOWN]]
-        more = f" and {len(values) - SHOWN} more" if len(values) > SHOWN else ""
+        false = all(v.endswith(" is false") for v in read)
+        shown = [v.removesuffix(" is false") if false else v for v in read[:SHOWN]]
+        more = f" and {len(read) - SHOWN} more" if len(read) > SHOWN else ""
         out.append(f"{part}: {', '.join(shown)}{more}{' are false' if false else ''}{on}")
     return "; ".join(out)

@@ -213,7 +213,11 @@ def exclusion_groups(
         m = _GPU_TYPE.match(e.reason) if e.kind == "shape" else None
         if e.kind == "where" and isinstance(d.rule, ast.Rule):
             where = d.rule.routes[e.rank].where
-            terms = values.terms(where, wv, e.target) if where and wv is not None else []
+            terms = (
+                values.terms(where, wv, e.target)
+                if where is not None and values is not None and wv is not None
+                else []
+            )
             if terms:
                 text = f"\0where:{e.rank}"
                 read.setdefault(text, []).append(terms)
