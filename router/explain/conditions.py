@@ -8,7 +8,8 @@ not have to look up constants or fields to see why a rule did not match.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import dataclasses
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
 from router.evaluate.expr import Compiled, compile_expr
@@ -146,13 +147,40 @@ class WhereValues:
         self._views: dict[str, View] = {}
         self._compiled: dict[int, Compiled] = {}
         self._written: dict[int, str] = {}
+        self._reads: dict[int, list[Compiled]] = {}  # per `where`: its workload names
+        # Per (where, target, the workload values it reads): many routing signatures read
+        # the same few values (region, GPUs, duration), so their words are made once.
+        self._said: dict[Hashable, list[tuple[str, str]]] = {}
 
     def terms(self, where: ast.Expr, w: View, target: str) -> list[tuple[str, str]]:
         """The false parts of `where`, which kept `target` out, for workload view w."""
-        t = self._views.get(target)
-        if t is None:
-            t = self._views[target] = target_view(self._targets[target])
-        return failing_terms(where, self.constants, w, t, self._compiled, self._written, True)
+        reads = self._reads.get(id(where))
+        if reads is None:
+            names = _workload_names(where)
+            reads = self._reads[id(where)] = [compile_expr(n, self.constants) for n in names]
+        key = (id(where), target, repr([f(w, {}) for f in reads]))
+        found = self._said.get(key)
+        if found is None:
+            t = self._views.get(target)
+            if t is None:
+                t = self._views[target] = target_view(self._targets[target])
+            found = self._said[key] = failing_terms(
+                where, self.constants, w, t, self._compiled, self._written, True
+            )
+        return found
+
+
+def _workload_names(e: Any) -> list[ast.Name]:
+    """The names of the workload an expression reads, each once, in order."""
+    out: list[ast.Name] = []
+    if isinstance(e, ast.Name):
+        return [e] if e.scope == "workload" else []
+    if dataclasses.is_dataclass(e) and not isinstance(e, type):
+        for f in dataclasses.fields(e):
+            value = getattr(e, f.name)
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                out += [n for n in _workload_names(item) if n not in out]
+    return out
 
 
 def merged(terms: list[list[tuple[str, str]]]) -> str:
