@@ -8,11 +8,15 @@ not have to look up constants or fields to see why a rule did not match.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
-from router.evaluate.expr import compile_expr
+from router.evaluate.expr import Compiled, compile_expr
+from router.evaluate.views import target_view
 from router.language import ast
 from router.language.fmt import format_expr
+from router.models import TargetRef
 from router.models.inventory import UNLIMITED_TIME
 from router.quantity import format_duration, format_memory
 
@@ -67,29 +71,138 @@ def failing_parts(
     An `and` is false when one of its conjuncts is: every false conjunct is listed. An `or`
     is false when all of its disjuncts are: it is shown whole, with each disjunct's reason.
     """
+    return [f"{part}: {values}" for part, values in failing_terms(expr, constants, w, t)]
+
+
+def failing_terms(
+    expr: ast.Expr | None,
+    constants: dict[str, Any],
+    w: View,
+    t: View | None = None,
+    compiled: dict[int, Compiled] | None = None,
+    written: dict[int, str] | None = None,
+    false: bool = False,
+) -> list[tuple[str, str]]:
+    """failing_parts as (the part as written, its values): `("gpus >= 8", "4 >= 8 is
+    false")`. `compiled` and `written`: closures and texts by id(expression), kept by a
+    caller that asks often; `false`: the caller knows `expr` is false for (w, t)."""
     if expr is None:
         return []
     tv = t if t is not None else {}
-    if _value(expr, constants, w, tv):
+    cache: dict[int, Compiled] = {} if compiled is None else compiled
+    texts: dict[int, str] = {} if written is None else written
+
+    def value(e: ast.Expr) -> Any:
+        f = cache.get(id(e))
+        if f is None:
+            f = cache[id(e)] = compile_expr(e, constants)
+        return f(w, tv)
+
+    def fmt(e: ast.Expr) -> str:
+        text = texts.get(id(e))
+        if text is None:
+            text = texts[id(e)] = format_expr(e)
+        return text
+
+    if not false and value(expr):
         return []
-    return _why(expr, constants, w, tv)
+    return _why(expr, value, fmt)
 
 
-def _why(e: ast.Expr, c: dict[str, Any], w: View, t: View) -> list[str]:
+def _why(
+    e: ast.Expr, value: Callable[[ast.Expr], Any], fmt: Callable[[ast.Expr], str]
+) -> list[tuple[str, str]]:
     if isinstance(e, ast.Binary) and e.op == "and":
-        out: list[str] = []
+        out: list[tuple[str, str]] = []
         for side in (e.left, e.right):
-            if not _value(side, c, w, t):
-                out += _why(side, c, w, t)
+            if not value(side):
+                out += _why(side, value, fmt)
         return out
     if isinstance(e, ast.Binary) and e.op == "or":
-        inner = "; ".join(part for side in (e.left, e.right) for part in _why(side, c, w, t))
-        return [f"{format_expr(e)}: none holds ({inner})"]
+        inner = "; ".join(
+            f"{part}: {said}" for side in (e.left, e.right) for part, said in _why(side, value, fmt)
+        )
+        return [(fmt(e), f"none holds ({inner})")]
     if isinstance(e, ast.Unary) and e.op == "not":
-        return [f"{format_expr(e)}: {format_expr(e.operand)} is true"]
+        return [(fmt(e), f"{fmt(e.operand)} is true")]
     if isinstance(e, ast.Binary):
         unit = _unit(e.left) or _unit(e.right)
-        left = show(_value(e.left, c, w, t), unit)
-        right = show(_value(e.right, c, w, t), unit if e.op not in ("in", "not in") else None)
-        return [f"{format_expr(e)}: {left} {e.op} {right} is false"]
-    return [f"{format_expr(e)}: {show(_value(e, c, w, t), _unit(e))}"]
+        left = show(value(e.left), unit)
+        right = show(value(e.right), unit if e.op not in ("in", "not in") else None)
+        return [(fmt(e), f"{left} {e.op} {right} is false")]
+    return [(fmt(e), show(value(e), _unit(e)))]
+
+
+# Values named per part of a `where` that many targets fail; past them, "and N more".
+SHOWN = 4
+
+
+class WhereValues:
+    """What a route's `where` read on each target it kept out, for the reasons' words
+    (`not a candidate: ...`). Target views and compiled parts are made once per plan."""
+
+    def __init__(self, constants: dict[str, Any], targets: Iterable[TargetRef]) -> None:
+        self.constants = constants
+        self._targets = {ref.id: ref for ref in targets}
+        self._views: dict[str, View] = {}
+        self._compiled: dict[int, Compiled] = {}
+        self._written: dict[int, str] = {}
+        self._reads: dict[int, list[Compiled]] = {}  # per `where`: its workload names
+        # Per (where, target, the workload values it reads): many routing signatures read
+        # the same few values (region, GPUs, duration), so their words are made once.
+        self._said: dict[Hashable, list[tuple[str, str]]] = {}
+
+    def terms(self, where: ast.Expr, w: View, target: str) -> list[tuple[str, str]]:
+        """The false parts of `where`, which kept `target` out, for workload view w."""
+        reads = self._reads.get(id(where))
+        if reads is None:
+            names = _workload_names(where)
+            reads = self._reads[id(where)] = [compile_expr(n, self.constants) for n in names]
+        key = (id(where), target, repr([f(w, {}) for f in reads]))
+        found = self._said.get(key)
+        if found is None:
+            t = self._views.get(target)
+            if t is None:
+                t = self._views[target] = target_view(self._targets[target])
+            found = self._said[key] = failing_terms(
+                where, self.constants, w, t, self._compiled, self._written, True
+            )
+        return found
+
+
+def _workload_names(e: Any) -> list[ast.Name]:
+    """The names of the workload an expression reads, each once, in order."""
+    out: list[ast.Name] = []
+    if isinstance(e, ast.Name):
+        return [e] if e.scope == "workload" else []
+    if dataclasses.is_dataclass(e) and not isinstance(e, type):
+        for f in dataclasses.fields(e):
+            value = getattr(e, f.name)
+            for item in value if isinstance(value, (list, tuple)) else [value]:
+                out += [n for n in _workload_names(item) if n not in out]
+    return out
+
+
+def merged(terms: list[list[tuple[str, str]]]) -> str:
+    """The failing parts of several targets in one line: each part once, with the distinct
+    values it read (`gpus_per_node == 0: 8 == 0, 4 == 0 are false`), and on how many of the
+    targets when not on all (`... is false on 4 of them`)."""
+    said: dict[str, list[str]] = {}
+    count: dict[str, int] = {}
+    for one in terms:
+        for part, values in one:
+            seen = said.setdefault(part, [])
+            count[part] = count.get(part, 0) + 1
+            if values not in seen:
+                seen.append(values)
+    out = []
+    for part, read in said.items():
+        on = f" on {count[part]} of them" if count[part] < len(terms) else ""
+        if len(read) == 1:
+            out.append(f"{part}: {read[0]}{on}")
+            continue
+        false = all(v.endswith(" is false") for v in read)
+        shown = [v.removesuffix(" is false") if false else v for v in read[:SHOWN]]
+        more = f" and {len(read) - SHOWN} more" if len(read) > SHOWN else ""
+        out.append(f"{part}: {', '.join(shown)}{more}{' are false' if false else ''}{on}")
+    return "; ".join(out)

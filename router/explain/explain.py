@@ -14,7 +14,7 @@ from typing import Any
 from router.evaluate.evaluate import Decision
 from router.evaluate.views import target_view, workload_view
 from router.explain.blocking import PlanState, best_displacement, overflows_at
-from router.explain.conditions import failing_parts
+from router.explain.conditions import WhereValues, failing_parts
 from router.explain.reasons import (
     Relative,
     exclusion_groups,
@@ -202,14 +202,18 @@ def placed_part(d: Decision, state: PlanState, rel: Relative) -> dict[str, Any]:
 
 
 def unplaced_part(
-    d: Decision, state: PlanState | None, rel: Relative, status: str
+    d: Decision,
+    state: PlanState | None,
+    rel: Relative,
+    status: str,
+    values: WhereValues | None = None,
 ) -> dict[str, Any]:
-    s = summarise(d, state, rel, status)
+    s = summarise(d, state, rel, status, values=values)
     out: dict[str, Any] = {"reasons": s.reasons, "fix": s.fix}
     if not d.candidates:
         out["excluded_groups"] = [
             {"targets": ts, "reason": r, "text": group_text(ts, r)}
-            for ts, r in exclusion_groups(d, rel)
+            for ts, r in exclusion_groups(d, rel, values)
         ]
         return out
     b = s.blocking
@@ -267,5 +271,6 @@ def explain(
         doc["placement"] = placed_part(d, state, rel)
     else:
         doc["status"] = "unplaced"
-        doc.update(unplaced_part(d, state, rel, status))
+        values = WhereValues(policy.constants, inventory.targets())
+        doc.update(unplaced_part(d, state, rel, status, values))
     return doc

@@ -11,7 +11,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from router.evaluate.evaluate import Decision
+from router.evaluate.views import workload_view
 from router.explain.blocking import Blocking, Key, Overflow, PlanState, blocking, smallest_fix
+from router.explain.conditions import WhereValues, merged
 from router.language import ast
 from router.language.fmt import format_expr
 from router.models import TargetRef
@@ -196,36 +198,57 @@ def fix_text(state: PlanState, b: Blocking, rel: Relative) -> str | None:
     return f"{changes} (then it fits on {target})"
 
 
-def exclusion_groups(d: Decision, rel: Relative) -> list[tuple[list[str], str]]:
-    """Shape and `where` exclusions, identical reasons grouped: [(targets, reason)]."""
+def exclusion_groups(
+    d: Decision, rel: Relative, values: WhereValues | None = None
+) -> list[tuple[list[str], str]]:
+    """Shape and `where` exclusions, identical reasons grouped: [(targets, reason)]. With
+    `values`, a `where` says what it read: each part that is false on some of its targets,
+    with the values it compared (conditions.merged)."""
     groups: dict[str, list[str]] = {}
     types: dict[str, set[str]] = {}  # GPU-type mismatches group over the targets' types
     wheres: dict[int, str] = {}  # per route: its `where` in words, made once
+    read: dict[str, list[list[tuple[str, str]]]] = {}  # group -> each target's parts
+    wv = workload_view(d.workload) if values is not None else None
     for e in sorted(d.excluded, key=lambda e: (e.rank, e.target)):
         m = _GPU_TYPE.match(e.reason) if e.kind == "shape" else None
         if e.kind == "where" and isinstance(d.rule, ast.Rule):
-            text = wheres.get(e.rank, "")
-            if not text:
-                where = d.rule.routes[e.rank].where
-                at = f" ({rel(where.span.path)}:{where.span.line})" if where else ""
-                said = f" `{format_expr(where)}`" if where else ""
-                text = wheres[e.rank] = f"excluded by the route's `where`{said}{at}"
+            where = d.rule.routes[e.rank].where
+            terms = (
+                values.terms(where, wv, e.target)
+                if where is not None and values is not None and wv is not None
+                else []
+            )
+            if terms:
+                text = f"\0where:{e.rank}"
+                read.setdefault(text, []).append(terms)
+            else:
+                text = wheres.get(e.rank, "")
+                if not text:
+                    at = f" ({rel(where.span.path)}:{where.span.line})" if where else ""
+                    said = f" `{format_expr(where)}`" if where else ""
+                    text = wheres[e.rank] = f"excluded by the route's `where`{said}{at}"
         elif m:
             text = f"\0gpu:{m.group(2)}"
             types.setdefault(text, set()).add(m.group(1))
         else:
             text = e.reason
         groups.setdefault(text, []).append(e.target)
-    return [
-        (
-            ts,
-            f"has {', '.join(sorted(types[text]))} GPUs, the workload asks for "
-            f"{text.split(':', 1)[1]}"
-            if text in types
-            else text,
-        )
-        for text, ts in groups.items()
-    ]
+
+    def words(text: str) -> str:
+        if text in types:
+            return (
+                f"has {', '.join(sorted(types[text]))} GPUs, the workload asks for "
+                f"{text.split(':', 1)[1]}"
+            )
+        if text in read:
+            assert isinstance(d.rule, ast.Rule)
+            where = d.rule.routes[int(text.split(":")[1])].where
+            assert where is not None
+            at = f"{rel(where.span.path)}:{where.span.line}"
+            return f"excluded by the route's `where` ({at}): {merged(read[text])}"
+        return text
+
+    return [(ts, words(text)) for text, ts in groups.items()]
 
 
 NOT_A_CANDIDATE = "not a candidate: "
@@ -249,7 +272,7 @@ _OTHER_GPUS = re.compile(
 )
 
 
-def excluded_texts(d: Decision, rel: Relative) -> list[str]:
+def excluded_texts(d: Decision, rel: Relative, values: WhereValues | None = None) -> list[str]:
     """For a workload with candidates, the targets its rule could have used but did not, as
     reasons too: a partition whose max_time is too short is why a job waits for a full one;
     a `where` on labels or features, a taint, an account, likewise."""
@@ -258,7 +281,7 @@ def excluded_texts(d: Decision, rel: Relative) -> list[str]:
         return []
     return [
         f"{NOT_A_CANDIDATE}{group_text(ts, r)}"
-        for ts, r in exclusion_groups(replace(d, excluded=kept), rel)
+        for ts, r in exclusion_groups(replace(d, excluded=kept), rel, values)
     ]
 
 
@@ -284,6 +307,7 @@ def summarise(
     rel: Relative,
     solver_status: str = "OPTIMAL",
     cache: dict[int, Summary] | None = None,
+    values: WhereValues | None = None,
 ) -> Summary:
     """The minimal reasons a routed workload is unplaced, and the smallest change. With a
     `cache` (one per PlanState, status and `rel`), workloads of one class (class_key)
@@ -291,13 +315,14 @@ def summarise(
     if not d.candidates:
         if not d.excluded:
             return Summary(["no target of the rule's backend exists in the inventory"], None)
-        return Summary([group_text(ts, r) for ts, r in exclusion_groups(d, rel)], shape_fix(d))
+        groups = exclusion_groups(d, rel, values)
+        return Summary([group_text(ts, r) for ts, r in groups], shape_fix(d))
     assert state is not None
     i = state.index[d.workload.name]
     said = (d.signature, rel) if d.signature != () else None
     excluded = state.excluded.get(said) if said else None
     if excluded is None:
-        excluded = excluded_texts(d, rel)
+        excluded = excluded_texts(d, rel, values)
         if said:
             state.excluded[said] = excluded
     if cache is None:

@@ -16,6 +16,7 @@ from router.evaluate.evaluate import Decision, Evaluator
 from router.evaluate.quota import QuotaLimit, compile_quotas
 from router.evaluate.spread import SpreadLimit, compile_spreads
 from router.explain.blocking import PlanState
+from router.explain.conditions import WhereValues
 from router.explain.reasons import Summary, summarise
 from router.gcpause import paused_gc
 from router.language import ast, load_policy
@@ -243,7 +244,9 @@ def finish_plan(
     previous = (options or SolveOptions()).previous
 
     def later() -> Later:
-        return _later(project, decisions, left_out, problem, result, previous, relative)
+        # What each `where` read on the targets it kept out, for the reasons' words.
+        values = WhereValues(inputs.policy.constants, inputs.inventory.targets())
+        return _later(project, decisions, left_out, problem, result, previous, relative, values)
 
     return Plan(
         project,
@@ -269,6 +272,7 @@ def _later(
     result: SolveResult,
     previous: dict[str, str] | None,
     relative: Callable[[str], str],
+    values: WhereValues | None = None,
 ) -> Later:
     """Why each workload left out is, and what a previous plan lost (Plan.later)."""
     # The plan's row usage, made once and shared by every reason below (when any needs it).
@@ -277,7 +281,7 @@ def _later(
     # Unplaced workloads of one class have the same reasons: computed once per class.
     cache: dict[int, Summary] = {}
     unplaced = [
-        Unplaced(d, *unplaced_reasons(d, problem, result, project, state, relative, cache))
+        Unplaced(d, *unplaced_reasons(d, problem, result, project, state, relative, cache, values))
         for d in left_out
     ]
     lost = None
@@ -304,6 +308,7 @@ def unplaced_reasons(
     state: PlanState | None = None,
     relative: Callable[[str], str] | None = None,
     cache: dict[int, Summary] | None = None,
+    values: WhereValues | None = None,
 ) -> tuple[list[str], str | None]:
     """Why a routed workload has no target: the minimal set of reasons `router explain`
     prints (router/explain/reasons.py), so plan.json and explain always agree. With no
@@ -312,6 +317,11 @@ def unplaced_reasons(
     if d.candidates and state is None:
         state = PlanState(problem, result.assignment, result.nodes)
     summary = summarise(
-        d, state if d.candidates else None, relative or project.relative, result.status, cache
+        d,
+        state if d.candidates else None,
+        relative or project.relative,
+        result.status,
+        cache,
+        values,
     )
     return summary.reasons, summary.fix

@@ -69,6 +69,7 @@ class Routing:
 def routing(platform: Platform, workload: Mapping[str, Any] | Workload) -> Routing:
     """Route one workload on `platform`. A dict without `name` or `image` gets placeholders,
     so a test states only the fields it is about."""
+    from router.explain.conditions import WhereValues
     from router.explain.reasons import summarise
 
     if isinstance(workload, Mapping):
@@ -82,7 +83,8 @@ def routing(platform: Platform, workload: Mapping[str, Any] | Workload) -> Routi
         return Routing(name, "unrouted", decision=d)
     assert isinstance(d.rule, ast.Rule)
     if not d.candidates:
-        why = summarise(d, None, platform.project.relative).reasons
+        values = WhereValues(platform.policy.constants, platform.inventory.targets())
+        why = summarise(d, None, platform.project.relative, values=values).reasons
         return Routing(name, "unplaced", rule, reasons=tuple(why), decision=d)
     ordered = sorted(d.candidates, key=lambda c: (c.rank, c.pref, c.target.id))
     return Routing(name, "routed", rule, tuple(c.target.id for c in ordered), decision=d)

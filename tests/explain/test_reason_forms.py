@@ -159,10 +159,56 @@ def test_pools_that_a_where_on_labels_excludes_are_named(tmp_path: Path) -> None
     reasons = plan_reasons(root)["two"]
     assert reasons[0] == "k8s/a: needs 32 CPUs free on one node; its 1 node has 0 CPUs free"
     assert reasons[1] == (
-        f'not a candidate: k8s/b: excluded by the route\'s `where` `labels.zone == "a"` ({src})'
+        f"not a candidate: k8s/b: excluded by the route's `where` ({src}): "
+        'labels.zone == "a": "b" == "a" is false'
     )
     # explain shows the value the condition read on the pool.
     assert '    labels.zone == "a": "b" == "a" is false\n' in explain_text(root, "two")
+
+
+def test_a_where_says_the_values_it_read_on_each_target_it_kept_out(tmp_path: Path) -> None:
+    # `full` takes the first job; the others are kept out by the `where`, each for what the
+    # inventory gives it: features without "ib", a max_time shorter than the job, or both.
+    parts = {
+        "full": (["ib"], "72h"),
+        "eth": (["avx512"], "72h"),
+        "short": (["ib"], "4h"),
+        "both": ([], "2h"),
+    }
+    inv = platform(
+        slurm(
+            *(
+                target(n, 1 if n == "full" else 4, 8, 96, "1TiB", features=f, max_time=t)
+                for n, (f, t) in parts.items()
+            )
+        )
+    )
+    policy = (
+        'policy w\nrule r: route slurm where "ib" in features and max_time >= workload.duration\n'
+    )
+    wl = [job("first", duration="12h", priority="high"), job("second", duration="12h")]
+    root = make_project(tmp_path, wl, policy, inv)
+    src = line_of(root, "where")
+    reasons = plan_reasons(root)["second"]
+    assert reasons[0].startswith("hpc/full: needs 8 GPUs free on one node; its 1 node has 0")
+
+    def feats(f: list[str]) -> str:
+        return "[" + ", ".join(f'"{x}"' for x in f) + "]"
+
+    ib = '"ib" in features'
+    time = "max_time >= workload.duration"
+    # One line for the route: each part false on some of the targets, with the values it
+    # compared there, and on how many when not on all three.
+    assert reasons[1:] == [
+        f"not a candidate: 3 targets (hpc/both, hpc/eth, hpc/short): excluded by the route's "
+        f'`where` ({src}): {ib}: "ib" in {feats(parts["both"][0])}, "ib" in '
+        f"{feats(parts['eth'][0])} are false on 2 of them; {time}: {parts['both'][1]} >= 12h, "
+        f"{parts['short'][1]} >= 12h are false on 2 of them",
+    ]
+    out = explain_text(root, "second")
+    assert f'    {ib}: "ib" in {feats(parts["eth"][0])} is false\n' in out
+    # explain's reasons are plan.json's; "not a candidate" ones are its excluded targets.
+    assert "  hpc/short (rank 0): excluded by the route's `where`" in out
 
 
 def test_pools_a_taint_keeps_out_are_named(tmp_path: Path) -> None:

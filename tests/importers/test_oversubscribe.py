@@ -175,8 +175,8 @@ def test_work_on_oversubscribed_cpus_fills_the_node_and_says_so(tmp_path: Path) 
     (out,) = json.loads(r.stdout)["unplaced"]
     assert out["reasons"] == [
         f"slurm/gpu: needs 1 CPU free on one node; its 1 node has 0 CPUs free; {NOTE}",
-        'not a candidate: slurm/shared: excluded by the route\'s `where` `name == "gpu"` '
-        "(policies/policy.route:1)",
+        "not a candidate: slurm/shared: excluded by the route's `where` "
+        '(policies/policy.route:1): name == "gpu": "shared" == "gpu" is false',
     ]
     r = _cli(["explain", "one-cpu", str(root)])
     assert NOTE in r.stdout
