@@ -26,6 +26,7 @@ from router.explain.reasons import summarise
 from router.plan.build import Plan
 from router.plan.preempted import not_preempted
 from tests.helpers import INVENTORY, job
+from tests.profiles import BOUNDED
 
 pytestmark = pytest.mark.slow
 
@@ -142,7 +143,7 @@ def reference_state(plan: Plan) -> dict[str, Any]:
     return {"rows_of": rows_of, "members": members, "weight": weight}
 
 
-@settings(max_examples=30, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(BOUNDED, max_examples=30, suppress_health_check=list(HealthCheck))
 @given(platforms())
 def test_class_cache_and_aggregate_state_change_no_reason(platform: dict[str, Any]) -> None:
     p, plan = plan_of(platform)
@@ -189,7 +190,7 @@ def check_displacement(state: PlanState, b: Any) -> None:
     assert best_displacement(state, b) == best
 
 
-@settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@settings(BOUNDED, max_examples=15, suppress_health_check=list(HealthCheck))
 @given(platforms(), st.data())
 def test_not_preempted_per_class_is_each_workloads_own(platform: dict[str, Any], data: Any) -> None:
     # The previous plan: the platform's smallest workloads planned alone; the others are new

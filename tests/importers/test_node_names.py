@@ -21,6 +21,7 @@ from router.models import Inventory, Running, load_inventory
 from router.models.capacity import node_classes
 from tests.helpers import inventory_error
 from tests.importers.test_slurm_fixtures import DATA, imported
+from tests.profiles import BOUNDED
 
 PACK = Path(__file__).parents[1] / "pack" / "data"
 
@@ -47,7 +48,7 @@ def test_expand_refuses_what_is_not_a_hostlist() -> None:
 NAME = st.from_regex(r"[a-z]{1,3}(-?[0-9]{1,4})?(\.[a-z]{1,3})?", fullmatch=True)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(BOUNDED, max_examples=150)
 @given(st.lists(NAME, max_size=30, unique=True))
 def test_compress_then_expand_gives_the_names_back(names: list[str]) -> None:
     text = compress(names)

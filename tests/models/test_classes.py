@@ -16,6 +16,7 @@ from router.errors import RouterError
 from router.models import Workload, classes, load_workloads
 from router.models.objects import workloads_from_data
 from router.testing.strategies import workload_dicts
+from tests.profiles import BOUNDED
 
 NAMES = st.sampled_from(["a", "b", "c-1", "Bad_Name", "-x", "w" * 64, "a"])
 
@@ -56,7 +57,7 @@ def _files(draw: st.DrawFn) -> list[dict[str, Any]]:
     return items
 
 
-@settings(max_examples=60, deadline=None, database=None)
+@settings(BOUNDED, max_examples=60)
 @given(items=_files())
 def test_the_shortcut_loads_what_validating_each_workload_loads(
     items: list[dict[str, Any]], tmp_path_factory: pytest.TempPathFactory
@@ -115,7 +116,7 @@ def _from_data(items: list[dict[str, Any]], shortcut: bool, mp: pytest.MonkeyPat
         return e.format()
 
 
-@settings(max_examples=40, deadline=None, database=None)
+@settings(BOUNDED, max_examples=40)
 @given(items=_files())
 def test_the_shortcut_gives_what_validating_each_dict_gives(items: list[dict[str, Any]]) -> None:
     with pytest.MonkeyPatch.context() as mp:

@@ -17,6 +17,7 @@ from router.language import check_policy
 from router.language.fmt import format_policy_file
 from router.language.parser import parse_sources, parse_text
 from router.testing import grammar_texts, platforms, policies, previous_plans, workload_dicts
+from tests.profiles import BOUNDED
 
 pytestmark = pytest.mark.slow
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
@@ -74,7 +75,7 @@ def _plan(platform: dict[str, Any], previous: dict[str, Any] | None = None) -> A
     return router.plan(p, previous).built
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(BOUNDED, max_examples=25, suppress_health_check=list(HealthCheck))
 @given(platforms(max_workloads=6, max_targets=3))
 def test_every_plan_passes_the_independent_checker(platform: dict[str, Any]) -> None:
     from router.plan.verify import verify_plan
@@ -84,7 +85,7 @@ def test_every_plan_passes_the_independent_checker(platform: dict[str, Any]) -> 
     assert verify_plan(i.policy, i.inventory, i.workloads, plan.placements) == []
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(BOUNDED, max_examples=25, suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_replanning_against_a_previous_plan_passes_the_checker(data: st.DataObject) -> None:
     """With a previous plan (some workloads on some targets, fitting or not), the plan still
@@ -113,7 +114,7 @@ def _brute_force(problem: Any) -> int:
     return best
 
 
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(BOUNDED, max_examples=25, suppress_health_check=list(HealthCheck))
 @given(platforms(max_workloads=6, max_targets=3))
 def test_objective_equals_brute_force(platform: dict[str, Any]) -> None:
     plan = _plan(platform)
@@ -122,7 +123,7 @@ def test_objective_equals_brute_force(platform: dict[str, Any]) -> None:
     assert plan.solve.objective == _brute_force(plan.problem)
 
 
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(BOUNDED, max_examples=30, suppress_health_check=list(HealthCheck))
 @given(policies(), st.lists(workload_dicts(), max_size=20))
 def test_analysis_agrees_with_sampling(text: str, samples: list[dict[str, Any]]) -> None:
     """No sampled workload is claimed by a rule `router check` proves unreachable, and each

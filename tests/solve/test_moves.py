@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from router.solve.greedy import completed
 from router.solve.nodes import Capacity, Item, NodeGroup
 from router.solve.pack import Packing
+from tests.profiles import BOUNDED
 from tests.solve.handmade import Cls, aggregate, var
 
 AXES = ("gpus", "cpus", "memory")
@@ -63,7 +64,7 @@ def test_a_node_with_running_work_never_becomes_idle() -> None:
     assert [b.empty for b in p.blocks] == [False] and frees(p) == [(8, 32, 128)]
 
 
-@settings(max_examples=40, deadline=None)
+@settings(BOUNDED, max_examples=40)
 @given(st.integers(0, 10_000))
 def test_placing_and_removing_at_random_keeps_every_node_exact(seed: int) -> None:
     rng = random.Random(seed)
