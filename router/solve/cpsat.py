@@ -621,8 +621,8 @@ def _solve_component(
             model.clear_hints()  # type: ignore[no-untyped-call]
             for v in comp.variables:
                 model.add_hint(y[v], counts[v])
-            for b, vs, c in cut_lits:  # a complete hint: it packs, so it keeps every cut
-                model.add_hint(b, sum(counts[v] for v in vs) <= c - 1)
+            for b, alike, c in cut_lits:  # a complete hint: it packs, so it keeps every cut
+                model.add_hint(b, sum(counts[v] for v in alike) <= c - 1)
             status = solver.solve(model)
             det += solver.deterministic_time
             if rnd:
