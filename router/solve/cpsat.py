@@ -56,7 +56,14 @@ decreasing over runs of identical nodes, then an exact CP-SAT bin packing over t
 nodes: CP-SAT's own search, then depth first with load-ordered symmetry breaking where that
 decided nothing). A component that provably does not pack gets a
 logic-based Benders cut on its class counts — a no-good ∨_{v∈S} y_v ≤ c_v − 1 over a subset
-S shrunk by a deletion filter (benders.py) — and the level is solved again (up to
+S shrunk by a deletion filter (benders.py), lifted to sums (_lifted): variables of one Item
+and one set of allowed node sets are one term Σ_{v∈G} y_v ≤ c_G − 1, since only Items and
+node sets decide a packing (the audit's A16, shared3-s19: gpu, gpu-long and preempt over one
+node set of 2 nodes, 9 jobs; cut per variable, each round's master moved the same members to
+another of the three targets at the same value, the rounds stalled after 3 and the plan was
+the repaired FEASIBLE 2336, bound 2886; lifted, OPTIMAL 2358, the audit's exact
+optimum; shared3-s16 FEASIBLE 9750 -> OPTIMAL 9778; per-node variables for small
+components, issue 11's other way, were not needed there) — and the level is solved again (up to
 SMALL_ROUNDS times in a small component, within one CUT_BUDGET of checks, filters and
 solves again, and only while the cuts do not stall; a large one goes straight on, see
 CUT_ROUNDS); when the rounds stop, placed work keeps the best of the rounds' repaired
