@@ -739,8 +739,8 @@ def _lifted(
     Unlifted, a component whose targets share node sets (shared3-s19: gpu, gpu-long and
     preempt on one node set) was cut one target permutation at a time, the value never
     fell, and the rounds stalled at FEASIBLE 19 % below the bound."""
-    key = {v: (agg.items[v], agg.allowed[v]) for v in comp.variables}
-    need: dict[tuple[Any, frozenset[str]], int] = {}
+    key = {v: (agg.cap_of[v], agg.items[v], agg.allowed[v]) for v in comp.variables}
+    need: dict[tuple[int, Any, frozenset[str]], int] = {}
     for v, c in cut:
         need[key[v]] = need.get(key[v], 0) + c
     return [
