@@ -35,6 +35,7 @@ from router.assure.encode import (
     workload_domains,
 )
 from router.assure.findings import SEVERITIES, Finding, Severity, finding_at
+from router.errors import did_you_mean
 from router.evaluate.views import target_view
 from router.language import ast
 from router.language.checker import name_span
@@ -339,7 +340,7 @@ class _Analysis:
             return where
         t, ints = ref.target, s.ints
         opts = {o.name: o for o in route.options}
-        mig = ref.backend == "kubernetes" and "mig" in opts
+        mig = "mig" in opts
         per_gpu = max(t.slices_per_node.values(), default=0) if mig else t.whole_gpus_per_node
         cap = getattr(t, "max_nodes", None) or t.nodes
         g = ints["gpus"]
@@ -446,6 +447,7 @@ class _Analysis:
                 if not refs:
                     dead.append((route, f"the inventory has no {route.backend} target"))
                     continue
+                self.mig_profile(route, refs)
                 groups = self.groups(route, refs)
                 heads = list(groups)
                 self.ignored_options(i, rule, k, groups)
@@ -481,6 +483,22 @@ class _Analysis:
                     witness=doc,
                     hint=hint,
                 )
+
+    def mig_profile(self, route: ast.Route, refs: list[TargetRef]) -> None:
+        """A `mig` profile that no target of the route offers: its GPU work can never fit."""
+        opt = next((o for o in route.options if o.name == "mig"), None)
+        lit = opt.value if opt and isinstance(opt.value, ast.Literal) else None
+        value = lit.value if lit else None
+        if lit is None or not isinstance(value, str):
+            return
+        offered = sorted({p for r in refs for p in r.target.slices_per_node})
+        if value in offered:
+            return
+        where = "any target" if route.backend == "any" else f"any {route.backend} target"
+        has = f"they offer {', '.join(offered)}" if offered else "none is cut into MIG slices"
+        msg = f"MIG profile {value} is not offered by {where} ({has}): GPU work here never fits"
+        hint = did_you_mean(value, offered) or "see the targets' `mig` in the inventory"
+        self.add("warning", "mig-profile", msg, lit.span, hint=hint)
 
     def ignored_options(self, i: int, rule: ast.Rule, k: int,
                         groups: dict[TargetRef, list[TargetRef]]) -> None:  # fmt: skip

@@ -105,7 +105,7 @@ class ShapeModel:
                 return s.const(False)
             if mode == "exclusive":
                 conds.append(ints["service"].Not())
-        mig = options.get("mig") if ref.backend == "kubernetes" else None
+        mig = options.get("mig")
         offered = t.slices_per_node
         gpu_ok = (mig in offered) if mig else t.whole_gpus_per_node > 0
         if not gpu_ok:

@@ -38,12 +38,13 @@ from router.evaluate.evaluate import Evaluator
 from router.models import Workload
 from router.models.placement import Placement
 from router.plan.admits import referee
-from router.plan.packcheck import check_assignment, check_plan
+from router.plan.packcheck import check_plan, recorded_errors
 from router.solve.lp import lp_level_bound
 
 
 def _units(p: Placement) -> list[list[tuple[str, int]]]:
-    """A placement's recorded nodes as the checker's units: a pod each, or a job's nodes."""
+    """A placement's recorded nodes as the checker's units: a pod each, or a job's nodes
+    (tests/solve reads a plan's assignment with it)."""
     per = p.resources.nodes if p.resources.whole_nodes else 1
     return [p.nodes[k : k + per] for k in range(0, len(p.nodes), max(1, per))]
 
@@ -101,22 +102,22 @@ def run(
     # The independent checker proves a component packs (True), cannot pack (False), or does
     # not decide in its limit (None); the plan's own node assignment, checked node by node, is
     # a packing of its own when it has no errors.
-    verdicts = [
-        (c.verdict.packs, t)
-        for c in check_plan(i.inventory, i.running, built.placements, workers=workers)
-        for t in c.component.targets
-    ]
-    unpackable_targets = sorted(t for packs, t in verdicts if packs is False)
-    searched_undecided = sorted(t for packs, t in verdicts if packs is None)
-    assignment_errors = check_assignment(
-        i.inventory,
-        i.running,
-        built.placements,
-        {q.workload.name: _units(q) for q in built.placements},
+    checked = check_plan(i.inventory, i.running, built.placements, workers=workers)
+    errors = recorded_errors(checked, built.placements)
+    by_search = [t for c in checked if c.verdict.packs is True for t in c.component.targets]
+    unpackable_targets = sorted(
+        t for c in checked if c.verdict.packs is False for t in c.component.targets
     )
-    # A valid assignment is a witness that every target packs: a target is undecided only
-    # when the checker's own search found no packing either.
-    undecided_targets = searched_undecided if assignment_errors else []
+    searched_undecided = sorted(
+        t for c in checked if c.verdict.packs is None for t in c.component.targets
+    )
+    by_recorded = [
+        t for c, e in zip(checked, errors, strict=True) if not e for t in c.component.targets
+    ]
+    assignment_errors = [e for es in errors for e in es]
+    # A target is undecided only when neither the checker's own search nor the plan's
+    # assignment (checked node by node by the checker's code) shows that it packs.
+    undecided_targets = sorted(set(searched_undecided) - set(by_recorded))
     packcheck_seconds = time.perf_counter() - t5
     # Workloads left out for capacity that the plan could still take, within every quota and
     # spread, on the nodes (router/plan/admits.py, independent of router/solve too).
@@ -179,6 +180,11 @@ def run(
         "unpackable_targets": len(unpackable_targets),
         "undecided_targets": len(undecided_targets),
         "undecided_by_search": len(searched_undecided),
+        # The two witnesses apart, so that "0 unpackable" is never read as "the search
+        # found them all": targets the checker's search packed, and those whose component
+        # the plan's own node assignment packs.
+        "packed_by_search": len(by_search),
+        "packed_by_recorded_assignment": len(by_recorded),
         "assignment_errors": len(assignment_errors),
         "unplaced_checked": len(judged.checked),
         "falsely_unplaced": judged.falsely_unplaced,

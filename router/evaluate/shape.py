@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from router.errors import did_you_mean
 from router.models import NodePool, Partition, TargetRef, Workload
 from router.models.inventory import Taint, untolerated
 from router.models.placement import (
@@ -133,13 +134,16 @@ def shape(w: Workload, ref: TargetRef, options: dict[str, Any]) -> Resources | s
             return _taint_reason(blocked)
     capacity_nodes = getattr(t, "max_nodes", None) or t.nodes
     gpu_type = t.gpu_type if w.gpus and not t.untyped_gpus else None
-    mig = options.get("mig") if ref.backend == "kubernetes" else None
+    mig = options.get("mig")
     if w.gpus:
         if mig:
             offered = t.slices_per_node
             if mig not in offered:
+                close = did_you_mean(mig, offered)
                 return f"offers no MIG profile {mig}" + (
-                    f" (has {', '.join(sorted(offered))})" if offered else ""
+                    f" (has {', '.join(sorted(offered))}{'; ' + close if close else ''})"
+                    if offered
+                    else ""
                 )
         elif t.whole_gpus_per_node == 0:
             return (

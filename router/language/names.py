@@ -138,7 +138,8 @@ OPTIONS: dict[str, OptionSpec] = {
             ("job", "jobset", "pytorchjob", "trainjob", "mpijob", "volcano"),
         ),
         OptionSpec("serving", ("kubernetes",), "string", ("deployment", "kserve")),
-        OptionSpec("mig", ("kubernetes",), "string", format="label_value"),
+        # MIG slices (nvidia.com/mig-<profile> on Kubernetes, --gres=gpu:<type>:N on Slurm).
+        OptionSpec("mig", ("slurm", "kubernetes"), "string", format="label_value"),
         # Kubernetes pods (router/emit/k8s): taint keys the rule's workloads may tolerate
         # beyond the GPU taint; the Pod Security level pods are written for (restricted unless
         # a rule opts out); how a notebook runs.

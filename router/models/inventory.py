@@ -20,6 +20,7 @@ from router.errors import did_you_mean
 from router.hostlist import expand
 from router.models.fields import (
     MAX_COUNT,
+    SLURM_NAME,
     Count,
     DnsLabel,
     Duration,
@@ -136,10 +137,32 @@ def untolerated(taints: Iterable[Taint], gpus: bool, tolerate: Iterable[str]) ->
 
 
 class MigGroup(Frozen):
-    """`gpus` of each node's GPUs, each cut into `slices` (MIG profile → slices per GPU)."""
+    """`gpus` of each node's GPUs, each cut into `slices` (MIG profile → slices per GPU).
 
-    gpus: PositiveCount
-    slices: dict[MigProfile, PositiveCount] = Field(min_length=1)
+    On Slurm, `gres_types` names each profile's GRES type as slurm.conf / gres.conf spell it
+    (NVML autodetect: `nvidia_a100_1g.10gb`); a profile not listed is its own type name
+    (`Type=1g.10gb`, the form of hand-written gres.conf files). Kubernetes ignores it."""
+
+    gpus: PositiveCount = Field(description="how many GPUs of each node are cut this way")
+    slices: dict[MigProfile, PositiveCount] = Field(
+        min_length=1, description="MIG profile → slices of it on each of those GPUs"
+    )
+    gres_types: dict[MigProfile, SlurmName] = Field(
+        default_factory=dict,
+        description="Slurm only: MIG profile → its GRES type (a100_1g.10gb), scripted as"
+        " --gres=gpu:<type>:N; default: the profile itself",
+    )
+
+    @model_validator(mode="after")
+    def _typed_profiles(self) -> MigGroup:
+        stray = sorted(set(self.gres_types) - set(self.slices))
+        if stray:
+            raise _cross(
+                "gres_types",
+                f"gres_types names {stray[0]}, which these GPUs are not cut into",
+                hint=did_you_mean(stray[0], self.slices) or f"profiles: {', '.join(self.slices)}",
+            )
+        return self
 
 
 def _mig_form(value: Any) -> Any:
@@ -269,6 +292,14 @@ class NodeSpec(Frozen):
                 out[profile] = out.get(profile, 0) + g.gpus * n
         return dict(sorted(out.items()))
 
+    def mig_gres_type(self, profile: str) -> str:
+        """The Slurm GRES type of a profile's slices: the group's `gres_types`, else the
+        profile itself (hand-written gres.conf `Type=1g.10gb`)."""
+        for g in self.mig:
+            if profile in g.gres_types:
+                return g.gres_types[profile]
+        return profile
+
     def hardware(self) -> tuple[Any, ...]:
         """What one node has, to compare node sets a target draws on."""
         return tuple(getattr(self, f) for f in HARDWARE)
@@ -387,6 +418,23 @@ class Partition(Target):
     # How jobs run here (issue 13): shared filesystems containers see, setup lines (modules).
     mounts: list[Mount] = Field(default_factory=list, description='"SRC[:DST[:ro|rw]]"')
     setup: list[SetupLine] = Field(default_factory=list, description="shell lines, in order")
+
+    @model_validator(mode="after")
+    def _mig_gres(self) -> Partition:
+        # A slice is asked for as --gres=gpu:<type>:N: every profile needs a type Slurm takes.
+        for i, g in enumerate(self.mig):
+            for profile in g.slices:
+                if profile not in g.gres_types and not SLURM_NAME.fullmatch(profile):
+                    raise _cross(
+                        "mig",
+                        f"MIG profile {profile} is no Slurm GRES type name (letters, digits,"
+                        " '.', '_' and '-'): give the type slurm.conf uses",
+                        hint=f"e.g. mig: [{{gpus: {g.gpus}, slices: {{{profile}: "
+                        f"{g.slices[profile]}}}, gres_types: {{{profile}: "
+                        f"{self.gpu_type}_{re.sub(r'[^A-Za-z0-9_.-]', '_', profile)}}}}}]",
+                        path=["mig", i, "gres_types"],
+                    )
+        return self
 
     @property
     def slurm_name(self) -> str:

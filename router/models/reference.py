@@ -16,13 +16,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from router.models.inventory import Cluster, Inventory, NodePool, Partition, Taint
+from router.models.inventory import Cluster, Inventory, MigGroup, NodePool, Partition, Taint
 from router.models.workload import Replicas, Workload
 
 PAGES: dict[str, tuple[str, list[type[BaseModel]]]] = {
     "inventory": (
         "inventory.yaml: the clusters router places work on",
-        [Inventory, Cluster, Partition, NodePool, Taint],
+        [Inventory, Cluster, Partition, NodePool, MigGroup, Taint],
     ),
     "workload": ("workloads/*.yaml: what users ask to run", [Workload, Replicas]),
 }

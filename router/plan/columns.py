@@ -76,6 +76,18 @@ def decide(
     return _integer(kinds, columns, count, limit)
 
 
+def witness(
+    cap: tuple[int, ...], kinds: list[Kind], count: int, limit: float = LAST_LIMIT
+) -> list[Pattern] | None:
+    """A packing by the dive alone (no enumeration of patterns, no CP-SAT over them): the
+    packcheck's witness finder, cheap where it fails. None proves nothing."""
+    columns = _start(cap, kinds)
+    lp = _generate(cap, kinds, [k.demand for k in kinds], columns)
+    if not lp.z or lp.proof_needs > count:
+        return None
+    return _dive(cap, kinds, columns, count, lp, lambda _cap, _kinds: None, limit)
+
+
 @dataclass
 class _LP:
     z: list[float]  # per column

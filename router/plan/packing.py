@@ -14,12 +14,12 @@ How it decides, cheapest first:
   1. bounds: totals per resource, and per work the nodes that can hold one of its tasks;
      a violated bound proves that nothing packs (with the reason in words);
   2. first fit decreasing, in a few orders: a packing found is a proof that it packs;
-  2c. where the caller asks (the packcheck), constructive searches (router/plan/packfill.py):
-     on identical nodes, node after node within the slack the totals leave; on any nodes,
-     knapsack fills node by node. Tight mixes (CPU partitions full to the last CPU) that first
-     fit misses: on the bench's L and XL platforms they settle all but 4 of the 124
-     components first fit leaves, in well under a second each, where per-node CP-SAT took
-     seconds (and left some undecided);
+  2c. where the caller asks (the packcheck), constructive searches: on identical nodes,
+     node after node within the slack the totals leave (router/plan/packfill.py) and a dive
+     on the LP of node patterns (router/plan/columns.py); on any nodes, knapsack fills node
+     by node. Tight mixes (CPU partitions full to the last CPU) that first fit misses: on the
+     bench's L and XL platforms they settle all 124 components first fit leaves, in a tenth
+     of a second each, where per-node CP-SAT took seconds (and left some undecided);
   2d. on identical nodes, the LP of node patterns (a proof of no) and a dive on it (a
      packing); then, from a given packing of the rest, `extend`;
   3. on identical nodes, CP-SAT over node patterns (router/plan/patterns.py); else
@@ -54,8 +54,10 @@ __all__ = [
     "check",
     "check_assignment",
     "deal",
+    "exact_check",
     "first_fit",
     "fits",
+    "quick_check",
 ]
 
 if TYPE_CHECKING:
@@ -79,13 +81,31 @@ def check(
     choice (router/plan/packcheck.py), whose components mostly pack; off by default, for
     callers whose checks mostly do not pack, where the searches only cost time (the
     referee's of router/plan/admits.py: 2.2 -> 5.9 CPU s at L seed 0 with them)."""
-    work = [w for w in problem.work if w.units and w.tasks]
+    quick = quick_check(problem) if constructive else cheap_check(problem)
+    if quick is not None:
+        return quick
+    return exact_check(problem, limit, start, patterns)
+
+
+def quick_check(problem: Problem) -> Verdict | None:
+    """The verdict of the bounds, first fit or the constructive searches (2c); None when
+    none decides: `check(..., constructive=True)` is this, then `exact_check`."""
     cheap = cheap_check(problem)
     if cheap is not None:
         return cheap
-    found = _constructive(problem, work) if constructive else None
-    if found is not None:
-        return Verdict(problem.id, True, "constructive", assignment=found)
+    found = _constructive(problem, [w for w in problem.work if w.units and w.tasks])
+    return None if found is None else Verdict(problem.id, True, "constructive", assignment=found)
+
+
+def exact_check(
+    problem: Problem,
+    limit: float = DEFAULT_LIMIT,
+    start: dict[str, list[list[int]]] | None = None,
+    patterns: bool = True,
+) -> Verdict:
+    """Steps 2d and 3 of the module docstring: what `check` does when the cheaper steps
+    leave the problem open."""
+    work = [w for w in problem.work if w.units and w.tasks]
     if patterns:
         # Identical nodes: the LP of node patterns may prove it impossible at once (or, when
         # the patterns are generated, a dive on it find a packing), cheaper than `extend`'s
@@ -286,19 +306,25 @@ def first_fit(
 
 
 def _constructive(problem: Problem, work: list[Work]) -> dict[str, list[list[int]]] | None:
-    """A packing by the constructive searches of router/plan/packfill.py, checked node by
-    node. Identical nodes: node after node within the slack (plain, then ranked by least
-    slack used), then a knapsack fill; other nodes: knapsack fills leaning to each resource,
-    then `extend` from a partial fill. (On the bench's L and XL platforms the identical-node
-    searches settle 123 of the 124 components first fit leaves; the rest only cost time.)"""
+    """A packing by the constructive searches, checked node by node. Identical nodes: node
+    after node within the slack, ranked by least slack used (router/plan/packfill.py), then
+    a dive on the LP of node patterns (router/plan/patterns.py), then a knapsack fill and
+    the plain node-after-node search; other nodes: knapsack fills leaning to each resource,
+    then `extend` from a partial fill. (The 124 components that first fit leaves on the
+    bench's L seeds 0-2 and XL seed 0: the ranked search settles 104 at 0.01 s each, the
+    dive the other 20 at 0.03-0.11 s; the dive alone settles 123. The plain search settled
+    116, at up to 1.5 s a failure, and the dive in its place takes XL's packcheck from 26 to
+    about 3 CPU s.)"""
     from router.plan.packfill import LEANS, fill, identical, tight
+    from router.plan.patterns import pattern_dive
 
     tries: list[Callable[[], dict[str, list[list[int]]] | None]]
     if identical(problem, work):
         tries = [
             lambda: tight(problem, work, ranked=1),
-            lambda: tight(problem, work),
+            lambda: pattern_dive(problem, work),
             lambda: fill(problem, work, LEANS[0]),
+            lambda: tight(problem, work),
         ]
     else:
         tries = [functools.partial(fill, problem, work, lean) for lean in LEANS]

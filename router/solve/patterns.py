@@ -64,31 +64,43 @@ def pattern_packing(cap: Capacity, entries: list[Entry], limit: float) -> Answer
 def maximal(
     free: tuple[int, ...], demands: list[tuple[int, ...]], most: list[int]
 ) -> list[tuple[int, ...]] | None:
-    """Every maximal pattern (pods per kind on one node), or None past PATTERNS / STEPS."""
+    """Every maximal pattern (pods per kind on one node), or None past PATTERNS / STEPS.
+    Depth first, the count of kind k from its most down to 0 (the last kind takes all it
+    can: with fewer the pattern is not maximal); the same steps and order as the plain
+    recursion, written with local lists: this search was the exact last step's Python cost."""
     out: list[tuple[int, ...]] = []
-    cur = [0] * len(demands)
-    steps = [0]
+    kinds = len(demands)
+    if kinds == 0:
+        return [()]
+    cur = [0] * kinds
+    steps = 0
+    last = kinds - 1
+    # Per kind, its nonzero axes (a zero never limits a count nor a fit).
+    axes = [[(a, x) for a, x in enumerate(d) if x] for d in demands]
 
-    def room(rem: list[int], d: tuple[int, ...]) -> bool:
-        return all(x <= r for x, r in zip(d, rem, strict=True))
+    def fits(rem: list[int], j: int) -> bool:
+        return all(x <= rem[a] for a, x in axes[j])
 
     def dfs(k: int, rem: list[int]) -> bool:
-        steps[0] += 1
-        if steps[0] > STEPS or len(out) > PATTERNS:
+        nonlocal steps
+        steps += 1
+        if steps > STEPS or len(out) > PATTERNS:
             return False
-        if k == len(demands):
-            if not any(cur[j] < most[j] and room(rem, demands[j]) for j in range(len(demands))):
-                out.append(tuple(cur))
+        if k == kinds:
+            for j in range(kinds):
+                if cur[j] < most[j] and fits(rem, j):
+                    return True
+            out.append(tuple(cur))
             return True
         d = demands[k]
         top = most[k]
-        for a, x in enumerate(d):
-            if x:
-                top = min(top, rem[a] // x)
-        # The last kind takes all it can: with fewer the pattern is not maximal.
-        for n in range(top, -1 if k < len(demands) - 1 else top - 1, -1):
+        for a, x in axes[k]:
+            q = rem[a] // x
+            if q < top:
+                top = q
+        for n in range(top, -1 if k < last else top - 1, -1):
             cur[k] = n
-            if not dfs(k + 1, [r - n * x for r, x in zip(rem, d, strict=True)]):
+            if not dfs(k + 1, [r - n * x for r, x in zip(rem, d, strict=True)] if n else rem):
                 return False
         cur[k] = 0
         return True

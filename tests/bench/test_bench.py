@@ -48,6 +48,10 @@ def test_bench_small_json() -> None:
     # The independent checker and the plan's own node assignment agree: everything packs.
     assert (out["unpackable_targets"], out["undecided_targets"]) == (0, 0)
     assert out["assignment_errors"] == 0
+    # Both witnesses, counted apart: the checker's search and the plan's own assignment
+    # each show every target with work to pack.
+    assert out["packed_by_search"] == out["packed_by_recorded_assignment"] > 0
+    assert out["undecided_by_search"] == 0
     # Nothing left out for capacity that the plan could still take (router/plan/admits.py);
     # seed 3 leaves some out, so the referee had work to do.
     assert out["unplaced_checked"] > 0

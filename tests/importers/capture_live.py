@@ -16,6 +16,9 @@ in `shared` (12 CPUs on its 8), and sinfo --json, scontrol show partition -o, sc
 node -o and squeue --json of that moment.
 `... capture_live deny` writes data/live-22.05-deny-*: partitions with DenyAccounts and DenyQos
 (one beside AllowAccounts, which Slurm then ignores it for).
+`... capture_live mig` writes data/live-22.05-mig-*: one A100 node with 2 whole GPUs and 14 MIG
+slices of the GRES type NVML autodetect names (`gpu:nvidia_a100_1g.10gb:14`), a job holding 3
+slices on it, and sinfo --json, scontrol show node -o / partition -o and squeue --json of then.
 """
 
 from __future__ import annotations
@@ -85,6 +88,12 @@ OVERSUB_JOBS = [
     ["-p", "shared", "-c", "6", "--mem=8G"],
 ]
 
+MIG_LAYOUT = [
+    PartitionSpec("mig", 1, 2, "a100", 16, 64 * 1024, 60, default=True,
+                  mig={"nvidia_a100_1g.10gb": 14}),
+]  # fmt: skip
+MIG_JOBS = [["-p", "mig", "--gres=gpu:nvidia_a100_1g.10gb:3", "-c", "2", "--mem=4G"]]
+
 SINFO = ["sinfo", "--json"]
 NODES = ["scontrol", "show", "node", "-o"]
 PARTITIONS = ["scontrol", "show", "partition", "-o"]
@@ -144,6 +153,15 @@ def main() -> int:
             run_node_partition="gpu",
             changes=OVERSUB_CHANGES,
             jobs=OVERSUB_JOBS,
+        )  # fmt: skip
+    if what == ["mig"]:
+        return capture(
+            MIG_LAYOUT,
+            {"live-22.05-mig-sinfo.json": SINFO,
+             "live-22.05-mig-nodes.txt": NODES,
+             "live-22.05-mig-partitions.txt": PARTITIONS,
+             "live-22.05-mig-squeue.json": SQUEUE},
+            jobs=MIG_JOBS,
         )  # fmt: skip
     if what == ["deny"]:
         return capture(

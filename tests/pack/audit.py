@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.pack import audit_more
+from tests.pack import audit_more, audit_new
 from tests.pack.audit_check import Verdict
 from tests.pack.audit_check import judge as audit_judge
 from tests.pack.audit_parts import (
@@ -54,7 +54,8 @@ from tests.pack.audit_parts import (
 
 FAMILIES = ("awkward", "mig", "shared", "running", "services")
 MORE = ("quotas", "cpucomp", "mixed")  # stop 20's, tests/pack/audit_more.py
-ALL = FAMILIES + MORE
+NEW = ("shared3", "mighpa", "tiny", "big")  # stop 21's, tests/pack/audit_new.py
+ALL = FAMILIES + MORE + NEW
 
 
 def awkward(rng: random.Random, size: str) -> dict[str, Any]:
@@ -342,6 +343,10 @@ FAMILY_FUNCS: dict[str, Any] = {
     "quotas": audit_more.quotas,
     "cpucomp": audit_more.cpucomp,
     "mixed": audit_more.mixed,
+    "shared3": audit_new.shared3,
+    "mighpa": audit_new.mighpa,
+    "tiny": audit_new.tiny,
+    "big": audit_new.big,
 }
 
 

@@ -22,7 +22,7 @@ from router.plan.packing import (
     first_fit,
 )
 from router.plan.packing import _constructive as constructive
-from router.plan.patterns import pattern_check
+from router.plan.patterns import pattern_check, pattern_dive
 
 GiB = 1024
 DATA = Path(__file__).parent / "data"
@@ -263,11 +263,11 @@ def test_lp_of_node_patterns_proves_a_tight_mix_infeasible() -> None:
 # --- the constructive searches (router/plan/packfill.py) ---------------------------------------
 
 
-def _bench_component() -> Problem:
-    """L seed 0's hpc-r0-2/cpu as planned on main 68207b7 (tests/pack/data/README.md): 23
-    identical nodes, 276 CPU jobs, all its CPUs planned. First fit leaves it, and per-node
-    CP-SAT did not decide it within its 5 s."""
-    data = json.loads((DATA / "bench-L0-hpc-r0-2-cpu.json").read_text())
+def _bench_component(name: str = "bench-L0-hpc-r0-2-cpu.json") -> Problem:
+    """By default L seed 0's hpc-r0-2/cpu as planned on main 68207b7 (tests/pack/data/
+    README.md): 23 identical nodes, 276 CPU jobs, all its CPUs planned. First fit leaves it,
+    and per-node CP-SAT did not decide it within its 5 s."""
+    data = json.loads((DATA / name).read_text())
     node = Node(data["node"]["gpus"], data["node"]["cpus"], data["node"]["memory"])
     work = [Work(n, data["id"], u, 1, 0, c, m) for n, u, c, m in data["work"]]
     return problem([node] * data["nodes"], work, target=data["id"])
@@ -278,6 +278,24 @@ def test_a_full_bench_partition_packs_by_the_constructive_search() -> None:
     work = [w for w in p.work if w.units]
     assert all(first_fit(p, work, order) is None for order in _ORDERS)
     assert sum(w.cpus * w.units for w in work) == 23 * 128  # every node full to the last CPU
+    v = check(p, constructive=True)
+    assert v.packs is True and v.how == "constructive"
+    assert check_assignment(p, v.assignment) == []
+
+
+def test_the_dive_on_node_patterns_packs_what_the_other_searches_miss() -> None:
+    # XL seed 0's hpc-r6-0/cpu-long (tests/pack/data/README.md): 64 nodes of 64 CPUs, 4044
+    # CPUs planned, 54 jobs of 2 CPUs and 64 GiB that no node can take more than four of.
+    # The searches node after node and the knapsack fills find nothing, nor did CP-SAT over
+    # its 1,455 maximal patterns or per node within 5 s each; the LP dive packs it.
+    p = _bench_component("bench-XL0-hpc-r6-0-cpu-long.json")
+    work = [w for w in p.work if w.units]
+    assert len(p.nodes) == 64 and sum(w.cpus * w.units for w in work) == 4044
+    assert identical(p, work) and all(first_fit(p, work, order) is None for order in _ORDERS)
+    assert tight(p, work) is None and tight(p, work, ranked=1) is None
+    assert all(fill(p, work, lean) is None for lean in LEANS)
+    found = pattern_dive(p, work)
+    assert found is not None and check_assignment(p, found) == []
     v = check(p, constructive=True)
     assert v.packs is True and v.how == "constructive"
     assert check_assignment(p, v.assignment) == []

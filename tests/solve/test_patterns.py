@@ -94,3 +94,39 @@ def test_no_verdict_where_the_nodes_are_not_alike() -> None:
     assert pattern_packing(two, entries, 1.0) is None
     elsewhere = [Entry(0, Item(0, 1, (0, 6, 6)), frozenset({"other"}), 1)]
     assert pattern_packing(_cap([_nodes(2, (0, 10, 10))]), elsewhere, 1.0) is None
+
+
+def _brute_maximal(
+    free: tuple[int, ...], demands: list[tuple[int, ...]], most: list[int]
+) -> list[tuple[int, ...]]:
+    """Every pattern within free and most, kept when no kind can take one more; the search
+    lists them depth first from the most of kind 0 down: lexicographically descending."""
+    import itertools
+
+    def fits(p: tuple[int, ...]) -> bool:
+        return all(
+            sum(n * d[a] for n, d in zip(p, demands, strict=True)) <= free[a]
+            for a in range(len(free))
+        )
+
+    out = []
+    for p in itertools.product(*(range(m + 1) for m in most)):
+        if not fits(p):
+            continue
+        bigger = (tuple(n + (j == k) for j, n in enumerate(p)) for k in range(len(p)))
+        if not any(q[k] <= most[k] and fits(q) for k, q in enumerate(bigger)):
+            out.append(p)
+    return sorted(out, reverse=True)
+
+
+def test_maximal_lists_every_maximal_pattern_in_search_order() -> None:
+    import random
+
+    rng = random.Random(7)  # fixed cases: the order of the patterns is the CP model's
+    for _ in range(300):
+        dims = rng.randint(1, 3)
+        free = tuple(rng.randint(0, 24) for _ in range(dims))
+        picks = [tuple(rng.choice([0, 1, 2, 3, 5, 8]) for _ in range(dims)) for _ in range(4)]
+        demands = sorted({d for d in picks if any(d)}, reverse=True)[: rng.randint(1, 4)]
+        most = [rng.randint(0, 6) for _ in demands]
+        assert maximal(free, demands, most) == _brute_maximal(free, demands, most)

@@ -14,6 +14,9 @@ Decisions (the defaults a reader would otherwise have to guess):
   pick another model; `scontrol show job` reads it back as `TresPerNode=gres:gpu:<type>:<n>`.
   A partition with `gpu_type: any` (untyped GRES, `gpu:8`) gets `--gpus-per-node=<n>`, untyped:
   a typed request would match none of its GPUs.
+* MIG slices (the `mig` option) are `--gres=gpu:<slurm type>:<n>` per node, the profile's
+  GRES type from the inventory (`gres_types`, else the profile); Slurm binds the slices and
+  sets CUDA_VISIBLE_DEVICES, so the script never does.
 * `--mem` is per node, in MiB ("M"). `--time` is the `time` option, else the workload duration.
 * `--qos` comes from the `qos` option, else the cluster's `slurm.qos_by_priority` for the
   workload's priority, else the partition's qos; `--nice` from `slurm.nice_by_priority`.
@@ -251,7 +254,10 @@ def _directives(p: Placement, part: Partition) -> list[str]:
     # A target may be one node type of a real partition: Slurm's name, its constraint/nodes.
     out = [opt("job-name", name), opt("partition", part.slurm_name), opt("nodes", nodes_of(p))]
     out.append(opt("ntasks-per-node", per_node))
-    if r.gpus_per_node:
+    if r.gpus_per_node and r.mig:
+        # MIG slices are GRES of their own type; Slurm sets CUDA_VISIBLE_DEVICES to them.
+        out.append(opt("gres", f"gpu:{part.mig_gres_type(r.mig)}:{r.gpus_per_node}"))
+    elif r.gpus_per_node:
         gpu_type = r.gpu_type if r.gpu_type not in (None, "", "any") else part.gpu_type
         if part.gres_type and gpu_type == part.gpu_type:  # the exact GRES type Slurm knows
             gpu_type = part.gres_type

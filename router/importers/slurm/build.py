@@ -186,7 +186,11 @@ def _node_set(s: _Set) -> ImportedTarget:
     if feats:
         fields["features"] = feats
     if t.mig:
-        fields["mig"] = [{"gpus": g, "slices": {p: n}} for g, p, n in t.mig]
+        typed = dict(t.mig_types)
+        fields["mig"] = [
+            {"gpus": g, "slices": {p: n}} | ({"gres_types": {p: typed[p]}} if p in typed else {})
+            for g, p, n in t.mig
+        ]
     names = s.usable + s.headroom
     if all(SLURM_NAME.fullmatch(n) for n in names):  # else no names rather than a bad file
         # One hostlist, in index order: 4,096 nodes gpu0001..gpu4096 are "gpu[0001-4096]".

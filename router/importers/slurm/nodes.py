@@ -84,8 +84,10 @@ class NodeType:
     cpus: int
     memory: int  # MiB
     features: tuple[str, ...]
+    # (profile, GRES type) where Slurm's type is not the profile itself (nvidia_a100_1g.10gb)
+    mig_types: tuple[tuple[str, str], ...] = ()
 
-    def sort_key(self) -> tuple[str, int, str, str, int, int, tuple[str, ...]]:
+    def sort_key(self) -> tuple[str, int, str, str, int, int, tuple[str, ...], str]:
         """A total order (None sorts as ""), for output in a fixed order."""
         return (
             self.gpu_type or "",
@@ -95,6 +97,7 @@ class NodeType:
             self.cpus,
             self.memory,
             self.features,
+            repr(self.mig_types),
         )
 
     def describe(self) -> str:
@@ -118,6 +121,7 @@ class Gpus:
     gres_type: str | None
     mig: tuple[tuple[int, str, int], ...]
     notes: tuple[str, ...]
+    mig_types: tuple[tuple[str, str], ...] = ()  # (profile, GRES type), when they differ
 
 
 def gpus_of(gres: str) -> Gpus:
@@ -125,6 +129,7 @@ def gpus_of(gres: str) -> Gpus:
     models: Counter[str] = Counter()
     untyped = 0
     slices: Counter[str] = Counter()
+    types: dict[str, str] = {}  # profile -> Slurm's type name, which scripts must use verbatim
     notes: list[str] = []
     for name, kind, count in parse_gres(gres):
         if name != "gpu":
@@ -132,7 +137,13 @@ def gpus_of(gres: str) -> Gpus:
         if kind is None:
             untyped += count
         elif mig_profile(kind):
-            slices[mig_profile(kind) or ""] += count
+            profile = mig_profile(kind) or ""
+            slices[profile] += count
+            if types.setdefault(profile, kind) != kind:
+                notes.append(
+                    f"MIG {profile} slices under two GRES types ({types[profile]}, {kind}):"
+                    f" scripts ask for {types[profile]}"
+                )
         elif vendor_only(kind):
             untyped += count
             notes.append(
@@ -144,6 +155,7 @@ def gpus_of(gres: str) -> Gpus:
     if not models and not untyped and not slices:
         return Gpus(None, 0, None, (), tuple(notes))
     mig = tuple(mig_layout(dict(slices)))
+    mig_types = tuple(sorted((p, k) for p, k in types.items() if k != p))
     cut = sum(g for g, _, _ in mig)
     if models:
         kind, count = min(models.items(), key=lambda kv: (-kv[1], kv[0]))
@@ -156,17 +168,17 @@ def gpus_of(gres: str) -> Gpus:
             )
         gpu_type = gpu_type_of(kind)
         exact = kind if kind != gpu_type else None
-        return Gpus(gpu_type, count + cut, exact, mig, tuple(notes))
+        return Gpus(gpu_type, count + cut, exact, mig, tuple(notes), mig_types)
     if untyped or not mig:
         notes.append(
             f"GPUs without a model (GRES {gres}): gpu_type any, so only workloads "
             "asking for any GPU type go here; Type= in gres.conf would name the model"
         )
-        return Gpus("any", untyped + cut, None, mig, tuple(notes))
+        return Gpus("any", untyped + cut, None, mig, tuple(notes), mig_types)
     notes.append(
         f"every GPU is cut into MIG slices (GRES {gres}); the GPU model is unknown: gpu_type any"
     )
-    return Gpus("any", cut, None, mig, tuple(notes))
+    return Gpus("any", cut, None, mig, tuple(notes), mig_types)
 
 
 def parse_gres(text: str | None) -> list[tuple[str, str | None, int]]:
@@ -194,6 +206,7 @@ def node_type(node: SlurmNode) -> tuple[NodeType, tuple[str, ...]]:
         max(node.cpus, 1),
         max(node.memory, 1),
         tuple(sorted(set(node.features))),
+        g.mig_types,
     )
     notes = g.notes
     if node.memory <= 1:

@@ -1,0 +1,77 @@
+"""Stop 21's audit families (tests/pack/audit_new.py) planned by `router plan` and judged by
+the audit's checker, router's referees, and the audit's own level-1 optimum
+(tests/pack/audit_optimum.py); the open findings A15 and A16 as strict xfails."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.pack import audit
+from tests.pack.audit_optimum import optimum
+
+DATA = Path(__file__).parent / "data" / "audit"
+
+
+@pytest.mark.parametrize(
+    ("family", "seed"), [("tiny", 0), ("tiny", 6), ("tiny", 23), ("mighpa", 3), ("shared3", 0)]
+)
+def test_new_family_plans_have_no_findings(family: str, seed: int, tmp_path: Path) -> None:
+    mine, theirs, undecided, folder = audit.run_one(family, "small", seed, tmp_path)
+    assert mine.findings == [] and theirs == [], folder
+    assert mine.undecided == [] and undecided == []
+    assert mine.placed > 0
+
+
+@pytest.mark.parametrize("seed", [0, 6, 23])
+def test_tiny_plans_reported_optimal_reach_the_audits_optimum(seed: int, tmp_path: Path) -> None:
+    """1-3 nodes, exclusive, multi-node and service work: router's level 1 and the audit's
+    exact optimum agree up to the few units the audit's formula rounds (router counts a
+    little more per multi-node job), never a whole workload's worth below it."""
+    audit.run_one("tiny", "small", seed, tmp_path, referee_too=False, packcheck_too=False)
+    folder = tmp_path / f"tiny-small-{seed}"
+    level = json.loads((folder / "out/plan.json").read_text())["solver"]["levels"][0]
+    best, status = optimum(folder)
+    assert status == "OPTIMAL" and best is not None
+    assert level["status"] == "OPTIMAL"
+    assert abs(level["value"] - best) <= 5, (level, best)
+
+
+def _plan(name: str, tmp_path: Path) -> Path:
+    folder = tmp_path / name
+    shutil.copytree(DATA / name, folder)
+    done = audit.plan(folder)
+    assert done.returncode in (0, 3), done.stderr
+    return folder
+
+
+@pytest.mark.xfail(strict=True, reason="A16: 5 nodes, 9 jobs: FEASIBLE 22 below the optimum")
+def test_a16_shared_node_set_small_plan_reaches_the_optimum(tmp_path: Path) -> None:
+    """gpu, gpu-long, preempt over 2 × (6 h100, 71 CPUs, 509 GiB), running work on the CPU
+    set: the audit places j6 and j7 instead of j1 (550 > 528 of level 1); router stops at
+    FEASIBLE 2336 with j6 and j7 unplaced."""
+    folder = _plan("shared3-s19", tmp_path)
+    level = json.loads((folder / "out/plan.json").read_text())["solver"]["levels"][0]
+    best, _ = optimum(folder)
+    assert best is not None and level["value"] >= best - 5, (level, best)
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason="A15: the referee re-packs work plan left out")
+def test_a15_big_identical_nodes_nothing_falsely_unplaced() -> None:
+    """72 × (47 CPUs, 191 GiB), 283 jobs of 20-30 shapes: router leaves 33 out and its own
+    referee finds each fits hpc/big when it is re-packed; judged here for b12 alone (the
+    referee on all 33 is minutes)."""
+    import router
+    from router.plan.admits import referee
+
+    built = router.plan(router.load(DATA / "big-s0"), workers=1, share_candidates=True).built
+    i = built.inputs
+    placed = {p.workload.name for p in built.placements}
+    assert "b12" not in placed
+    some = [w for w in i.workloads if w.name in placed or w.name == "b12"]
+    judged = referee(i.policy, i.inventory, some, built.placements, i.running)
+    assert judged.admitted == [], judged.admitted
