@@ -13,8 +13,10 @@ smallest members are dropped, halved when the rest packs, each staying out when 
 still proven unpackable; at most DELETION_TRIALS checks of TRIAL_LIMIT, within the
 caller's budget), which cuts off far more than the one solution. A cut is added only when
 the packing is *proven* impossible (pack.Answer.proven), so it never removes a plan that
-packs. Verdicts are also known by dominance: counts at least those of a set proven not to
-pack do not pack, counts at most those of a set that packs do.
+packs (cpsat._lifted then sums the cut's variables alike in Item and node sets: one class on
+several targets over the same nodes is one term). Verdicts are also known by dominance:
+counts at least those of a set proven not to pack do not pack, counts at most those of a set
+that packs do.
 
 Repair: the members least worth (class weight) are taken off a component that does not
 pack until first fit packs it; the solver then completes the plan greedily on the real

@@ -56,7 +56,14 @@ decreasing over runs of identical nodes, then an exact CP-SAT bin packing over t
 nodes: CP-SAT's own search, then depth first with load-ordered symmetry breaking where that
 decided nothing). A component that provably does not pack gets a
 logic-based Benders cut on its class counts — a no-good ∨_{v∈S} y_v ≤ c_v − 1 over a subset
-S shrunk by a deletion filter (benders.py) — and the level is solved again (up to
+S shrunk by a deletion filter (benders.py), lifted to sums (_lifted): variables of one Item
+and one set of allowed node sets are one term Σ_{v∈G} y_v ≤ c_G − 1, since only Items and
+node sets decide a packing (the audit's A16, shared3-s19: gpu, gpu-long and preempt over one
+node set of 2 nodes, 9 jobs; cut per variable, each round's master moved the same members to
+another of the three targets at the same value, the rounds stalled after 3 and the plan was
+the repaired FEASIBLE 2336, bound 2886; lifted, OPTIMAL 2358, the audit's exact
+optimum; shared3-s16 FEASIBLE 9750 -> OPTIMAL 9778; per-node variables for small
+components, issue 11's other way, were not needed there) — and the level is solved again (up to
 SMALL_ROUNDS times in a small component, within one CUT_BUDGET of checks, filters and
 solves again, and only while the cuts do not stall; a large one goes straight on, see
 CUT_ROUNDS); when the rounds stop, placed work keeps the best of the rounds' repaired
@@ -548,7 +555,7 @@ def _solve_component(
     scale = sum(agg.bound(v) for _, v in stays) + 1
     nodes = agg.nodes
     caps = sorted({agg.cap_of[v] for v in comp.variables}) if nodes is not None else []
-    cut_lits: list[tuple[Any, int, int]] = []
+    cut_lits: list[tuple[Any, tuple[int, ...], int]] = []
     resolved = 0.0  # deterministic s of the solves again after cuts, all levels (CUT_BUDGET)
     # gpu_nodes and the tie-break are solved as one lexicographic objective (W·gpu + tie,
     # W above any tie-break sum): the same optimum as two solves, at the cost of one.
@@ -621,8 +628,8 @@ def _solve_component(
             model.clear_hints()  # type: ignore[no-untyped-call]
             for v in comp.variables:
                 model.add_hint(y[v], counts[v])
-            for b, v, c in cut_lits:  # a complete hint: it packs, so it keeps every cut
-                model.add_hint(b, counts[v] <= c - 1)
+            for b, alike, c in cut_lits:  # a complete hint: it packs, so it keeps every cut
+                model.add_hint(b, sum(counts[v] for v in alike) <= c - 1)
             status = solver.solve(model)
             det += solver.deterministic_time
             if rnd:
@@ -680,7 +687,7 @@ def _solve_component(
             cuts = [nodes.cut(ci, trial, max(0.0, left)) if cutting else None for ci in bad]
             for cut in cuts:
                 if cut is not None:
-                    _add_cut(model, y, cut, cut_lits)
+                    _add_cut(model, y, _lifted(agg, comp, cut), cut_lits)
             if not cutting or any(cut is None for cut in cuts):
                 proven = False
                 if best_fix is not None:
@@ -722,17 +729,42 @@ def _stalled(first: int, now: int, best: int, rnd: int, rounds: int, sense: int)
     return gone * (rounds - rnd) < gap * rnd
 
 
-def _add_cut(
-    model: Any, y: dict[int, Any], cut: list[tuple[int, int]], lits: list[tuple[Any, int, int]]
-) -> None:
-    """Not all of these counts at once (benders.py): some y_v ≤ c_v − 1. Its literals go to
-    `lits` (literal, v, c) so that hints can set them too."""
-    mine = []
+def _lifted(
+    agg: Aggregate, comp: Component, cut: list[tuple[int, int]]
+) -> list[tuple[tuple[int, ...], int]]:
+    """A no-good on class counts (benders.Nodes.cut) lifted to sums: whether members pack
+    depends only on their Items and allowed node sets, so variables alike in both (one
+    class on several targets over the same node sets, or several classes of one shape) are
+    one term: Σ_{v ∈ G} y_v ≤ c_G − 1 for some group G, c_G the cut's counts in G summed.
+    Unlifted, a component whose targets share node sets (shared3-s19: gpu, gpu-long and
+    preempt on one node set) was cut one target permutation at a time, the value never
+    fell, and the rounds stalled at FEASIBLE 19 % below the bound."""
+    key = {v: (agg.cap_of[v], agg.items[v], agg.allowed[v]) for v in comp.variables}
+    need: dict[tuple[int, Any, frozenset[str]], int] = {}
     for v, c in cut:
+        need[key[v]] = need.get(key[v], 0) + c
+    return [
+        (tuple(v for v in comp.variables if key[v] == k), c)
+        for k, c in sorted(
+            need.items(), key=lambda kc: min(v for v in comp.variables if key[v] == kc[0])
+        )
+    ]
+
+
+def _add_cut(
+    model: Any,
+    y: dict[int, Any],
+    cut: list[tuple[tuple[int, ...], int]],
+    lits: list[tuple[Any, tuple[int, ...], int]],
+) -> None:
+    """Not all of these counts at once (benders.py): some Σ_{v ∈ G} y_v ≤ c_G − 1. Its
+    literals go to `lits` (literal, G, c) so that hints can set them too."""
+    mine = []
+    for vs, c in cut:
         b = model.new_bool_var("")
-        model.add(y[v] <= c - 1).only_enforce_if(b)
+        model.add(sum(y[v] for v in vs) <= c - 1).only_enforce_if(b)
         mine.append(b)
-        lits.append((b, v, c))
+        lits.append((b, vs, c))
     model.add_bool_or(mine)
 
 

@@ -1,6 +1,7 @@
 """Stop 21's audit families (tests/pack/audit_new.py) planned by `router plan` and judged by
 the audit's checker, router's referees, and the audit's own level-1 optimum
-(tests/pack/audit_optimum.py); the open findings A15 and A16 as strict xfails."""
+(tests/pack/audit_optimum.py); the open finding A15 as a strict xfail, A16 fixed (the
+lifted cuts, router/solve/cpsat.py; tests/pack/test_small_exact.py too)."""
 
 from __future__ import annotations
 
@@ -48,11 +49,10 @@ def _plan(name: str, tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.mark.xfail(strict=True, reason="A16: 5 nodes, 9 jobs: FEASIBLE 22 below the optimum")
 def test_a16_shared_node_set_small_plan_reaches_the_optimum(tmp_path: Path) -> None:
     """gpu, gpu-long, preempt over 2 × (6 h100, 71 CPUs, 509 GiB), running work on the CPU
     set: the audit places j6 and j7 instead of j1 (550 > 528 of level 1); router stops at
-    FEASIBLE 2336 with j6 and j7 unplaced."""
+    FEASIBLE 2336 with j6 and j7 unplaced (before the lifted cuts; now OPTIMAL 2358)."""
     folder = _plan("shared3-s19", tmp_path)
     level = json.loads((folder / "out/plan.json").read_text())["solver"]["levels"][0]
     best, _ = optimum(folder)
