@@ -16,7 +16,11 @@ aggregate variable v on class c (integers):
 maximising the worth added (class weight × members), preferred candidates first on ties.
 Only maximal patterns are enumerated (no further pod fits: surplus slots stay empty), each
 shape capped at what could be placed of it; the current packing's own node contents are
-added as patterns, so it is a complete hint. Identical nodes are one class, so there is no
+added as patterns, so it is a complete hint. Where not every maximal pattern is listed, the
+priced patterns holding 1 .. FORCED pods of each shape are added too (_forced): the LP's own
+columns fill nodes fractionally, and an integer solution needs whole nodes holding a few of
+every shape (A15, big-s2: 84 nodes, 23 shapes, 66 generated patterns reach 26566 of the
+LP's 26584, with the 49 forced ones 26584). Identical nodes are one class, so there is no
 symmetry between them; the LP of the pattern model is the strong one (Gilmore-Gomory) where
 per-node variables stall on memory filled to the GiB. CP-SAT solves it with one worker, a
 fixed seed and a deterministic limit. The counts are then laid out on the nodes in class and
@@ -37,15 +41,16 @@ from typing import Any
 from router.solve.nodes import Capacity
 from router.solve.pack import Block, Packing, fits_count
 
-MAX_SHAPES = 12
+MAX_SHAPES = 40
 PATTERN_CAP = 3000  # maximal patterns over a component's node classes
 ENUM_STEPS = 10_000  # search steps enumerating them all (past either: generated ones)
 STEP_CAP = 30_000  # search steps enumerating those of reduced cost about 0
 TOLERANCE = 0.5  # of reduced cost, in worth units (integers), for _paying
 CG_ROUNDS = 40  # rounds of column generation
 KNAPSACK_CELLS = 200_000  # pricing table cells (CPUs x memory, in their common units)
-LIMIT = 0.5  # deterministic seconds per component
+LIMIT = 1.0  # deterministic seconds per component (A15 big-s0: optimal at 0.56)
 SEED = 0
+FORCED = 3  # pods of one shape forced into a priced pattern (_forced)
 
 # The pattern model's LP: its value, and per node class the duals of its node row and of
 # each shape's slot row.
@@ -129,6 +134,9 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
         more = _paying(cap, flat, caps, lp, patterns) if lp is not None else None
         for c, ps in enumerate(more or []):
             patterns[c].extend(p for p in ps if p not in patterns[c])
+        if lp is not None:
+            for c, ps in enumerate(_forced(cap, shapes, caps, lp)):
+                patterns[c].extend(p for p in ps if p not in patterns[c])
     for c, nodes in enumerate(now.nodes):
         patterns[c].extend(p for p in sorted(nodes, reverse=True) if p not in patterns[c])
     sol = _solve(model, patterns, now)
@@ -266,6 +274,34 @@ def _paying(
         if total > PATTERN_CAP:
             return None
         out.append(found)
+    return out
+
+
+def _forced(
+    cap: Capacity, shapes: list[tuple[int, ...]], caps: list[dict[int, int]], lp: LP
+) -> list[list[tuple[int, ...]]]:
+    """Per node class, for each shape s and k = 1 .. FORCED of it: k pods of s and the rest
+    of the node priced by the LP's duals (_priced). Where the patterns of reduced cost about
+    0 are too many to list, these are the columns an integer solution needs beside the LP's
+    own (the LP fills nodes fractionally; a whole node holding a little of every shape is
+    what re-packing the last pods asks, A15)."""
+    out: list[list[tuple[int, ...]]] = []
+    for c, grp in enumerate(cap.groups):
+        slot_duals = lp[1][c][1]
+        mine: list[tuple[int, ...]] = []
+        for s in sorted(caps[c]):
+            for k in range(1, min(caps[c][s], FORCED) + 1):
+                rest = tuple(f - k * x for f, x in zip(grp.free, shapes[s], strict=True))
+                if any(f < 0 for f in rest):
+                    break
+                less = dict(caps[c])
+                less[s] -= k
+                best = _priced(cap, rest, shapes, less, slot_duals)
+                pat = list(best[1]) if best is not None else [0] * len(shapes)
+                pat[s] += k
+                if tuple(pat) not in mine:
+                    mine.append(tuple(pat))
+        out.append(mine)
     return out
 
 

@@ -1,7 +1,8 @@
 """Stop 21's audit families (tests/pack/audit_new.py) planned by `router plan` and judged by
 the audit's checker, router's referees, and the audit's own level-1 optimum
-(tests/pack/audit_optimum.py); the open finding A15 as a strict xfail, A16 fixed (the
-lifted cuts, router/solve/cpsat.py; tests/pack/test_small_exact.py too)."""
+(tests/pack/audit_optimum.py); A15 and A16 fixed: A15 by the pattern step's
+40 shapes (router/solve/configs.py; judged in tests/solve/test_fill.py), A16 by the lifted
+cuts (router/solve/cpsat.py; tests/pack/test_small_exact.py too)."""
 
 from __future__ import annotations
 
@@ -57,21 +58,3 @@ def test_a16_shared_node_set_small_plan_reaches_the_optimum(tmp_path: Path) -> N
     level = json.loads((folder / "out/plan.json").read_text())["solver"]["levels"][0]
     best, _ = optimum(folder)
     assert best is not None and level["value"] >= best - 5, (level, best)
-
-
-@pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="A15: the referee re-packs work plan left out")
-def test_a15_big_identical_nodes_nothing_falsely_unplaced() -> None:
-    """72 × (47 CPUs, 191 GiB), 283 jobs of 20-30 shapes: router leaves 33 out and its own
-    referee finds each fits hpc/big when it is re-packed; judged here for b12 alone (the
-    referee on all 33 is minutes)."""
-    import router
-    from router.plan.admits import referee
-
-    built = router.plan(router.load(DATA / "big-s0"), workers=1, share_candidates=True).built
-    i = built.inputs
-    placed = {p.workload.name for p in built.placements}
-    assert "b12" not in placed
-    some = [w for w in i.workloads if w.name in placed or w.name == "b12"]
-    judged = referee(i.policy, i.inventory, some, built.placements, i.running)
-    assert judged.admitted == [], judged.admitted
