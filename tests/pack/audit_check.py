@@ -576,6 +576,16 @@ def _components(p: Platform) -> dict[str, set[str]]:
     return {tid: groups[find(t.sets[0])] for tid, t in p.targets.items()}
 
 
+def node_rows(m: Any, n: Node, got: list[tuple[Any, Unit]]) -> None:
+    """What one node holds, in model `m`: (count variable, unit) pairs within its whole GPUs,
+    CPUs, memory and slices of each MIG profile (shared with audit_optimum.py)."""
+    m.add(sum(y * u.gpus for y, u in got) <= n.gpus)
+    m.add(sum(y * u.cpus for y, u in got) <= n.cpus)
+    m.add(sum(y * u.mem for y, u in got) <= n.mem)
+    for prof in sorted({q for _, u in got for q in u.slices}):
+        m.add(sum(y * u.slices.get(prof, 0) for y, u in got) <= n.slices.get(prof, 0))
+
+
 def repack(
     p: Platform, base: dict[tuple[str, int], Node], comp: set[str], units: list[Unit], limit: float
 ) -> bool | None:
@@ -604,11 +614,7 @@ def repack(
         got = load.get(n.key, [])
         if not got:
             continue
-        m.add(sum(y * u.gpus for y, u in got) <= n.gpus)
-        m.add(sum(y * u.cpus for y, u in got) <= n.cpus)
-        m.add(sum(y * u.mem for y, u in got) <= n.mem)
-        for prof in {q for _, u in got for q in u.slices}:
-            m.add(sum(y * u.slices.get(prof, 0) for y, u in got) <= n.slices.get(prof, 0))
+        node_rows(m, n, got)
         whole = [y for y, u in got if u.whole]
         rest = [y for y, u in got if not u.whole]
         if whole:

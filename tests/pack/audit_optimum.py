@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.pack.audit_check import Platform, Unit, _fresh
+from tests.pack.audit_check import Platform, Unit, _fresh, node_rows
 
 PRIORITIES = {"low": 1, "normal": 2, "high": 4, "critical": 8}  # docs/language.md
 
@@ -77,11 +77,7 @@ def optimum(
         n = nodes[k]
         if not got:
             continue
-        m.add(sum(y * u.gpus for y, u in got) <= n.gpus)
-        m.add(sum(y * u.cpus for y, u in got) <= n.cpus)
-        m.add(sum(y * u.mem for y, u in got) <= n.mem)
-        for prof in {q for _, u in got for q in u.slices}:
-            m.add(sum(y * u.slices.get(prof, 0) for y, u in got) <= n.slices.get(prof, 0))
+        node_rows(m, n, got)
         for i, (y, u) in enumerate(got):
             if u.whole:
                 for j, (z, _) in enumerate(got):
