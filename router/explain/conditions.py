@@ -152,22 +152,28 @@ class WhereValues:
         # the same few values (region, GPUs, duration), so their words are made once.
         self._said: dict[Hashable, list[tuple[str, str]]] = {}
 
-    def terms(self, where: ast.Expr, w: View, target: str) -> list[tuple[str, str]]:
-        """The false parts of `where`, which kept `target` out, for workload view w."""
+    def reader(self, where: ast.Expr, w: View) -> Callable[[str], list[tuple[str, str]]]:
+        """For workload view w, target -> the false parts of `where`, which kept that target
+        out. What w's values are to `where` is read once here, not once per target."""
         reads = self._reads.get(id(where))
         if reads is None:
             names = _workload_names(where)
             reads = self._reads[id(where)] = [compile_expr(n, self.constants) for n in names]
-        key = (id(where), target, repr([f(w, {}) for f in reads]))
-        found = self._said.get(key)
-        if found is None:
-            t = self._views.get(target)
-            if t is None:
-                t = self._views[target] = target_view(self._targets[target])
-            found = self._said[key] = failing_terms(
-                where, self.constants, w, t, self._compiled, self._written, True
-            )
-        return found
+        seen = repr([f(w, {}) for f in reads])
+
+        def terms(target: str) -> list[tuple[str, str]]:
+            key = (id(where), target, seen)
+            found = self._said.get(key)
+            if found is None:
+                t = self._views.get(target)
+                if t is None:
+                    t = self._views[target] = target_view(self._targets[target])
+                found = self._said[key] = failing_terms(
+                    where, self.constants, w, t, self._compiled, self._written, True
+                )
+            return found
+
+        return terms
 
 
 def _workload_names(e: Any) -> list[ast.Name]:

@@ -209,15 +209,17 @@ def exclusion_groups(
     wheres: dict[int, str] = {}  # per route: its `where` in words, made once
     read: dict[str, list[list[tuple[str, str]]]] = {}  # group -> each target's parts
     wv = workload_view(d.workload) if values is not None else None
+    readers: dict[int, Callable[[str], list[tuple[str, str]]]] = {}  # per route's `where`
     for e in sorted(d.excluded, key=lambda e: (e.rank, e.target)):
         m = _GPU_TYPE.match(e.reason) if e.kind == "shape" else None
         if e.kind == "where" and isinstance(d.rule, ast.Rule):
             where = d.rule.routes[e.rank].where
-            terms = (
-                values.terms(where, wv, e.target)
-                if where is not None and values is not None and wv is not None
-                else []
-            )
+            terms: list[tuple[str, str]] = []
+            if where is not None and values is not None and wv is not None:
+                reader = readers.get(e.rank)
+                if reader is None:
+                    reader = readers[e.rank] = values.reader(where, wv)
+                terms = reader(e.target)
             if terms:
                 text = f"\0where:{e.rank}"
                 read.setdefault(text, []).append(terms)
