@@ -743,12 +743,10 @@ def _lifted(
     need: dict[tuple[int, Any, frozenset[str]], int] = {}
     for v, c in cut:
         need[key[v]] = need.get(key[v], 0) + c
-    return [
-        (tuple(v for v in comp.variables if key[v] == k), c)
-        for k, c in sorted(
-            need.items(), key=lambda kc: min(v for v in comp.variables if key[v] == kc[0])
-        )
-    ]
+    alike: dict[tuple[int, Any, frozenset[str]], list[int]] = {}
+    for v in comp.variables:
+        alike.setdefault(key[v], []).append(v)
+    return [(tuple(alike[k]), c) for k, c in sorted(need.items(), key=lambda kc: min(alike[kc[0]]))]
 
 
 def _add_cut(
