@@ -146,7 +146,7 @@ class ErrorGroup(RouterError):
         return "\n\n".join(e.format() for e in self.errors)
 
 
-def did_you_mean(name: str, choices: Iterable[str]) -> str | None:
+def did_you_mean(name: str, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
     """A 'did you mean' hint for a misspelt name, or None when nothing is close."""
-    close = difflib.get_close_matches(name, sorted(set(choices)), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(name, sorted(set(choices)), n=1, cutoff=cutoff)
     return f'did you mean "{close[0]}"?' if close else None

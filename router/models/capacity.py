@@ -72,6 +72,7 @@ def node_classes(
             named.setdefault((ref.id, name), index)
     for i, item in enumerate(running.running if running else []):
         sid, index = _node_of(inventory, i, item, named)
+        _check_slices(inventory, i, item, sid, index)
         by_node[sid, index].append(item)
     out: dict[str, list[NodeClass]] = {}
     for ref in inventory.node_sets():
@@ -102,9 +103,11 @@ class UnknownNode(LoadError):
     `running:` and `field` the key at fault, for the loader to give the error its line
     (loader.check_running)."""
 
-    def __init__(self, message: str, index: int, field: str, hint: str | None = None) -> None:
+    def __init__(
+        self, message: str, index: int, field: str, hint: str | None = None, key: str = ""
+    ) -> None:
         super().__init__(message, hint=hint)
-        self.index, self.field = index, field
+        self.index, self.field, self.key = index, field, key
 
 
 def _node_of(
@@ -150,6 +153,31 @@ def _node_of(
         i,
         "node",
     )
+
+
+def _check_slices(inventory: Inventory, i: int, item: RunningItem, sid: str, index: int) -> None:
+    """Running work holds slices only of a profile its node is cut into: slices of another
+    profile sit on GPUs the inventory counts whole or cut otherwise, so dropping them would
+    let the plan put new pods on what is taken (the audit's A17)."""
+    if not item.mig:
+        return
+    ref = inventory.node_set(sid)
+    has = sorted(p for p, n in ref.spec.slices_per_node.items() if n)
+    for profile in sorted(item.mig):
+        if profile in has:
+            continue
+        names = ref.spec.node_names
+        node = names[index] if index < len(names) else str(index)
+        cut = f"cut into {', '.join(has)} only" if has else "not cut into MIG slices"
+        raise UnknownNode(
+            f"running work holds {profile} MIG slices on {sid} node {node}, whose GPUs are {cut}"
+            " (is the inventory up to date?)",
+            i,
+            "mig",
+            # profiles look alike (3g.40gb vs 1g.10gb): only a near miss is a typo
+            did_you_mean(profile, has, cutoff=0.85),
+            key=profile,
+        )
 
 
 def oversubscribed(classes: dict[str, list[NodeClass]]) -> list[str]:

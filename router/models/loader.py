@@ -198,7 +198,10 @@ def check_running(
         display = os.fspath(path)
         source = read_source(Path(path), display)
         docs = compose(source)
-        at = span(source, locate(docs[0], ("running", e.index, e.field))[1]) if docs else None
+        at = None
+        if docs:
+            key, value = locate(docs[0], ("running", e.index, e.field, *([e.key] if e.key else [])))
+            at = span(source, key if e.key and key is not None else value)
         raise LoadError(e.message, at, hint=e.hint, path=display) from None
 
 

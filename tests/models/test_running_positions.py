@@ -56,3 +56,38 @@ def test_unknown_node_is_an_error_at_its_key(
     running.write_text("\n".join(text.splitlines()[:2]) + "\n")
     ok = CliRunner().invoke(cli, ["plan", str(project), "-r", str(running), "--no-write", "-q"])
     assert ok.exit_code == 3, ok.output  # some workloads stay unplaced in the example
+
+
+@pytest.mark.parametrize(
+    ("node_set", "profile", "message", "hint"),
+    [
+        # a typo of the pool's profile: the slices it holds would be dropped, not counted
+        ("a100-serving", "1g.10gbb", "whose GPUs are cut into 1g.10gb only", '"1g.10gb"'),
+        # a profile the pool is not cut into (a stale inventory)
+        ("a100-serving", "3g.40gb", "whose GPUs are cut into 1g.10gb only", None),
+        ("l4-serving", "1g.10gb", "whose GPUs are not cut into MIG slices", None),
+    ],
+)
+def test_slices_of_a_profile_the_node_lacks_are_an_error(
+    tmp_path: Path, node_set: str, profile: str, message: str, hint: str | None
+) -> None:
+    project = tmp_path / "p"
+    shutil.copytree(EXAMPLE, project, ignore=shutil.ignore_patterns("out"))
+    running = project / "running.yaml"
+    running.write_text(
+        "running:\n"
+        f"  - cluster: k8s-prod\n    node_set: {node_set}\n    node: 0\n"
+        f"    mig: {{{profile}: 7}}\n    cpus: 4\n"
+    )
+    result = CliRunner().invoke(cli, ["plan", str(project), "-r", str(running), "--no-write"])
+    assert result.exit_code == 1, result.output
+    first = result.output.splitlines()[0]
+    assert first.startswith(f"{running}:5:11: error: running work holds {profile} MIG slices")
+    assert f"k8s-prod/{node_set} node 0, {message}" in first, first
+    assert "^" in result.output and "internal error" not in result.output
+    assert (hint in result.output) if hint else "did you mean" not in result.output
+    # the pool's own profile is packed around, not refused
+    if node_set == "a100-serving":
+        running.write_text(running.read_text().replace(profile, "1g.10gb"))
+        args = ["plan", str(project), "-r", str(running), "--no-write", "-q"]
+        assert CliRunner().invoke(cli, args).exit_code == 3
