@@ -99,19 +99,13 @@ def test_a_two_node_slice_job_runs_on_both_nodes(
     results.mkdir()
     (tmp_path / "probe.py").write_text(PROBE)
     probe = slices("ddp", 2, 4, ["python", str(tmp_path / "probe.py"), str(results)])
-    # 16 slices over 2 nodes is 8 per node: one more than a node holds.
-    over = slices("over", 2, 16, ["true"])
-    root = make_project(tmp_path / "p", [probe | {"workdir": str(tmp_path)}, over], POLICY, inv)
+    root = make_project(tmp_path / "p", [probe | {"workdir": str(tmp_path)}], POLICY, inv)
     r = CliRunner().invoke(cli, ["plan", str(root), "-q"])
-    assert r.exit_code == 3, r.output
+    assert r.exit_code == 0, r.output
     doc = json.loads((root / "out" / "plan.json").read_text())
     (placed,) = doc["placements"]
     assert (placed["workload"], placed["resources"]["mig"]) == ("ddp", "1g.10gb")
     assert (placed["resources"]["nodes"], placed["resources"]["gpus_per_node"]) == (2, 2)
-    (unplaced,) = doc["unplaced"]
-    assert unplaced["workload"] == "over"
-    assert "7 GPUs per node < 8 asked per node" in json.dumps(unplaced)
-
     (script,) = (root / "out" / "slurm").rglob("ddp.sbatch")
     text = script.read_text()
     for line in ("--nodes=2", f"--gres=gpu:{SLICE}:2", "--exclusive"):
@@ -129,23 +123,42 @@ def test_a_two_node_slice_job_runs_on_both_nodes(
     assert (seen["TresPerNode"], seen["NodeList"], seen["OverSubscribe"]) == (
         f"gres:gpu:{SLICE}:2", names, "NO"
     )  # fmt: skip
-    ranks = [json.loads((results / f"rank{r}.json").read_text()) for r in range(4)]
+    ranks = [json.loads((results / f"rank{i}.json").read_text()) for i in range(4)]
     # One world of 4 over both nodes, two processes on each, every one on its own node.
-    assert {r["WORLD_SIZE"] for r in ranks} == {"4"}
-    by_node = {n: sorted(r["LOCAL_RANK"] for r in ranks if r["host"] == n) for n in c.nodes}
+    assert {rank["WORLD_SIZE"] for rank in ranks} == {"4"}
+    by_node = {n: sorted(x["LOCAL_RANK"] for x in ranks if x["host"] == n) for n in c.nodes}
     assert by_node == {n: ["0", "1"] for n in c.nodes}
-    assert all(r["SLURMD_NODENAME"] == r["host"] for r in ranks)
-    assert len({r["GROUP_RANK"] for r in ranks}) == 2
-    for r in ranks:
+    assert all(rank["SLURMD_NODENAME"] == rank["host"] for rank in ranks)
+    assert len({rank["GROUP_RANK"] for rank in ranks}) == 2
+    for rank in ranks:
         # 2 slices per node for the step (indices after the node's whole A100, index 0) ...
-        assert r["SLURM_GPUS_ON_NODE"] == "2", r
-        visible = (r["CUDA_VISIBLE_DEVICES"] or "").split(",")
-        assert len(visible) == 2 and "0" not in visible, r
+        assert rank["SLURM_GPUS_ON_NODE"] == "2", rank
+        visible = (rank["CUDA_VISIBLE_DEVICES"] or "").split(",")
+        assert len(visible) == 2 and "0" not in visible, rank
         # ... while --exclusive gave the job every GPU of the node, the whole one too.
-        assert r["SLURM_JOB_GPUS"] == "0,1,2,3,4,5,6,7", r
+        assert rank["SLURM_JOB_GPUS"] == "0,1,2,3,4,5,6,7", rank
 
-    # Slurm agrees on the job router left unplaced: 8 slices on 7-slice nodes are refused.
+    # Both agree where a node's slices end: 14 over 2 nodes (7 each) fits, 16 (8 each) does
+    # not. Router places one, leaves the other; Slurm takes the one's script (deferred, so
+    # it is checked against the nodes but does not start) and refuses the other.
+    full, over = slices("full", 2, 14, ["true"]), slices("over", 2, 16, ["true"])
+    root = make_project(tmp_path / "q", [full, over], POLICY, inv)
+    r = CliRunner().invoke(cli, ["plan", str(root), "-q"])
+    assert r.exit_code == 3, r.output
+    doc = json.loads((root / "out" / "plan.json").read_text())
+    assert [(p["workload"], p["resources"]["gpus_per_node"]) for p in doc["placements"]] == [
+        ("full", 7)
+    ]
+    (unplaced,) = doc["unplaced"]
+    assert unplaced["workload"] == "over"
+    assert "7 GPUs per node < 8 asked per node" in json.dumps(unplaced)
+    (script,) = (root / "out" / "slurm").rglob("full.sbatch")
+    assert f"#SBATCH --gres=gpu:{SLICE}:7\n" in script.read_text()
+    job = c.sbatch(script, cwd=tmp_path, extra_args=["--begin=now+365days"])
+    seen = c.show_job(job)
+    assert (seen["JobState"], seen["Reason"]) == ("PENDING", "BeginTime"), seen
+    c.run(["scancel", str(job)])
     too_many = tmp_path / "over.sbatch"
-    too_many.write_text(text.replace(f"--gres=gpu:{SLICE}:2\n", f"--gres=gpu:{SLICE}:8\n"))
+    too_many.write_text(script.read_text().replace(f"{SLICE}:7\n", f"{SLICE}:8\n"))
     with pytest.raises(SlurmError, match="Requested node configuration is not available"):
         c.sbatch(too_many, cwd=tmp_path)
