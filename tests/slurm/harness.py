@@ -28,7 +28,9 @@ Facts verified on Debian 12 / Slurm 22.05.8 with this harness (tests in test_har
   import expects. FUTURE nodes would also be accepted against but vanish from sinfo.
 * GPUs need gres.conf `File=` lines (Debian's build has no NVML and drops file-less GPUs with
   "Removing file-less GPU"). Empty regular files work; slurmd logs "is not a valid character
-  or block device" for each and keeps the count.
+  or block device" for each and keeps the count, but sets no CUDA_VISIBLE_DEVICES. Symlinks
+  to /dev/null pass as character devices: steps then get CUDA_VISIBLE_DEVICES (their GPUs'
+  indices in gres.conf order), as multinode.py's nodes do (`gpu_gres(null_devices=True)`).
 * No slurmdbd (AccountingStorageType=accounting_storage/none, AccountingStorageEnforce unset):
   `--account=foo` is accepted and reads back as `Account=foo`; `--qos=high` is accepted but
   there is no QOS table, so the job shows `QOS=(null)`: check a QOS in the script text.
