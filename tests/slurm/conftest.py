@@ -34,6 +34,15 @@ def _in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
+def require_tool(what: str, ok: bool) -> None:
+    """Skip a test whose tool (torch, mpicc, ...) is missing; fail instead under CI."""
+    if ok:
+        return
+    if _in_ci():
+        pytest.fail(f"{what} missing; CI must run .ci/slurm-setup.sh first", pytrace=False)
+    pytest.skip(f"{what} missing")
+
+
 def require_slurm() -> None:
     """Skip when Slurm cannot run here; fail instead under CI, where it must."""
     missing = missing_binaries()

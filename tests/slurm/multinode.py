@@ -40,6 +40,7 @@ from .harness import (
     _kill_pidfiles,
     _tail,
     client_env,
+    gpu_gres,
     parse_scontrol_line,
     start_munged,
     write_slurm_conf,
@@ -63,13 +64,20 @@ def _netns_names() -> set[str]:
 
 
 class MultiNodeCluster:
-    """Two nodes, one partition `mn` (Default), in namespaces this object creates."""
+    """Two nodes, one partition `mn` (Default), in namespaces this object creates.
+
+    `gres`: typed GPUs on each node, (GRES type, count) as in `Gres=gpu:a100:1,gpu:
+    nvidia_a100_1g.10gb:7` (a MIG slice is a GRES type of its own), each GPU a symlink to
+    /dev/null (harness.gpu_gres), so that steps get CUDA_VISIBLE_DEVICES. None by default."""
 
     partition = "mn"
 
-    def __init__(self, workdir: Path, start_timeout: float = 40.0) -> None:
+    def __init__(
+        self, workdir: Path, start_timeout: float = 40.0, gres: Sequence[tuple[str, int]] = ()
+    ) -> None:
         self.workdir = Path(workdir)
         self.start_timeout = start_timeout
+        self.gres = list(gres)
         taken = {n.split("-")[0] for n in _netns_names()}
         self.k = next(k for k in range(20, 250) if f"rtmn{k}" not in taken)
         self.prefix = f"rtmn{self.k}"
@@ -154,6 +162,8 @@ class MultiNodeCluster:
         for node in self.nodes:  # %n folders (harness.write_slurm_conf, per_node)
             (self.rundir / "spool" / node).mkdir(parents=True, exist_ok=True)
             (self.rundir / "tmp" / node).mkdir(parents=True, exist_ok=True)
+        kinds = [(typ, count, f"{typ}-") for typ, count in self.gres]
+        gres, gres_lines = gpu_gres(",".join(self.nodes), self.rundir / "dev", kinds, True)
         write_slurm_conf(
             self.workdir,
             self.rundir,
@@ -164,15 +174,17 @@ class MultiNodeCluster:
             per_node=True,
             nodes=[
                 f"NodeName={node} NodeAddr={addr} CPUs={CPUS_PER_NODE} "
-                f"RealMemory={MEMORY_MB} State=UNKNOWN"
+                f"RealMemory={MEMORY_MB}{f' Gres={gres}' if gres else ''} State=UNKNOWN"
                 for node, addr in zip(self.nodes, self.addrs, strict=True)
             ],
             partitions=[
                 f"PartitionName={self.partition} Nodes={','.join(self.nodes)} Default=YES "
                 "MaxTime=UNLIMITED State=UP"
             ],
-            settings=["SlurmdTimeout=60"],
+            settings=["SlurmdTimeout=60", *(["GresTypes=gpu"] if gres else [])],
         )
+        if gres_lines:  # both slurmd read it beside slurm.conf, each its own NodeName= lines
+            (self.workdir / "etc" / "gres.conf").write_text("\n".join(gres_lines) + "\n")
 
     # ---- lifecycle -------------------------------------------------------------------------
 

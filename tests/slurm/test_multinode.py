@@ -20,7 +20,7 @@ from click.testing import CliRunner
 from router.cli.main import cli
 from tests.helpers import make_project
 
-from .conftest import _in_ci
+from .conftest import require_tool
 from .harness import _pid_alive
 from .multinode import CPUS_PER_NODE, MEMORY_MB, MultiNodeCluster
 
@@ -68,14 +68,6 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
-
-
-def _need(what: str, ok: bool) -> None:
-    if ok:
-        return
-    if _in_ci():
-        pytest.fail(f"{what} missing; CI must run .ci/slurm-setup.sh first", pytrace=False)
-    pytest.skip(f"{what} missing")
 
 
 def inventory(logs: Path) -> dict[str, Any]:
@@ -127,7 +119,7 @@ def _log(root: Path, name: str) -> str:
 def test_torchrun_all_reduces_across_two_nodes(
     multinode_cluster: MultiNodeCluster, tmp_path: Path
 ) -> None:
-    _need("torch", _has_torch())
+    require_tool("torch", _has_torch())
     results = tmp_path / "ranks"
     results.mkdir()
     (tmp_path / "allreduce.py").write_text(ALLREDUCE)
@@ -160,7 +152,7 @@ def test_torchrun_all_reduces_across_two_nodes(
 
 
 def test_mpi_ranks_span_two_nodes(multinode_cluster: MultiNodeCluster, tmp_path: Path) -> None:
-    _need("mpicc (libopenmpi-dev)", shutil.which("mpicc") is not None)
+    require_tool("mpicc (libopenmpi-dev)", shutil.which("mpicc") is not None)
     (tmp_path / "hello.c").write_text(MPI_HELLO)
     binary = tmp_path / "mpi-hello"
     subprocess.run(["mpicc", "-o", str(binary), str(tmp_path / "hello.c")], check=True)
