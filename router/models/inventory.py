@@ -40,7 +40,10 @@ from router.models.fields import (
 from router.models.k8s import KubernetesCluster
 from router.models.run import AbsPath, Mount, SetupLine
 
-MIG_PROFILE = re.compile(r"[0-9][a-z0-9.+-]*")
+# NVIDIA's MIG profile names: <g>g.<memory>gb, a compute-instance form <c>c.<g>g.<memory>gb,
+# and suffixes such as +me; so a typo (1g.10g, 1g.10gbb) is refused, not a profile of its own.
+MIG_PROFILE = re.compile(r"(?:[1-7]c\.)?[1-7]g\.[0-9]+gb(?:\+[a-z]+(?:\.[a-z]+)*)*")
+MIG_COMPUTE_SLICES = 7  # a MIG GPU's compute slices (A100, H100, H200, B200; A30 has 4)
 FEATURE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -141,7 +144,10 @@ class MigGroup(Frozen):
 
     On Slurm, `gres_types` names each profile's GRES type as slurm.conf / gres.conf spell it
     (NVML autodetect: `nvidia_a100_1g.10gb`); a profile not listed is its own type name
-    (`Type=1g.10gb`, the form of hand-written gres.conf files). Kubernetes ignores it."""
+    (`Type=1g.10gb`, the form of hand-written gres.conf files). Kubernetes ignores it.
+
+    Profiles are NVIDIA's names (`1g.10gb`, `3g.40gb`, `1c.3g.20gb`, `1g.10gb+me`), and one
+    GPU's slices take at most its 7 compute slices (`1g.10gb: 8` is refused)."""
 
     gpus: PositiveCount = Field(description="how many GPUs of each node are cut this way")
     slices: dict[MigProfile, PositiveCount] = Field(
@@ -154,6 +160,21 @@ class MigGroup(Frozen):
     )
 
     @model_validator(mode="after")
+    def _possible_cut(self) -> MigGroup:
+        used = sum(_compute_slices(p) * n for p, n in self.slices.items())
+        if used > MIG_COMPUTE_SLICES:
+            cut = " + ".join(f"{n} × {p}" for p, n in self.slices.items())
+            # at the count to fix when the cut has one profile, else at slices:
+            only = [next(iter(self.slices))] if len(self.slices) == 1 else None
+            raise _cross(
+                "slices",
+                f"no GPU can be cut into {cut}: that takes {used} compute slices, and a MIG GPU"
+                f" has at most {MIG_COMPUTE_SLICES} (slices are per GPU, not per node)",
+                path=["slices", *only] if only else None,
+            )
+        return self
+
+    @model_validator(mode="after")
     def _typed_profiles(self) -> MigGroup:
         stray = sorted(set(self.gres_types) - set(self.slices))
         if stray:
@@ -163,6 +184,12 @@ class MigGroup(Frozen):
                 hint=did_you_mean(stray[0], self.slices) or f"profiles: {', '.join(self.slices)}",
             )
         return self
+
+
+def _compute_slices(profile: str) -> int:
+    """Compute slices one slice of `profile` takes: c of <c>c.<g>g.., else g of <g>g.. ."""
+    head = profile.split(".", 1)[0]
+    return int(head[:-1])
 
 
 def _mig_form(value: Any) -> Any:

@@ -113,10 +113,10 @@ def test_gres_types_must_name_a_profile_of_the_group(tmp_path: Path) -> None:
         "clusters:\n  - name: hpc\n    backend: slurm\n    partitions:\n"
         "      - {name: a100, nodes: 1, gpus_per_node: 1, gpu_type: a100, cpus_per_node: 8,\n"
         "         memory_per_node: 64GiB, mig: [{gpus: 1, slices: {1g.10gb: 7},\n"
-        "         gres_types: {1g.10bg: a100_1g.10gb}}]}\n"
+        "         gres_types: {1g.20gb: a100_1g.10gb}}]}\n"
     )
     message = inventory_error(tmp_path / "inventory.yaml", text)
-    assert "gres_types names 1g.10bg, which these GPUs are not cut into" in message
+    assert "gres_types names 1g.20gb, which these GPUs are not cut into" in message
     assert 'did you mean "1g.10gb"?' in message
 
 

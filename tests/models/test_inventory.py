@@ -150,6 +150,17 @@ def test_memory_per_node_required() -> None:
         ({"mig": [{"gpus": 1, "slices": {"1g.10gb": 0}}]}, "whole number ≥ 1"),
         ({"mig": {"1g.10gb": 7}}, "mig must say how the GPUs are cut"),
         ({"mig": [{"gpus": 5, "slices": {"1g.10gb": 7}}]}, "mig cuts 5 GPUs per node"),
+        # typos of a profile name are not profiles of their own (the audit's A20)
+        ({"mig": [{"gpus": 1, "slices": {"1g.10g": 7}}]}, "MIG profile"),
+        ({"mig": [{"gpus": 1, "slices": {"1g.10gbb": 7}}]}, "MIG profile"),
+        ({"mig": [{"gpus": 1, "slices": {"8g.80gb": 1}}]}, "MIG profile"),
+        # a GPU has 7 compute slices: 8 one-slice instances is no cut at all
+        ({"mig": [{"gpus": 1, "slices": {"1g.10gb": 8}}]}, "takes 8 compute slices"),
+        (
+            {"mig": [{"gpus": 1, "slices": {"3g.40gb": 2, "2g.20gb": 1}}]},
+            "no GPU can be cut into 2 × 3g.40gb + 1 × 2g.20gb: that takes 8 compute slices",
+        ),
+        ({"mig": [{"gpus": 1, "slices": {"2c.3g.20gb": 2, "4g.40gb": 1}}]}, "takes 8 compute"),
         ({"gpus_per_node": 0, "gpu_type": None}, "mig cuts 1 GPUs per node, but gpus_per_"),
         ({"namespace": "Prod"}, "DNS-1123 label"),
         ({"qos": "x"}, "Extra inputs"),
@@ -157,6 +168,22 @@ def test_memory_per_node_required() -> None:
 )
 def test_node_pool_rules(change: dict[str, Any], text: str) -> None:
     assert text in error_of(NodePool, {**POOL, **change})
+
+
+@pytest.mark.parametrize(
+    "slices",
+    [
+        {"1g.10gb": 7},
+        {"3g.40gb": 1, "2g.20gb": 1, "1g.10gb": 2},  # 3 + 2 + 2 = 7
+        {"4g.40gb": 1, "3g.40gb": 1},
+        {"1c.3g.20gb": 3, "4g.40gb": 1},  # compute instances count their own slices
+        {"1g.10gb+me": 1, "1g.10gb": 6},
+        {"7g.80gb": 1},
+    ],
+)
+def test_mig_cuts_a_gpu_can_have(slices: dict[str, int]) -> None:
+    pool = NodePool.model_validate({**POOL, "mig": [{"gpus": 1, "slices": slices}]})
+    assert pool.mig[0].slices == slices
 
 
 @pytest.mark.parametrize(

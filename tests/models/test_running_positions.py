@@ -61,8 +61,8 @@ def test_unknown_node_is_an_error_at_its_key(
 @pytest.mark.parametrize(
     ("node_set", "profile", "message", "hint"),
     [
-        # a typo of the pool's profile: the slices it holds would be dropped, not counted
-        ("a100-serving", "1g.10gbb", "whose GPUs are cut into 1g.10gb only", '"1g.10gb"'),
+        # a near miss of the pool's profile: the slices it holds would be dropped, not counted
+        ("a100-serving", "1g.20gb", "whose GPUs are cut into 1g.10gb only", '"1g.10gb"'),
         # a profile the pool is not cut into (a stale inventory)
         ("a100-serving", "3g.40gb", "whose GPUs are cut into 1g.10gb only", None),
         ("l4-serving", "1g.10gb", "whose GPUs are not cut into MIG slices", None),
