@@ -501,13 +501,23 @@ def _resolve(cluster: dict[str, Any]) -> dict[str, Any]:
         targets = cluster.get(kind)
         if not isinstance(targets, list):
             continue
-        resolved = []
+        resolved: list[Any] = []
         for t in targets:
             named = t.get("node_sets") if isinstance(t, dict) else None
+            where: list[str | int] = [kind, len(resolved)]
+            if isinstance(t, dict) and "node_sets" in t and not (named and isinstance(named, list)):
+                # said first: the node fields it would have given are missing only because of it
+                got = "an empty list" if named == [] else show(named)
+                raise _cross(
+                    "node_sets",
+                    f"{t.get('name')}: node_sets is a list of the cluster's node set names,"
+                    f" got {got}",
+                    hint=f"e.g. node_sets: [{show(next(iter(sets), 'gpus'))}]",
+                    path=[*where, "node_sets"],
+                )
             if not named or not isinstance(named, list):
                 resolved.append(t)
                 continue
-            where: list[str | int] = [kind, len(resolved)]
             missing = [n for n in named if not (isinstance(n, str) and n in sets)]
             if missing:
                 raise _cross(
@@ -515,7 +525,7 @@ def _resolve(cluster: dict[str, Any]) -> dict[str, Any]:
                     f"{t.get('name')}: no node set {show(missing[0])} in"
                     f" cluster {show(cluster.get('name'))}",
                     hint=did_you_mean(str(missing[0]), sorted(map(str, sets))),
-                    path=[*where, "node_sets"],
+                    path=[*where, "node_sets", named.index(missing[0])],
                 )
             inline = [f for f in NODE_FIELDS if f in t]
             if inline:
@@ -624,7 +634,12 @@ class Cluster(Frozen):
         sets = {s.name: s for s in self.node_sets}
         duplicate = _unique([s.name for s in self.node_sets])
         if duplicate:
-            raise _cross("node_sets", f'two node sets are named "{duplicate}"')
+            second = [i for i, s in enumerate(self.node_sets) if s.name == duplicate][1]
+            raise _cross(
+                "node_sets",
+                f'two node sets are named "{duplicate}"',
+                path=["node_sets", second, "name"],
+            )
         kind = "partitions" if self.backend == "slurm" else "node_pools"
         inline = {t.name for t in self.targets if not t.node_sets}
         clash = sorted(inline & set(sets))

@@ -176,7 +176,7 @@ def load_inventory(path: str | os.PathLike[str]) -> Inventory:
 
 def load_running(path: str | os.PathLike[str]) -> Running:
     """What is already running (router/models/running.py): one mapping with `running:`."""
-    found = _load_one(path, Running, "a running-work file", "running")
+    found = _load_one(path, Running, "the running work", "running")
     assert isinstance(found, Running)
     return found
 

@@ -14,10 +14,37 @@ job is one item per node. `whole: true` takes the node to itself (an exclusive j
 
 from __future__ import annotations
 
-from pydantic import Field, model_validator
+from typing import Annotated, Any
 
-from router.models.fields import Count, DnsLabel, Flag, Frozen, Memory, SlurmName
+from pydantic import BeforeValidator, Field, model_validator
+
+from router.models.fields import (
+    SLURM_NAME,
+    Count,
+    DnsLabel,
+    Flag,
+    Frozen,
+    Memory,
+    fail,
+    show,
+    whole,
+)
 from router.models.inventory import MigProfile, _cross
+
+
+def _node_ref(value: Any) -> str | int:
+    # One error for a bad node, not one per form it might have been (name, index).
+    if isinstance(value, int) and not isinstance(value, bool):
+        return whole(0)(value)
+    if isinstance(value, str) and len(value) <= 63 and SLURM_NAME.fullmatch(value):
+        return value
+    raise fail(
+        "must be a node's name (letters, digits, '.', '_' and '-') or its index in node_set"
+        f" (a whole number ≥ 0), got {show(value)}"
+    )
+
+
+NodeRef = Annotated[str | int, BeforeValidator(_node_ref)]
 
 
 class RunningItem(Frozen):
@@ -29,7 +56,7 @@ class RunningItem(Frozen):
         description="the node set (or inline target) the node belongs to; needed when"
         " `node` is an index",
     )
-    node: SlurmName | Count = Field(description="the node's name, or its index in node_set")
+    node: NodeRef = Field(description="the node's name, or its index in node_set")
     gpus: Count = 0
     mig: dict[MigProfile, Count] = Field(default_factory=dict)
     cpus: Count = 0

@@ -191,3 +191,65 @@ def test_load_running_positions_errors(tmp_path: Path) -> None:
     text = str(e.value)
     assert f"{f}:2:" in text and "give node_set too" in text
     assert f"{f}:3:" in text and "gpus" in text
+
+
+NODE_SETS = (
+    "clusters:\n"
+    "  - name: hpc\n"
+    "    backend: slurm\n"
+    "    node_sets:\n"
+    "      - name: gpus\n"
+    "        nodes: 2\n"
+    "        cpus_per_node: 8\n"
+    "        memory_per_node: 8GiB\n"
+    "SECOND"
+    "    partitions:\n"
+    "      - name: gpu\n"
+    "        node_sets:\n"
+    "NAMED"
+)
+
+
+@pytest.mark.parametrize(
+    ("second", "named", "where", "text"),
+    [
+        # the caret at the name to fix, not at `node_sets:` a line above (the audit's A21)
+        ("", "          - gpus\n          - gpsu\n", "13:13", 'no node set "gpsu"'),
+        ("", "          [gpus, gpsu]\n", "12:18", 'no node set "gpsu"'),
+        # one error saying what node_sets is, not three about the node fields it would give
+        (
+            "",
+            "          gpus\n",
+            "12:11",
+            'node_sets is a list of the cluster\'s node set names, got "gpus"',
+        ),
+        # an empty list: at its key
+        ("", "          []\n", "11:9", "got an empty list"),
+        # the second of two node sets of one name
+        (
+            "      - {name: gpus, nodes: 1, cpus_per_node: 1, memory_per_node: 1GiB}\n",
+            "          - gpus\n",
+            "9:16",
+            'two node sets are named "gpus"',
+        ),
+    ],
+)
+def test_node_set_mistakes_point_at_what_to_fix(
+    tmp_path: Path, second: str, named: str, where: str, text: str
+) -> None:
+    f = tmp_path / "inventory.yaml"
+    message = inventory_error(f, NODE_SETS.replace("SECOND", second).replace("NAMED", named))
+    assert message.startswith(f"{f}:{where}: error:"), message
+    assert text in message and message.count("error:") == 1, message
+
+
+def test_a_bad_running_node_is_one_error(tmp_path: Path) -> None:
+    f = tmp_path / "running.yaml"
+    f.write_text("running:\n  - {cluster: hpc, node_set: gpus, node: -1}\n")
+    with pytest.raises(RouterError) as e:
+        load_running(f)
+    text = str(e.value)
+    assert f"{f}:2:" in text and text.count("must be") == 1, text
+    f.write_text("running: []\n---\nrunning: []\n")
+    with pytest.raises(RouterError, match="the running work file holds one YAML document"):
+        load_running(f)
