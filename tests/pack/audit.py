@@ -36,7 +36,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.pack import audit_more, audit_new
+from tests.pack import audit_more, audit_new, audit_s22
 from tests.pack.audit_check import Verdict
 from tests.pack.audit_check import judge as audit_judge
 from tests.pack.audit_parts import (
@@ -55,7 +55,8 @@ from tests.pack.audit_parts import (
 FAMILIES = ("awkward", "mig", "shared", "running", "services")
 MORE = ("quotas", "cpucomp", "mixed")  # stop 20's, tests/pack/audit_more.py
 NEW = ("shared3", "mighpa", "tiny", "big")  # stop 21's, tests/pack/audit_new.py
-ALL = FAMILIES + MORE + NEW
+S22 = ("taints", "slurmx", "migspread")  # stop 22's, tests/pack/audit_s22.py
+ALL = FAMILIES + MORE + NEW + S22
 
 
 def awkward(rng: random.Random, size: str) -> dict[str, Any]:
@@ -347,6 +348,9 @@ FAMILY_FUNCS: dict[str, Any] = {
     "mighpa": audit_new.mighpa,
     "tiny": audit_new.tiny,
     "big": audit_new.big,
+    "taints": audit_s22.taints,
+    "slurmx": audit_s22.slurmx,
+    "migspread": audit_s22.migspread,
 }
 
 
