@@ -75,3 +75,21 @@ def test_a17_running_mig_profile_typo_is_an_error(tmp_path: Path) -> None:
     assert done.returncode == 1, done.stdout
     assert "running.yaml:8:5" in done.stderr, done.stderr
     assert '"1g.10gb"' in done.stderr and "did you mean" in done.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="A18: GPU big: jobs left out that fit re-packed")
+def test_a18_big_gpu_nodes_leave_out_no_job_that_fits() -> None:
+    """big-gpu-n60: 60 × (8 h100, 96 CPUs, 1 TiB), 279 jobs of 24 shapes (the `big` family,
+    medium seed 3, cut to 60 nodes): the plan is FEASIBLE with 12 unplaced, and each of the
+    first two fits beside all placed work when that is re-packed (router's referee; its
+    witness checked node by node by the audit's arithmetic, FINDINGS.md A18)."""
+    import router
+    from router.plan.admits import referee
+
+    built = router.plan(router.load(DATA / "big-gpu-n60"), workers=1, share_candidates=True).built
+    i = built.inputs
+    placed = {p.workload.name for p in built.placements}
+    left = [w for w in i.workloads if w.name not in placed][:2]
+    some = [w for w in i.workloads if w.name in placed] + left
+    judged = referee(i.policy, i.inventory, some, built.placements, i.running)
+    assert [a.workload for a in judged.admitted] == [], judged.admitted
