@@ -93,3 +93,26 @@ def test_a18_big_gpu_nodes_leave_out_no_job_that_fits() -> None:
     some = [w for w in i.workloads if w.name in placed] + left
     judged = referee(i.policy, i.inventory, some, built.placements, i.running)
     assert [a.workload for a in judged.admitted] == [], judged.admitted
+
+
+@pytest.mark.xfail(strict=True, reason="A20: a MIG cut no GPU has is accepted")
+def test_a20_mig_cut_of_more_slices_than_a_gpu_has_is_an_error(tmp_path: Path) -> None:
+    """`1g.10gb: 8` per GPU (a typo of 7): no MIG GPU has more than 7 compute slices, so
+    8 one-slice instances per GPU is no cut at all; router plans 7 pods on it."""
+    _, done = _plan("inventory-mig-typo", tmp_path)
+    assert done.returncode == 1, done.stdout
+    assert "inventory.yaml:14:18" in done.stderr, done.stderr
+
+
+def test_node_set_typo_is_an_error_with_a_suggestion(tmp_path: Path) -> None:
+    _, done = _plan("nodeset-typo", tmp_path)
+    assert done.returncode == 1
+    assert 'no node set "gpsu"' in done.stderr and 'did you mean "gpus"?' in done.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="A21: the caret is at node_sets:, not the bad name")
+def test_a21_node_set_typo_points_at_the_name(tmp_path: Path) -> None:
+    """`- gpsu` under gpu-long's node_sets (line 17): the error's position and caret are at
+    the `node_sets:` key (16:5), a line above the name to fix."""
+    _, done = _plan("nodeset-typo", tmp_path)
+    assert "inventory.yaml:17:7" in done.stderr, done.stderr
