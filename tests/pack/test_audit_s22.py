@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.pack import audit
+from tests.pack.audit_optimum import optimum
 
 DATA = Path(__file__).parent / "data" / "audit"
 
@@ -116,3 +117,24 @@ def test_a21_node_set_typo_points_at_the_name(tmp_path: Path) -> None:
     the `node_sets:` key (16:5), a line above the name to fix."""
     _, done = _plan("nodeset-typo", tmp_path)
     assert "inventory.yaml:17:7" in done.stderr, done.stderr
+
+
+@pytest.mark.xfail(strict=True, reason="A19: FEASIBLE below the exact optimum on 8 nodes")
+def test_a19_shared_node_set_small_plan_reaches_the_optimum(tmp_path: Path) -> None:
+    """slurmx-s54 (the slurmx family, small seed 54, shrunk): 6 GPU nodes under gpu,
+    gpu-long, whole (OverSubscribe=EXCLUSIVE) and preempt (over both sets), running work by
+    name, 10 jobs. The audit places j23 (628) instead of c21 (12): a15 to gb[1] (preempt),
+    a0 and j23 beside a20 on ga[0]; router stops FEASIBLE 5861 (bound 6497) at 6477."""
+    folder, done = _plan("slurmx-s54", tmp_path)
+    assert done.returncode in (0, 3), done.stderr
+    level = json.loads((folder / "out/plan.json").read_text())["solver"]["levels"][0]
+    best, _ = optimum(folder)
+    assert best is not None and level["value"] >= best - 5, (level, best)
+
+
+def test_slurmx_s54_plan_is_never_above_the_optimum_nor_its_bound_below(tmp_path: Path) -> None:
+    folder, _ = _plan("slurmx-s54", tmp_path)
+    level = json.loads((folder / "out/plan.json").read_text())["solver"]["levels"][0]
+    best, status = optimum(folder)
+    assert status == "OPTIMAL" and best is not None
+    assert level["value"] <= best + 5 and level["bound"] >= best - 5, (level, best)
