@@ -18,6 +18,9 @@ saying what the policy means for each workload (tests/pack/audit_check.py reads 
             team quota;
   quotas, cpucomp, mixed   stop 20's: `per` quotas, 30-60 identical CPU nodes under 10-20
             job shapes, mixed node types in one partition (tests/pack/audit_more.py).
+  shared3, mighpa, tiny, big   stop 21's (tests/pack/audit_new.py);
+  taints, slurmx, migspread   stop 22's: pool taints and zones, 4 partitions over one node
+            set with running work by name, MIG mixed pools with spreads (audit_s22.py).
 
     python -m tests.pack.audit --family mig --size small --seeds 0-50 [--out /tmp/audit]
 
