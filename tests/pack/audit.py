@@ -18,6 +18,9 @@ saying what the policy means for each workload (tests/pack/audit_check.py reads 
             team quota;
   quotas, cpucomp, mixed   stop 20's: `per` quotas, 30-60 identical CPU nodes under 10-20
             job shapes, mixed node types in one partition (tests/pack/audit_more.py).
+  shared3, mighpa, tiny, big   stop 21's (tests/pack/audit_new.py);
+  taints, slurmx, migspread   stop 22's: pool taints and zones, 4 partitions over one node
+            set with running work by name, MIG mixed pools with spreads (audit_s22.py).
 
     python -m tests.pack.audit --family mig --size small --seeds 0-50 [--out /tmp/audit]
 
@@ -36,7 +39,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.pack import audit_more, audit_new
+from tests.pack import audit_more, audit_new, audit_s22
 from tests.pack.audit_check import Verdict
 from tests.pack.audit_check import judge as audit_judge
 from tests.pack.audit_parts import (
@@ -55,7 +58,8 @@ from tests.pack.audit_parts import (
 FAMILIES = ("awkward", "mig", "shared", "running", "services")
 MORE = ("quotas", "cpucomp", "mixed")  # stop 20's, tests/pack/audit_more.py
 NEW = ("shared3", "mighpa", "tiny", "big")  # stop 21's, tests/pack/audit_new.py
-ALL = FAMILIES + MORE + NEW
+S22 = ("taints", "slurmx", "migspread")  # stop 22's, tests/pack/audit_s22.py
+ALL = FAMILIES + MORE + NEW + S22
 
 
 def awkward(rng: random.Random, size: str) -> dict[str, Any]:
@@ -347,6 +351,9 @@ FAMILY_FUNCS: dict[str, Any] = {
     "mighpa": audit_new.mighpa,
     "tiny": audit_new.tiny,
     "big": audit_new.big,
+    "taints": audit_s22.taints,
+    "slurmx": audit_s22.slurmx,
+    "migspread": audit_s22.migspread,
 }
 
 

@@ -272,6 +272,8 @@ class Platform:
         for tid, t in sorted(self.targets.items()):
             if t.backend not in m["backends"]:
                 continue
+            if "targets" in m and tid not in m["targets"]:
+                continue  # taints it does not tolerate, or the rule's where (audit_s22.py)
             prof = m.get("mig") if t.backend == "kubernetes" else None
             if prof and prof not in t.mig_profiles:
                 continue
@@ -341,6 +343,8 @@ def judge(folder: Path, exact_nodes: int = 40, limit: float = 5.0) -> Verdict:
         v.placed += 1
         units = p.units(name, tid)
         held[tid] += units
+        if name in p.meta and tid not in p.candidates(name):
+            v.findings.append(f"{name} on {tid}: not a target the policy leaves it")
         v.units += len(units)
         _numbers(p, pl, units, v)
         spots = [(x["node_set"], int(x["node"])) for x in pl.get("nodes", [])]

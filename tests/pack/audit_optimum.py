@@ -16,7 +16,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.pack.audit_check import Platform, Unit, _fresh, node_rows
+from tests.pack.audit_check import (
+    Platform,
+    Unit,
+    _fresh,
+    _limit,
+    _member,
+    _quota_key,
+    _quota_use,
+    node_rows,
+)
 
 PRIORITIES = {"low": 1, "normal": 2, "high": 4, "critical": 8}  # docs/language.md
 
@@ -30,6 +39,31 @@ def weight(p: Platform, name: str, units: list[Unit]) -> int:
     reps = p.replicas(name)
     times = reps[0] if reps else max(1, int((w.get("array") or {}).get("parallel", 0)))
     return pw * (100 * int(w.get("gpus", 0)) * times + int(w.get("cpus", 1)) * times + 1)
+
+
+def _quotas_and_spreads(p: Platform, m: Any, picks: list[tuple[str, str, Any]]) -> None:
+    """The audit's quotas (each `per` group within its limit) and spreads (at most `max`
+    members of a group on one target or cluster), read from audit.json as the checker does."""
+    meta = p.meta.get("_platform", {})
+    for q in meta.get("quotas", []):
+        groups: dict[str | None, list[Any]] = {}
+        for name, tid, x in picks:
+            w = p.workloads[name]
+            if _member(q, w):
+                groups.setdefault(_quota_key(q, w, tid), []).append(_quota_use(p, q, name, tid) * x)
+        for terms in groups.values():
+            m.add(sum(terms) <= _limit(q))
+    for s in meta.get("spreads", []):
+        where: dict[tuple[str, str], list[Any]] = {}
+        for name, tid, x in picks:
+            w = p.workloads[name]
+            app = (w.get("labels") or {}).get(s["by"])
+            if app is None or w.get("kind") != s.get("kind", w.get("kind")):
+                continue
+            at = tid if s["across"] == "target" else tid.split("/")[0]
+            where.setdefault((str(app), at), []).append(x)
+        for xs in where.values():
+            m.add(sum(xs) <= s["max"])
 
 
 def optimum(
@@ -73,6 +107,7 @@ def optimum(
                     m.add(sum(ys) <= 1)  # a job's tasks on distinct nodes
         if xs:
             m.add(sum(xs) <= 1)
+    _quotas_and_spreads(p, m, picks)
     for k, got in on.items():
         n = nodes[k]
         if not got:
@@ -103,10 +138,14 @@ def main(argv: list[str]) -> int:
         level = plan["solver"]["levels"][0]
         best, status = optimum(folder)
         low = best is not None and level["status"] == "OPTIMAL" and level["value"] < best
-        bad += low
+        # a bound below what the audit places is a proof of something false
+        under = best is not None and level.get("bound", best) < best - 5
+        bad += low or under
         print(
-            f"{folder}: router {level['value']} {level['status']}, audit {best} {status}"
-            + ("  FINDING: below the audit's optimum" if low else ""),
+            f"{folder}: router {level['value']} {level['status']} bound {level.get('bound')},"
+            f" audit {best} {status}"
+            + ("  FINDING: below the audit's optimum" if low else "")
+            + ("  FINDING: bound below the audit's optimum" if under else ""),
             flush=True,
         )
     return 1 if bad else 0
