@@ -304,6 +304,7 @@ from router.evaluate.evaluate import Candidate
 from router.gcpause import paused_gc
 from router.solve.aggregate import Aggregate
 from router.solve.decompose import Component, components
+from router.solve.exact import solve_exact
 from router.solve.greedy import best_hint, previous_hint
 from router.solve.problem import Problem
 
@@ -695,7 +696,21 @@ def _solve_component(
                     for v in comp.variables:
                         counts[v] = best_fix[v]
                 break
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        # Placed work that the rounds did not prove: the node-pattern model (exact.py),
+        # whose answer is kept only when proven optimal with a layout checked node by node.
+        exact = None
+        settled = proven and status == cp_model.OPTIMAL and reached == found
+        if li == 0 and small and nodes is not None and partner is None and not settled:
+            exact = solve_exact(agg, comp.variables, comp.groups, comp.rows, ts)
+        if exact is not None and exact.value >= reached:
+            for v in comp.variables:
+                counts[v] = exact.counts[v]
+            for ci, packing in exact.packings.items():
+                nodes.remember(ci, counts, packing)
+            reached = found = exact.value
+            proven, status = True, cp_model.OPTIMAL
+            best = reached
+        elif status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             raw = solver.best_objective_bound
             best = math.floor(raw / m + 1e-9) if level.sense > 0 else math.ceil(raw / m - 1e-9)
         elif status == cp_model.INFEASIBLE and level.sense > 0:
