@@ -104,8 +104,10 @@ def solve_exact(
         ci = agg.cap_of[v]
         spots = []
         for c in classes:
+            if c[0] != ci:
+                continue
             grp = agg.capacity[ci].groups[c[1]]
-            if c[0] != ci or grp.node_set not in agg.allowed[v]:
+            if grp.node_set not in agg.allowed[v]:
                 continue
             if it.whole:
                 if grp.empty:
