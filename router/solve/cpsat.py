@@ -130,9 +130,11 @@ breaking on alike nodes only shrinks the search, not the gap. The path is taken 
 small components (at most SMALL_COMPONENT = 300 aggregate variables) that the rounds left
 unproven, and only while the maximal patterns of all their classes number at most
 exact.MAX_COLUMNS (5,000; the number that grows with nodes × kinds is the patterns, not
-nodes × items: identical nodes are one class). Bench L seed 0 never takes it (0 calls: its
-small components are proven by the rounds, the large ones are past 300 variables), so L
-and the example are byte-identical; slow-awkward-20 spends 0.2-0.9 CPU s in it.
+nodes × items: identical nodes are one class). Bench L seeds 0-2 and XL seed 0 never take
+it (0 calls: their small components are proven by the rounds, the large ones are past 300
+variables), so they and the example are byte-identical; slow-awkward-20 spends 0.2-0.9
+CPU s in it, shared3-s10 0.4 (FEASIBLE -> OPTIMAL at 7,061), the audit's awkward medium
+seed 0 0.2 on a component of 134 nodes and 439 members (not proven: the rounds' plan kept).
 
 Node patterns where shapes are few (configs.py, after _topped in the last fill). Where a
 capacity component's work is single-pod CPU work of at most 12 shapes (no GPUs, MIG slices,
