@@ -107,6 +107,35 @@ well at 10k workloads, adds nothing for targets that pack (most do), and stays e
 it matters: an OPTIMAL level is optimal for the per-node problem, since every cut is proven.
 Identical nodes are one class throughout, so there is no per-node symmetry to blow up.
 
+Small components proven exactly by node patterns (exact.py, stop 22). Where a small
+component's level 1 ends unproven after the rounds (a stall, the cut budget, a repair), it
+is solved again as a node-pattern model: per node class, integer counts of nodes per maximal
+pattern (pods of each demand kind on one node), pods per class of each variable, the
+component's own rows; SCIP, branch and bound on its Gilmore-Gomory LP, one thread, a node
+limit (deterministic). Its answer replaces the rounds' only when SCIP proves it optimal
+(bound rounded down = value) and its layout checks node by node; the bound stays the
+rounds' otherwise. Chosen by measurement on slow-awkward-20 (60 jobs, 54 routed, 20 alike
+nodes of 3 GPUs / 43 CPUs / 199 GiB; true optimum 18,188 by the audit's own pattern model):
+  rounds + cuts (before)                   FEASIBLE 17,949, bound 18,810
+  per-node CP-SAT, alike nodes ordered     not proven in 120 s (8 workers: 18,180 / 18,727)
+  per-node SCIP, alike nodes ordered       not proven in 20 s
+  config LP (column generation)            bound 18,285; integer master on its 117
+                                           columns 18,187: one short, no proof
+  maximal patterns (1,463), CP-SAT         14,784 / 20,839 after 60 s (its LP unused)
+  maximal patterns (1,463), SCIP           OPTIMAL 18,188 in 2 search nodes, 0.2 CPU s
+Stronger Benders cuts cannot close it: every cut removes one class-count vector of the
+aggregate model, whose bound (18,810) is the aggregate LP's; what closes it is the pattern
+LP (18,285) plus branching. Per-node variables have the aggregate LP too, and symmetry
+breaking on alike nodes only shrinks the search, not the gap. The path is taken only by
+small components (at most SMALL_COMPONENT = 300 aggregate variables) that the rounds left
+unproven, and only while the maximal patterns of all their classes number at most
+exact.MAX_COLUMNS (5,000; the number that grows with nodes × kinds is the patterns, not
+nodes × items: identical nodes are one class). Bench L seeds 0-2 and XL seed 0 never take
+it (0 calls: their small components are proven by the rounds, the large ones are past 300
+variables), so they and the example are byte-identical; slow-awkward-20 spends 0.2-0.9
+CPU s in it, shared3-s10 0.4 (FEASIBLE -> OPTIMAL at 7,061), the audit's awkward medium
+seed 0 0.2 on a component of 134 nodes and 439 members (not proven: the rounds' plan kept).
+
 Node patterns where shapes are few (configs.py, after _topped in the last fill). Where a
 capacity component's work is single-pod CPU work of at most 12 shapes (no GPUs, MIG slices,
 whole nodes or multi-pod members), the component is re-packed exactly by a node-pattern
@@ -304,6 +333,7 @@ from router.evaluate.evaluate import Candidate
 from router.gcpause import paused_gc
 from router.solve.aggregate import Aggregate
 from router.solve.decompose import Component, components
+from router.solve.exact import solve_exact
 from router.solve.greedy import best_hint, previous_hint
 from router.solve.problem import Problem
 
@@ -695,7 +725,21 @@ def _solve_component(
                     for v in comp.variables:
                         counts[v] = best_fix[v]
                 break
-        if status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        # Placed work that the rounds did not prove: the node-pattern model (exact.py),
+        # whose answer is kept only when proven optimal with a layout checked node by node.
+        exact = None
+        settled = proven and status == cp_model.OPTIMAL and reached == found
+        if li == 0 and small and nodes is not None and partner is None and not settled:
+            exact = solve_exact(agg, comp.variables, comp.groups, comp.rows, ts)
+        if exact is not None and exact.value >= reached:
+            for v in comp.variables:
+                counts[v] = exact.counts[v]
+            for ci, packing in exact.packings.items():
+                nodes.remember(ci, counts, packing)
+            reached = found = exact.value
+            proven, status = True, cp_model.OPTIMAL
+            best = reached
+        elif status in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             raw = solver.best_objective_bound
             best = math.floor(raw / m + 1e-9) if level.sense > 0 else math.ceil(raw / m - 1e-9)
         elif status == cp_model.INFEASIBLE and level.sense > 0:

@@ -117,7 +117,6 @@ def test_a21_node_set_typo_points_at_the_name(tmp_path: Path) -> None:
     assert "inventory.yaml:17:7" in done.stderr, done.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="A19: FEASIBLE below the exact optimum on 8 nodes")
 def test_a19_shared_node_set_small_plan_reaches_the_optimum(tmp_path: Path) -> None:
     """slurmx-s54 (the slurmx family, small seed 54, shrunk): 6 GPU nodes under gpu,
     gpu-long, whole (OverSubscribe=EXCLUSIVE) and preempt (over both sets), running work by

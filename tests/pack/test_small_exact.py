@@ -42,6 +42,19 @@ def test_shared_node_set_platform_is_solved_to_the_optimum(name: str, tmp_path: 
     assert level["value"] == best, (level, best)
 
 
+def test_slow_awkward_is_solved_to_the_audit_optimum(tmp_path: Path) -> None:
+    """60 awkward jobs on one partition of 20 alike nodes: the Benders rounds stalled at
+    FEASIBLE 17,949 with a bound of 18,810; the node-pattern model (router/solve/exact.py)
+    proves the optimum, which the audit computes on its own (patterns on SCIP)."""
+    folder = tmp_path / "slow-awkward-20"
+    shutil.copytree(DATA / "slow-awkward-20", folder)
+    level = _level(folder)
+    best, status = optimum(folder)
+    assert status == "OPTIMAL" and best is not None
+    assert level["status"] == "OPTIMAL", level
+    assert level["value"] == level["bound"] == best, (level, best)
+
+
 @pytest.mark.parametrize(
     ("family", "seed"), [(f, s) for f in ("shared", "awkward") for s in range(4)]
 )

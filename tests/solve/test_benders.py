@@ -6,13 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import router
 from router.config import load_project
 from router.evaluate.evaluate import Evaluator
 from router.evaluate.quota import compile_quotas
 from router.evaluate.spread import compile_spreads
 from router.plan.build import load_inputs
-from router.solve import benders, cpsat
+from router.solve import benders, cpsat, exact
 from router.solve.aggregate import Aggregate
 from router.solve.nodes import capacities
 from router.solve.pack import EXACT_LIMIT, exact_packing
@@ -43,11 +45,13 @@ def test_slow_awkward_ends_within_its_check_budget() -> None:
     result = solved.solve
     assert result.checks <= 30
     assert result.check_time <= cpsat.CUT_BUDGET + EXACT_LIMIT
-    # The same or more placed than before (41 workloads, 17,904), and honest: repaired
-    # and completed, the plan is FEASIBLE, never OPTIMAL.
+    # The same or more placed than before (41 workloads, 17,904). The rounds alone end
+    # FEASIBLE (17,949); the node-pattern model (exact.py) then proves the optimum, and
+    # OPTIMAL only with its bound at the value (tests/pack/test_small_exact.py: the audit's).
     assert len(solved.placements) >= 41
-    assert result.objective >= 17904
-    assert result.levels[0].status == "FEASIBLE"
+    assert result.objective >= 17949
+    level = result.levels[0]
+    assert level.status == "OPTIMAL" and level.bound == level.value == result.objective
 
 
 def test_every_cut_is_proven_and_smaller() -> None:
@@ -92,3 +96,13 @@ def test_stalled() -> None:
     # Minimising: the same rule with the sense turned.
     assert cpsat._stalled(100, 99, 130, 3, 20, -1)
     assert benders.TRIAL_LIMIT < EXACT_LIMIT
+
+
+def test_without_the_pattern_model_the_rounds_stay_honest(monkeypatch: pytest.MonkeyPatch) -> None:
+    # exact.py skipped (no column allowed): the rounds alone cannot prove slow-awkward-20,
+    # so level 1 stays FEASIBLE with its bound above the value; with it, OPTIMAL at 18,188.
+    monkeypatch.setattr(exact, "MAX_COLUMNS", 0)
+    result = router.plan(router.load(SLOW), workers=1).built.solve
+    level = result.levels[0]
+    assert level.status == "FEASIBLE"
+    assert level.bound > level.value >= 17904
