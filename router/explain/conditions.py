@@ -126,11 +126,33 @@ def _why(
     if isinstance(e, ast.Unary) and e.op == "not":
         return [(fmt(e), f"{fmt(e.operand)} is true")]
     if isinstance(e, ast.Binary):
+        unset = _unset(e, value, fmt)
+        if unset:
+            return [(fmt(e), unset)]
         unit = _unit(e.left) or _unit(e.right)
         left = show(value(e.left), unit)
         right = show(value(e.right), unit if e.op not in ("in", "not in") else None)
         return [(fmt(e), f"{left} {e.op} {right} is false")]
-    return [(fmt(e), show(value(e), _unit(e)))]
+    return [(fmt(e), _unset(e, value, fmt) or show(value(e), _unit(e)))]
+
+
+def _unset(e: ast.Expr, value: Callable[[ast.Expr], Any], fmt: Callable[[ast.Expr], str]) -> str:
+    """`gpu_type is not set` when what made `e` false is a name with no value (a CPU
+    partition's gpu_type, an absent label): said plainly, not as `none in [...]`. ""
+    when every name `e` compares has a value."""
+    sides = [e.left, e.right] if isinstance(e, ast.Binary) else [e]
+    names: list[str] = []
+    for side in sides:
+        if value(side) is not None:
+            continue
+        for n in ast.find(side, ast.Name):
+            if value(n) is None and fmt(n) not in names:
+                names.append(fmt(n))
+    if not names:
+        return ""
+    if len(names) == 1:
+        return f"{names[0]} is not set"
+    return f"{', '.join(names[:-1])} and {names[-1]} are not set"
 
 
 # Values named per part of a `where` that many targets fail; past them, "and N more".
