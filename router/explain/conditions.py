@@ -126,11 +126,33 @@ def _why(
     if isinstance(e, ast.Unary) and e.op == "not":
         return [(fmt(e), f"{fmt(e.operand)} is true")]
     if isinstance(e, ast.Binary):
+        unset = _unset(e, value, fmt)
+        if unset:
+            return [(fmt(e), unset)]
         unit = _unit(e.left) or _unit(e.right)
         left = show(value(e.left), unit)
         right = show(value(e.right), unit if e.op not in ("in", "not in") else None)
         return [(fmt(e), f"{left} {e.op} {right} is false")]
-    return [(fmt(e), show(value(e), _unit(e)))]
+    return [(fmt(e), _unset(e, value, fmt) or show(value(e), _unit(e)))]
+
+
+def _unset(e: ast.Expr, value: Callable[[ast.Expr], Any], fmt: Callable[[ast.Expr], str]) -> str:
+    """`gpu_type is not set` when what made `e` false is a name with no value (a CPU
+    partition's gpu_type, an absent label): said plainly, not as `none in [...]`. ""
+    when every name `e` compares has a value."""
+    sides = [e.left, e.right] if isinstance(e, ast.Binary) else [e]
+    names: list[str] = []
+    for side in sides:
+        if value(side) is not None:
+            continue
+        for n in ast.find(side, ast.Name):
+            if value(n) is None and fmt(n) not in names:
+                names.append(fmt(n))
+    if not names:
+        return ""
+    if len(names) == 1:
+        return f"{names[0]} is not set"
+    return f"{', '.join(names[:-1])} and {names[-1]} are not set"
 
 
 # Values named per part of a `where` that many targets fail; past them, "and N more".
@@ -147,45 +169,69 @@ class WhereValues:
         self._views: dict[str, View] = {}
         self._compiled: dict[int, Compiled] = {}
         self._written: dict[int, str] = {}
-        self._reads: dict[int, list[Compiled]] = {}  # per `where`: its workload names
-        # Per (where, target, the workload values it reads): many routing signatures read
-        # the same few values (region, GPUs, duration), so their words are made once.
+        # Per `where`: the names it reads of the workload, and of the target.
+        self._reads: dict[int, tuple[list[Compiled], list[Compiled]]] = {}
+        # Per (where, target): what the `where` reads of the target, as one key. Targets
+        # alike to it (one region, one GPU type) share their words.
+        self._target_reads: dict[tuple[int, str], str] = {}
+        # Per (where, the target values it reads, the workload values it reads): many
+        # routing signatures and targets read the same few values, so words are made once.
         self._said: dict[Hashable, list[tuple[str, str]]] = {}
 
     def reader(self, where: ast.Expr, w: View) -> Callable[[str], list[tuple[str, str]]]:
         """For workload view w, target -> the false parts of `where`, which kept that target
-        out. What w's values are to `where` is read once here, not once per target."""
+        out. What w's values are to `where` is read once here, not once per target. The
+        words depend on nothing but the values the `where` reads: the compiled names of
+        the workload and the target are its only inputs besides constants."""
         reads = self._reads.get(id(where))
         if reads is None:
-            names = _workload_names(where)
-            reads = self._reads[id(where)] = [compile_expr(n, self.constants) for n in names]
-        seen = repr([f(w, {}) for f in reads])
+            c = self.constants
+            reads = self._reads[id(where)] = (
+                [compile_expr(n, c) for n in _names(where, workload=True)],
+                [compile_expr(n, c) for n in _names(where, workload=False)],
+            )
+        w_reads, t_reads = reads
+        seen = repr([f(w, {}) for f in w_reads])
+        of_target = self._target_reads
+        said = self._said
+        wid = id(where)
 
         def terms(target: str) -> list[tuple[str, str]]:
-            key = (id(where), target, seen)
-            found = self._said.get(key)
+            read = of_target.get((wid, target))
+            if read is None:
+                t = self._view(target)
+                read = of_target[wid, target] = repr([f({}, t) for f in t_reads])
+            key = (wid, read, seen)
+            found = said.get(key)
             if found is None:
-                t = self._views.get(target)
-                if t is None:
-                    t = self._views[target] = target_view(self._targets[target])
-                found = self._said[key] = failing_terms(
+                t = self._view(target)
+                found = said[key] = failing_terms(
                     where, self.constants, w, t, self._compiled, self._written, True
                 )
             return found
 
         return terms
 
+    def _view(self, target: str) -> View:
+        t = self._views.get(target)
+        if t is None:
+            t = self._views[target] = target_view(self._targets[target])
+        return t
 
-def _workload_names(e: Any) -> list[ast.Name]:
-    """The names of the workload an expression reads, each once, in order."""
+
+def _names(e: Any, workload: bool) -> list[ast.Name]:
+    """The names an expression reads of the workload (or else: of the target), each once,
+    in order. Constants are neither."""
     out: list[ast.Name] = []
     if isinstance(e, ast.Name):
-        return [e] if e.scope == "workload" else []
+        if e.scope == "const":
+            return []
+        return [e] if (e.scope == "workload") == workload else []
     if dataclasses.is_dataclass(e) and not isinstance(e, type):
         for f in dataclasses.fields(e):
             value = getattr(e, f.name)
             for item in value if isinstance(value, (list, tuple)) else [value]:
-                out += [n for n in _workload_names(item) if n not in out]
+                out += [n for n in _names(item, workload) if n not in out]
     return out
 
 
@@ -195,10 +241,18 @@ def merged(terms: list[list[tuple[str, str]]]) -> str:
     targets when not on all (`... is false on 4 of them`)."""
     said: dict[str, list[str]] = {}
     count: dict[str, int] = {}
+    # Targets alike share one list (WhereValues): each list once, counted as often as given.
+    times: dict[int, int] = {}
+    distinct: list[list[tuple[str, str]]] = []
     for one in terms:
+        n = times.get(id(one))
+        if n is None:
+            distinct.append(one)
+        times[id(one)] = (n or 0) + 1
+    for one in distinct:
         for part, values in one:
             seen = said.setdefault(part, [])
-            count[part] = count.get(part, 0) + 1
+            count[part] = count.get(part, 0) + times[id(one)]
             if values not in seen:
                 seen.append(values)
     out = []

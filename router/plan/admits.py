@@ -43,9 +43,11 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from router.evaluate.evaluate import Candidate, Decision, Evaluator
+from router.evaluate.expr import compile_expr
 from router.evaluate.quota import compile_quotas, usage
 from router.evaluate.spread import compile_spreads
 from router.evaluate.views import workload_view
+from router.gcpause import paused_gc
 from router.language import ast
 from router.models import Inventory, Running, Workload, node_classes
 from router.models.placement import Placement
@@ -432,6 +434,9 @@ class _Known:
 class _Limits:
     """The quota limits and spread groups of the policy, with what the plan already uses."""
 
+    # A view per workload and its key (100k small dicts and strings at XL, none in a
+    # cycle): collector passes over the whole plan were most of this set-up.
+    @paused_gc()
     def __init__(
         self,
         policy: ast.Policy,
@@ -443,18 +448,29 @@ class _Limits:
         self.quotas = compile_quotas(policy, inventory, workloads=workloads)
         self.spreads = compile_spreads(policy, inventory)
         self._views: dict[str, dict[str, Any]] = {}
-        # The limits counting on each target, in policy order; and per (members, workload)
-        # whether it is one (the limits of a quota share their members).
+        # The limits counting on each target, in policy order.
         self.on_target: dict[str, list[int]] = defaultdict(list)
         for k, q in enumerate(self.quotas):
             for t in sorted(q.targets):
                 self.on_target[t].append(k)
-        self._members: dict[tuple[int, str], bool] = {}
+        # Whether a workload is a member of a quota's part depends only on the values the
+        # quotas' `for` and workload `per` keys read of it (a team, a region): those values,
+        # as one key per workload, and the limits of a target counting a key, made once per
+        # (key, target) rather than asked per limit, placement and candidate.
+        reads = {
+            (n.scope, n.field, n.key, n.parts): n
+            for q in policy.quotas
+            for e in (q.for_, *q.per)
+            for n in ast.find(e, ast.Name)
+            if n.scope == "workload"
+        }
+        self._reads = [compile_expr(n, policy.constants) for n in reads.values()]
+        self._keys: dict[str, str] = {}  # workload name -> what the quotas read of it
+        self._mine: dict[tuple[str, str], list[int]] = {}  # (key, target) -> its limits
         self.used = [0] * len(self.quotas)
         for p in placements:
-            for k in self.on_target.get(p.target.id, ()):
-                if self._member(k, p.workload):
-                    self.used[k] += usage(self.quotas[k].resource, p.resources, p.target)
+            for k in self._limits_of(p.workload, p.target.id):
+                self.used[k] += usage(self.quotas[k].resource, p.resources, p.target)
         # Spread groups, as spread.py defines them: routed members only, two or more.
         self.group: list[dict[str, Hashable]] = []  # per spread: workload -> group
         self.most: list[dict[Hashable, int]] = []  # per spread: group -> its limit
@@ -491,22 +507,27 @@ class _Limits:
             view = self._views[w.name] = workload_view(w)
         return view
 
-    def _member(self, k: int, w: Workload) -> bool:
-        members = self.quotas[k].members
-        if members is None:
-            return True
-        key = (id(members), w.name)  # the quotas keep their members alive: ids stay unique
-        got = self._members.get(key)
-        if got is None:
-            got = self._members[key] = bool(members(self._view(w), {}))
-        return got
+    def _limits_of(self, w: Workload, tid: str) -> list[int]:
+        """The quota limits on target `tid` that count `w`, in policy order."""
+        key = self._keys.get(w.name)
+        if key is None:
+            view = self._view(w)
+            key = self._keys[w.name] = repr([f(view, {}) for f in self._reads])
+        mine = self._mine.get((key, tid))
+        if mine is None:
+            view = self._view(w)
+            mine = self._mine[key, tid] = [
+                k
+                for k in self.on_target.get(tid, ())
+                if (m := self.quotas[k].members) is None or m(view, {})
+            ]
+        return mine
 
     def take(self, d: Decision, cand: Candidate) -> None:
         """Count `d` on `cand` in every quota and spread it is in."""
         tid = cand.target.id
-        for k in self.on_target.get(tid, ()):
-            if self._member(k, d.workload):
-                self.used[k] += usage(self.quotas[k].resource, cand.resources, cand.target)
+        for k in self._limits_of(d.workload, tid):
+            self.used[k] += usage(self.quotas[k].resource, cand.resources, cand.target)
         for k, s in enumerate(self.spreads):
             g = self.group[k].get(d.workload.name)
             if g is not None:
@@ -515,10 +536,8 @@ class _Limits:
     def keeps_out(self, d: Decision, cand: Candidate) -> str:
         """ "quota" or "spread" when adding `d` on `cand` breaks one; "" when none."""
         tid = cand.target.id
-        for k in self.on_target.get(tid, ()):
+        for k in self._limits_of(d.workload, tid):
             q = self.quotas[k]
-            if not self._member(k, d.workload):
-                continue
             if self.used[k] + usage(q.resource, cand.resources, cand.target) > q.amount:
                 return "quota"
         for k, s in enumerate(self.spreads):
@@ -531,6 +550,7 @@ class _Limits:
 class _Free:
     """What each node has free after the running work and the plan's own node assignment."""
 
+    @paused_gc()  # a list per node: as _Limits
     def __init__(
         self, inventory: Inventory, running: Running | None, placements: list[Placement]
     ) -> None:

@@ -195,6 +195,9 @@ def build_plan(
     )
 
 
+# Placements, their checks and reasons: ~100k small objects at XL, none in a cycle; a pass
+# of the collector there walks the whole plan (a third of the stage at XL).
+@paused_gc()
 def finish_plan(
     project: Project,
     inputs: Inputs,
@@ -264,6 +267,7 @@ def finish_plan(
     )
 
 
+@paused_gc()
 def _later(
     project: Project,
     decisions: list[Decision],

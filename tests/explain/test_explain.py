@@ -86,7 +86,8 @@ def test_capacity_blocked_names_the_target_and_nodes_needed(tmp_path: Path) -> N
     assert doc["reasons"] == [
         "hpc/h100: needs 1 whole node, 0 of its 2 nodes are idle",
         f"not a candidate: 2 targets (hpc/a100, hpc/cpu): excluded by the route's `where` "
-        f'({where}): gpu_type == "h100": "a100" == "h100", none == "h100" are false',
+        # hpc/cpu has no gpu_type: said so, not as `none == "h100"`.
+        f'({where}): gpu_type == "h100": "a100" == "h100" is false, gpu_type is not set',
     ]
     assert doc["fix"] == "hpc/h100 needs 1 more node (has 2) (then it fits on hpc/h100)"
     assert "would displace h" in doc["displace"]["text"]
@@ -108,6 +109,7 @@ def test_placed_lists_rules_and_the_binding_constraint(tmp_path: Path) -> None:
     excluded = {e["target"]: e for e in doc["excluded"]}
     assert excluded["hpc/a100"]["source"] == "policies/policy.route:2"
     assert excluded["hpc/a100"]["why"] == ['gpu_type == "h100": "a100" == "h100" is false']
+    assert excluded["hpc/cpu"]["why"] == ['gpu_type == "h100": gpu_type is not set']
     out = text(root, "h1")
     assert "big (policies/policy.route:2): matched" in out
     assert "Binding constraints (used == capacity):" in out
@@ -202,9 +204,8 @@ def test_example_diffusion_ablation(example: dict[str, Any]) -> None:
     assert doc["reasons"] == [
         f"quota research_gpus ({src}) on gpus: 58 of 64 used, needs 16; blocks all 3 candidates",
         "not a candidate: 2 targets (hpc-east/cpu, hpc-west/cpu): excluded by the route's "
-        f'`where` (policies/platform.route:{where}): gpu_type in ["h100", "a100"]: none in '
-        '["h100", "a100"] is false; "ib" in features: "ib" in ["avx512", "lustre"], '
-        '"ib" in [] are false',
+        f'`where` (policies/platform.route:{where}): gpu_type in ["h100", "a100"]: gpu_type '
+        'is not set; "ib" in features: "ib" in ["avx512", "lustre"], "ib" in [] are false',
     ]
     assert doc["fix"].startswith(f"quota research_gpus ({src}) must allow 74 gpus, it allows 64")
     # a100-small would also be out of room, which the per-target detail shows: its 4 whole

@@ -104,6 +104,11 @@ def test_routing_outcomes_on_the_example() -> None:
     text = repr(huge)
     assert len(text) < 600 and "Platform" not in text and "Inventory" not in text
     assert Routing("a", "unrouted") == Routing("a", "unrouted")
+    # The CPU partitions have no gpu_type: the `where` says so, as plan.json and explain do.
+    long = routing(platform, {"kind": "training", "gpus": 8, "gpu_type": "a100", "duration": "72h"})
+    cpu = [r for r in long.reasons if r.startswith("2 targets (hpc-east/cpu, hpc-west/cpu)")]
+    assert len(cpu) == 1 and 'gpu_type in ["h100", "a100"]: gpu_type is not set;' in cpu[0]
+    assert "none in" not in cpu[0]
 
 
 def test_the_testing_page_examples_run_through_the_plugin(tmp_path: Path) -> None:
