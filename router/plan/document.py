@@ -271,7 +271,7 @@ def spliced(rest: str, key: str, section: str) -> str:
     return f'{head}\n  "{key}": {body}{tail}'
 
 
-def indented(doc: dict[str, Any]) -> str:
+def indented(doc: dict[str, Any] | list[Any]) -> str:
     """json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + a newline: see _fast."""
     text = _fast(doc)
     if text is None:
@@ -279,7 +279,7 @@ def indented(doc: dict[str, Any]) -> str:
     return text
 
 
-def _fast(doc: dict[str, Any]) -> str | None:
+def _fast(doc: dict[str, Any] | list[Any]) -> str | None:
     """The text of `indented`, with pydantic-core's serializer (Rust) doing the indenting:
     the pure-Python encoder that json.dumps's indent= selects was most of the time of writing
     plan.json. The C encoder writes the document compact with sorted keys; pydantic-core reads
