@@ -13,6 +13,10 @@ items fail, the first failing item's exception (a RouterError comes back as itse
 message, hint and span; anything else as ChildFailed naming it). Every child is waited for,
 and on an error of this process (or Ctrl-C) the children are killed first. Where fork is
 missing (or `parallel` is False) the items simply run one after the other here.
+
+`start(fn)` runs one part in a child and returns at once: its `result()` is read when this
+process needs it (as the result of run_parts' children), and `cancel()` kills a child whose
+result is no longer wanted.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from router.errors import RouterError
 
@@ -56,6 +60,37 @@ def run_parts(fn: Callable[[T], R], items: Sequence[T], parallel: bool = True) -
         if not ok:
             raise value
     return [first, *(value for _, value in outcomes)]
+
+
+class Started(Generic[R]):
+    """A part running in a child (start): its result, read once, or the child killed."""
+
+    def __init__(self, pid: int, fd: int) -> None:
+        self._child: tuple[int, int] | None = (pid, fd)
+
+    def result(self) -> R:
+        """The part's result (waiting for the child), or its error raised here."""
+        if self._child is None:
+            raise RuntimeError("a started part's result is read once")
+        child, self._child = self._child, None
+        ok, value = _finish(*child)
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def cancel(self) -> None:
+        """Kill the child unless its result was read; nothing once it was."""
+        if self._child is not None:
+            child, self._child = self._child, None
+            _kill(*child)
+
+
+def start(fn: Callable[[], R]) -> Started[R]:
+    """Run `fn()` in a child of this process (fork must be available: can_fork)."""
+    sys.stdout.flush()  # as in run_parts
+    sys.stderr.flush()
+    pid, fd = _start(lambda _: fn(), None)
+    return Started(pid, fd)
 
 
 def _start(fn: Callable[[T], Any], item: T) -> tuple[int, int]:

@@ -240,3 +240,24 @@ def test_same_bytes_across_processes_cwd_hash_seed_and_workers(tmp_path: Path) -
         runs.append((done.stdout, files))
     assert runs[0] == runs[1]
     assert json.loads(runs[0][0])["diff"]["changed"] is False
+
+
+def test_router_plan_ends_its_process_with_every_byte_out_and_its_exit_code(
+    tmp_path: Path,
+) -> None:
+    """`router plan` ends with os._exit (cli.main._end, no teardown of the plan's objects):
+    stdout and stderr are still flushed whole and the exit codes are those of sys.exit."""
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        cmd = [sys.executable, "-m", "router", "plan", str(EXAMPLE), *args]
+        return subprocess.run(cmd, capture_output=True, text=True, check=False)
+
+    out = tmp_path / "out"
+    done = run("-o", str(out), "--format", "json")
+    assert done.returncode == 3  # the example leaves work unplaced
+    assert done.stdout == (out / "plan.json").read_text()  # 40 kB through a pipe, all of it
+    assert "Solved in" in done.stderr
+    same = run("-o", str(out), "--previous", str(out / "plan.json"), "--detailed-exitcode", "-q")
+    assert (same.returncode, same.stdout.startswith("Plan: ")) == (0, True)
+    bad = run("--detailed-exitcode")  # an error exits as before, through the usual path
+    assert bad.returncode == 1 and "--detailed-exitcode needs --previous" in bad.stderr

@@ -10,7 +10,13 @@ from contextlib import contextmanager
 
 import click
 
-from router.cli.main import EXIT_CHANGED, EXIT_UNPLACED, project_options, reports_errors
+from router.cli.main import (
+    EXIT_CHANGED,
+    EXIT_UNPLACED,
+    end_quickly,
+    project_options,
+    reports_errors,
+)
 from router.cli.options import workers_option
 from router.errors import PlanError
 
@@ -163,6 +169,7 @@ def plan(
             f"(deterministic time {run.deterministic_time:.3f}).",
             err=True,
         )
+    end_quickly()  # out/ is written and closed: nothing left but freeing memory
     if detailed_exitcode:
         sys.exit(EXIT_CHANGED if diff and diff["changed"] else 0)
     if not result.ok:

@@ -11,14 +11,17 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pydantic_core
+from pydantic import TypeAdapter
 
 from router.evaluate.quota import capacity, usage
 from router.gcpause import paused_gc
 from router.models.placement import Placement
-from router.models.plan import PlanDocument
+from router.models.plan import PlanDocument, ReasonsEntry
 from router.plan.build import Plan, input_hashes
 from router.plan.packcheck import scale_out
 from router.version import __version__
@@ -65,8 +68,37 @@ def _after(p: Placement, where: dict[str, tuple[str, str]]) -> dict[str, Any]:
     return {"after": out}
 
 
+@dataclass(frozen=True)
+class Reasons:
+    """plan.json's `unplaced` entries (and `preempted`, planned against a previous plan): the
+    part of the document that the reasons make (Plan.later), which `router plan` makes in a
+    child beside the emitters' (api.Plan.write) while this process makes the rest. With
+    `text`, the entries' text as plan.json holds them, checked (section_text)."""
+
+    unplaced: list[dict[str, Any]]
+    preempted: list[dict[str, Any]] | None
+    text: str | None = None
+
+
 @paused_gc()
-def plan_document(plan: Plan) -> dict[str, Any]:
+def plan_reasons(plan: Plan, text: bool = False) -> Reasons:
+    unplaced = [
+        {
+            "fix": u.fix,
+            "reasons": u.reasons,
+            "rule": u.decision.rule.name if u.decision.rule else None,
+            "workload": u.decision.workload.name,
+        }
+        for u in sorted(plan.unplaced, key=lambda u: u.decision.workload.name)
+    ]
+    preempted = None if plan.preempted is None else [p.to_json() for p in plan.preempted]
+    return Reasons(unplaced, preempted, section_text(unplaced) if text else None)
+
+
+@paused_gc()
+def plan_document(plan: Plan, reasons: Callable[[], Reasons] | None = None) -> dict[str, Any]:
+    """The document; `reasons` gives its Reasons (default: plan_reasons), asked for last,
+    once everything else is made (they may come from a child working meanwhile)."""
     project = plan.project
     rel = functools.lru_cache(maxsize=None)(project.relative)  # a few files, named often
     where = {p.workload.name: (p.backend, p.cluster) for p in plan.placements}
@@ -107,21 +139,15 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         }
         for d in sorted(plan.unrouted, key=lambda d: d.workload.name)
     ]
-    unplaced = [
-        {
-            "fix": u.fix,
-            "reasons": u.reasons,
-            "rule": u.decision.rule.name if u.decision.rule else None,
-            "workload": u.decision.workload.name,
-        }
-        for u in sorted(plan.unplaced, key=lambda u: u.decision.workload.name)
-    ]
+    scaling = scale_out(plan.inputs.inventory, plan.inputs.running, plan.placements)
+    made = reasons() if reasons is not None else plan_reasons(plan)
+    unplaced = made.unplaced
     by_backend = Counter(p.backend for p in plan.placements)
     summary = {
         "by_backend": dict(sorted(by_backend.items())),
         "denied": len(denied),
         "placed": len(placements),
-        "unplaced": len(unplaced),
+        "unplaced": len(plan.left_out),  # one entry each (made.unplaced)
         "unrouted": len(unrouted),
         "workloads": len(plan.decisions),
     }
@@ -154,11 +180,10 @@ def plan_document(plan: Plan) -> dict[str, Any]:
         "unplaced": unplaced,
         "unrouted": unrouted,
     }
-    scaling = scale_out(plan.inputs.inventory, plan.inputs.running, plan.placements)
     if scaling:  # services that can scale: what their max replicas would need (packcheck.py)
         doc["scale_out"] = scaling
-    if plan.preempted is not None:  # planned against a previous plan
-        doc["preempted"] = [p.to_json() for p in plan.preempted]
+    if made.preempted is not None:  # planned against a previous plan
+        doc["preempted"] = made.preempted
     return doc
 
 
@@ -195,14 +220,58 @@ def with_diff(doc: dict[str, Any], diff: dict[str, Any] | None) -> dict[str, Any
 
 
 @paused_gc()
-def dumps(doc: dict[str, Any]) -> str:
+def dumps(doc: dict[str, Any], unplaced_text: str | None = None) -> str:
     """plan.json's text, written through PlanDocument (strict, extra keys refused): a field
-    the model does not know fails here, so the model and its schema cannot drift."""
-    checked = PlanDocument.model_validate(doc, strict=True).to_json()
-    return indented(checked)
+    the model does not know fails here, so the model and its schema cannot drift.
+    `unplaced_text`: section_text(doc["unplaced"]), made elsewhere (in a child, Reasons);
+    the rest is written here and the two put together, the same bytes."""
+    if unplaced_text is None:
+        return indented(PlanDocument.model_validate(doc, strict=True).to_json())
+    # Each top-level field is checked by its own type (PlanDocument has no validator across
+    # fields), so checking the rest with no unplaced entries and those alone checks all.
+    rest = indented(PlanDocument.model_validate({**doc, "unplaced": []}, strict=True).to_json())
+    return spliced(rest, "unplaced", unplaced_text)
 
 
-def indented(doc: dict[str, Any]) -> str:
+def document_beside(plan: Plan, reasons: Callable[[], Reasons]) -> tuple[dict[str, Any], str]:
+    """plan_document and its dumps, when the reasons and their text are being made elsewhere
+    meanwhile (api.Plan.write: in a child) and no diff needs them: the rest of the document
+    is made and written first, then the reasons asked for and their text put in its place."""
+    rest = plan_document(plan, lambda: Reasons([], None))
+    text = dumps(rest)
+    made = reasons()
+    if made.text is None or made.preempted is not None:
+        raise ValueError("document_beside needs the reasons' text, and no preempted entries")
+    return {**rest, "unplaced": made.unplaced}, spliced(text, "unplaced", made.text)
+
+
+@functools.cache
+def _entries() -> TypeAdapter[list[ReasonsEntry]]:
+    return TypeAdapter(list[ReasonsEntry])
+
+
+def section_text(unplaced: list[dict[str, Any]]) -> str:
+    """The text of plan.json's `unplaced` entries standing alone (indented, as dumps writes
+    the document), checked as PlanDocument checks them."""
+    entries = _entries()
+    checked = entries.validate_python(unplaced, strict=True)
+    return indented(entries.dump_python(checked, mode="json", exclude_unset=True))
+
+
+def spliced(rest: str, key: str, section: str) -> str:
+    """The document text `rest`, whose top-level `key` holds [], with `section` (the text of
+    the list alone, as indented writes it) in its place. indented writes each value one
+    level in, two spaces more, on every line after its first (strings hold no newline: JSON
+    escapes it), and a top-level key is the only one on a line indented by two spaces."""
+    empty = f'\n  "{key}": []'
+    head, found, tail = rest.partition(empty)
+    if not found or empty in tail or tail[:2] not in (",\n", "\n}"):
+        raise ValueError(f"plan.json text has no single top-level {key!r} to fill in")
+    body = section.removesuffix("\n").replace("\n", "\n  ")
+    return f'{head}\n  "{key}": {body}{tail}'
+
+
+def indented(doc: dict[str, Any] | list[Any]) -> str:
     """json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + a newline: see _fast."""
     text = _fast(doc)
     if text is None:
@@ -210,7 +279,7 @@ def indented(doc: dict[str, Any]) -> str:
     return text
 
 
-def _fast(doc: dict[str, Any]) -> str | None:
+def _fast(doc: dict[str, Any] | list[Any]) -> str | None:
     """The text of `indented`, with pydantic-core's serializer (Rust) doing the indenting:
     the pure-Python encoder that json.dumps's indent= selects was most of the time of writing
     plan.json. The C encoder writes the document compact with sorted keys; pydantic-core reads

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,3 +118,89 @@ def test_emitted_files_are_split_by_whole_clusters_in_order(tmp_path: Path) -> N
     largest = max(sum((p.backend, p.cluster) == k for p in placements) for k in clusters)
     assert max(len(c) for c in two) <= len(placements) / 2 + largest
     assert router.api.emit_chunks([], 4) == []
+
+
+def _started(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Counts the parts Plan.write starts in a child (router.fork.start)."""
+    import router.fork
+
+    calls: list[int] = []
+    real = router.fork.start
+
+    def counted(fn: Any) -> Any:
+        calls.append(1)
+        return real(fn)
+
+    monkeypatch.setattr(router.fork, "start", counted)
+    return calls
+
+
+@pytest.mark.parametrize("against_previous", [False, True])
+def test_plan_json_with_its_reasons_made_in_a_child_is_the_same_bytes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, against_previous: bool
+) -> None:
+    project = copy_example(tmp_path / "platform")
+    first = router.plan(router.load(project))
+    first.write(tmp_path / "first")
+    previous = str(tmp_path / "first" / "plan.json") if against_previous else None
+    alone = router.plan(router.load(project), previous)
+    text = alone.json()  # made here, in one piece, before any write
+    assert alone.unplaced and '"unplaced": [\n    {' in text  # reasons to put in
+    monkeypatch.setattr(router.api, "PARALLEL_FROM", 0)
+    calls = _started(monkeypatch)
+    forked = router.plan(router.load(project), previous)
+    forked.write(tmp_path / "forked")
+    assert calls == [1]  # its reasons were made in a child
+    assert ("_beside" in forked.__dict__) is not against_previous  # the diff reads them
+    assert (tmp_path / "forked" / "plan.json").read_text() == forked.json() == text
+    assert forked.document() == alone.document()
+    assert forked.render("text") == alone.render("text")
+    assert forked.diff() == alone.diff()
+    forked.write(tmp_path / "again")  # made once: nothing started again
+    assert calls == [1] and tree(tmp_path / "again") == tree(tmp_path / "forked")
+
+
+@pytest.mark.parametrize(
+    ("error", "kind", "words"),
+    [
+        (PlanError("the reasons cannot be made"), PlanError, "the reasons cannot be made"),
+        (KeyError("bug"), ChildFailed, "KeyError: 'bug'"),
+    ],
+)
+def test_a_failing_reasons_child_fails_the_write_and_leaves_out_as_it_was(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    error: Exception,
+    kind: type[Exception],
+    words: str,
+) -> None:
+    from click.testing import CliRunner
+
+    from router.cli.main import cli
+    from router.plan import document
+
+    project = copy_example(tmp_path / "platform")
+    out = tmp_path / "out"
+    router.plan(router.load(project)).write(out)
+    before = tree(out)
+    monkeypatch.setattr(router.api, "PARALLEL_FROM", 0)
+    real = document.plan_reasons
+
+    def fails(plan: Any, text: bool = False) -> Any:
+        if os.getpid() != parent:
+            raise error  # in the child only
+        return real(plan, text)
+
+    parent = os.getpid()
+    monkeypatch.setattr(document, "plan_reasons", fails)
+    plan = router.plan(router.load(project))
+    with pytest.raises(kind, match=words):
+        plan.write(out)
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "platform"]  # no sibling
+    result = CliRunner().invoke(cli, ["plan", str(project), "-o", str(out)])
+    assert result.exit_code == 1 and words in result.output
+    assert "Traceback" not in result.output and tree(out) == before
+    # The plan is not left broken: written again, the same bytes.
+    monkeypatch.setattr(document, "plan_reasons", real)
+    assert plan.write(out) == sorted(before) and tree(out) == before

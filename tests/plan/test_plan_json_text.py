@@ -87,3 +87,22 @@ def test_what_pydantic_core_writes_otherwise_goes_to_json_dumps() -> None:
         assert fast is None or fast == reference(odd)
         assert indented(odd) == reference(odd)
     assert document._fast({"gap": 1e-05}) is None
+
+
+@settings(BOUNDED, max_examples=100, suppress_health_check=list(HealthCheck))
+@given(st.dictionaries(texts, values, max_size=6), st.lists(values, max_size=4))
+def test_a_list_written_alone_and_spliced_in_is_the_text_of_the_whole(
+    doc: dict[str, Any], entries: list[Any]
+) -> None:
+    whole = {**doc, "unplaced": entries}
+    rest = indented({**whole, "unplaced": []})
+    assert document.spliced(rest, "unplaced", indented(entries)) == reference(whole)
+
+
+def test_splicing_needs_one_top_level_empty_list() -> None:
+    import pytest
+
+    docs: list[dict[str, Any]] = [{"a": 1}, {"unplaced": [1]}, {"x": {"unplaced": []}}]
+    for doc in docs:
+        with pytest.raises(ValueError, match="no single top-level 'unplaced'"):
+            document.spliced(indented(doc), "unplaced", "[]\n")
