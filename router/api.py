@@ -575,6 +575,7 @@ def check(platform: Platform) -> list[Finding]:
         platform.policy, platform.inventory, platform.parsed_policy(), inputs.workloads
     )
     findings += _dependency_findings(inputs)
+    findings += _mig_findings(inputs)
     if not platform.in_memory:
         from router.assure.literals import yaml_unit_findings
         from router.models.loader import workload_files
@@ -586,6 +587,20 @@ def check(platform: Platform) -> list[Finding]:
         ]
         findings += yaml_unit_findings(yaml_files)
     return findings
+
+
+def _mig_findings(inputs: build.Inputs) -> list[Finding]:
+    """MIG work whose processes cannot each use a slice (router.assure.mig), as warnings;
+    only GPU workloads are decided, and only when some route asks for MIG slices."""
+    from router.assure.mig import mig_process_findings
+    from router.evaluate.evaluate import Evaluator
+
+    routes = (route for rule in inputs.policy.rules for route in rule.routes)
+    if not any(o.name == "mig" for route in routes for o in route.options):
+        return []
+    ev = Evaluator(inputs.policy, inputs.inventory)
+    # Two slices per node at least: fewer leave nothing to share out.
+    return mig_process_findings(ev.decide(w) for w in inputs.workloads if w.gpus > 1)
 
 
 def _dependency_findings(inputs: build.Inputs) -> list[Finding]:

@@ -5,6 +5,9 @@ GPUs). The real slurmctld's side is tests/slurm/test_mig_live.py."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -135,3 +138,57 @@ def test_check_warns_of_a_profile_no_target_offers(tmp_path: Path) -> None:
     assert "policy.route:1:58: warning: MIG profile 1g.1gb is not offered by any slurm" in r.output
     assert "(they offer 1g.10gb)" in r.output and 'did you mean "1g.10gb"?' in r.output
     assert "^^^^^^^^" in r.output
+
+
+def _srun_line(script: str) -> str:
+    return next(line for line in script.splitlines() if line.startswith("srun "))
+
+
+def test_torchrun_workers_each_keep_their_own_slice(tmp_path: Path) -> None:
+    # CUDA enumerates one MIG device per process: the emitted wrapper, run by a real sh as
+    # torchrun would start it, leaves worker LOCAL_RANK field LOCAL_RANK % 3 + 1.
+    w = batch("ddp", 3, launcher="torchrun", command=["python", "train.py", "--lr", "0.1"])
+    root = make_project(tmp_path, [w], POLICY, platform(slurm(a100())))
+    code, out, _ = plan(root)
+    assert code == 0, out
+    line = _srun_line((root / "out" / "slurm" / "hpc" / "ddp.sbatch").read_text())
+    assert "--nproc-per-node=3 " in line and " sh 3 python -u train.py --lr 0.1" in line
+    wrapper = shlex.split(line.split("--no-python ", 1)[1])
+    assert wrapper[:2] == ["sh", "-c"] and wrapper[3:5] == ["sh", "3"]
+    probe = [*wrapper[:5], "sh", "-c", 'printf %s "${CUDA_VISIBLE_DEVICES-unset}"']
+    seen = []
+    for rank, devices in [(0, "4,5,6"), (1, "4,5,6"), (2, "4,5,6"), (4, "4,5,6"), (1, None)]:
+        env = {"PATH": os.environ["PATH"], "LOCAL_RANK": str(rank)}
+        env |= {"CUDA_VISIBLE_DEVICES": devices} if devices else {}
+        seen.append(subprocess.run(probe, env=env, capture_output=True, text=True).stdout)
+    # rank 4 of 3 slices shares slice 2; no CUDA_VISIBLE_DEVICES stays unset
+    assert seen == ["4", "5", "6", "5", "unset"]
+
+
+def test_one_slice_or_one_process_is_not_narrowed(tmp_path: Path) -> None:
+    jobs = [
+        batch("one", 1, launcher="torchrun", command=["python", "train.py"]),
+        batch("single", 2, launcher="torchrun", procs_per_node=1, command=["python", "t.py"]),
+        batch("ranks", 1, launcher="mpi", ranks_per_node=2, command=["./solve"]),
+    ]
+    root = make_project(tmp_path, jobs, POLICY, platform(slurm(a100())))
+    code, out, _ = plan(root)
+    assert code == 0, out
+    lines = {n: _srun_line((root / "out" / "slurm" / "hpc" / f"{n}.sbatch").read_text())
+             for n in ("one", "single", "ranks")}  # fmt: skip
+    assert all("sh -c" not in x and "--gpu-bind" not in x for x in lines.values()), lines
+    assert lines["one"].endswith("--nproc-per-node=1 --rdzv-backend=c10d"
+                                 ' --rdzv-endpoint="$head_node:$rdzv_port"'
+                                 ' --rdzv-id="$SLURM_JOB_ID" train.py')  # fmt: skip
+
+
+def test_mpi_ranks_are_bound_one_slice_each(tmp_path: Path) -> None:
+    jobs = [batch("even", 2, launcher="mpi", ranks_per_node=2, command=["./solve"]),
+            batch("more", 2, launcher="mpi", ranks_per_node=3, command=["./solve"])]  # fmt: skip
+    root = make_project(tmp_path, jobs, POLICY, platform(slurm(a100())))
+    code, out, _ = plan(root)
+    assert code == 0, out
+    even = _srun_line((root / "out" / "slurm" / "hpc" / "even.sbatch").read_text())
+    more = _srun_line((root / "out" / "slurm" / "hpc" / "more.sbatch").read_text())
+    assert "--ntasks-per-node=2 --cpus-per-task=1 --mpi=pmix --gpu-bind=single:1 " in even
+    assert "--gpu-bind=single:2 " in more  # 3 ranks on 2 slices: at most 2 share one

@@ -24,6 +24,8 @@ import yaml
 from click.testing import CliRunner
 
 from router.cli.main import cli
+from router.emit.slurm.launch import NARROW
+from router.emit.slurm.shell import quote
 from tests.helpers import make_project
 
 from .conftest import require_multinode, require_tool
@@ -110,8 +112,10 @@ def test_a_two_node_slice_job_runs_on_both_nodes(
     text = script.read_text()
     for line in ("--nodes=2", f"--gres=gpu:{SLICE}:2", "--exclusive"):
         assert f"#SBATCH {line}\n" in text
-    assert "--gpus-per-node" not in text and "CUDA_VISIBLE_DEVICES" not in text
+    assert "--gpus-per-node" not in text and "\nexport CUDA_VISIBLE_DEVICES" not in text
     assert "torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d" in text
+    # Each worker is narrowed to its slice by sh, which then starts Python as torchrun would.
+    assert f"--no-python sh -c {quote(NARROW)} sh 2 python -u {tmp_path}/probe.py" in text
     check = subprocess.run(["shellcheck", str(script)], capture_output=True, text=True)
     assert check.returncode == 0, check.stdout
 
@@ -133,10 +137,13 @@ def test_a_two_node_slice_job_runs_on_both_nodes(
     for rank in ranks:
         # 2 slices per node for the step (indices after the node's whole A100, index 0) ...
         assert rank["SLURM_GPUS_ON_NODE"] == "2", rank
-        visible = (rank["CUDA_VISIBLE_DEVICES"] or "").split(",")
-        assert len(visible) == 2 and "0" not in visible, rank
         # ... while --exclusive gave the job every GPU of the node, the whole one too.
         assert rank["SLURM_JOB_GPUS"] == "0,1,2,3,4,5,6,7", rank
+    # CUDA enumerates one MIG device per process: each rank sees one slice, its own on its
+    # node (without the narrowing both saw "1,2" and both would use slice 1).
+    for n in c.nodes:
+        seen_here = sorted(x["CUDA_VISIBLE_DEVICES"] or "" for x in ranks if x["host"] == n)
+        assert seen_here == ["1", "2"], (n, ranks)
 
     # Both agree where a node's slices end: 14 over 2 nodes (7 each) fits, 16 (8 each) does
     # not. Router places one, leaves the other; Slurm takes the one's script (deferred, so
@@ -162,3 +169,35 @@ def test_a_two_node_slice_job_runs_on_both_nodes(
     too_many.write_text(script.read_text().replace(f"{SLICE}:7\n", f"{SLICE}:8\n"))
     with pytest.raises(SlurmError, match="Requested node configuration is not available"):
         c.sbatch(too_many, cwd=tmp_path)
+
+
+def test_mpi_ranks_get_one_slice_each(mig_cluster: MultiNodeCluster, tmp_path: Path) -> None:
+    c = mig_cluster
+    inv_path = tmp_path / "inventory.yaml"
+    imported = subprocess.run(
+        c.ns_cmd([sys.executable, "-m", "router", "inventory", "import", "slurm",
+                  "-o", str(inv_path)]),
+        env=c.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    results = tmp_path / "ranks"
+    results.mkdir()
+    record = f'echo "$SLURMD_NODENAME $CUDA_VISIBLE_DEVICES" > {results}/rank"$SLURM_PROCID"'
+    w = slices("ranks", 2, 4, []) | {"launcher": "mpi", "ranks_per_node": 2,
+                                     "threads_per_rank": 1, "command": record}  # fmt: skip
+    root = make_project(tmp_path / "p", [w], POLICY, yaml.safe_load(inv_path.read_text()))
+    r = CliRunner().invoke(cli, ["plan", str(root), "-q"])
+    assert r.exit_code == 0, r.output
+    (script,) = (root / "out" / "slurm").rglob("ranks.sbatch")
+    text = script.read_text()
+    assert "--ntasks-per-node=2 --cpus-per-task=1 --mpi=pmix --gpu-bind=single:1 " in text
+    check = subprocess.run(["shellcheck", str(script)], capture_output=True, text=True)
+    assert check.returncode == 0, check.stdout
+    job = c.sbatch(script, cwd=tmp_path)
+    state = c.wait_job(job, timeout=180)
+    assert state == "COMPLETED", "".join(p.read_text() for p in tmp_path.glob("ranks-*"))
+    rows = [(results / f"rank{i}").read_text().split() for i in range(4)]
+    # Slurm bound each task to one slice of the step's two on its node, a different one each
+    # (without --gpu-bind every task saw "1,2").
+    by_node = {n: sorted(row[1] for row in rows if row[0] == n) for n in c.nodes}
+    assert by_node == {n: ["1", "2"] for n in c.nodes}, rows

@@ -15,6 +15,16 @@ Launchers (the workload's `launcher`, else the rule's `launcher` option, else pl
   `--ntasks-per-node=<ranks_per_node>` and `--cpus-per-task=<threads_per_rank>`, and
   OMP_NUM_THREADS set to the threads. No mpirun: srun starts the ranks and PMIx wires them.
 
+MIG slices (the `mig` option, more than one per node): CUDA enumerates one MIG device per
+process, the first of CUDA_VISIBLE_DEVICES, so every process must be given its own. Slurm sets
+a step's CUDA_VISIBLE_DEVICES to all its slices on the node; then
+* mpi: `srun --gpu-bind=single:<ranks per slice>` (slurmd 22.05 gives each task one distinct
+  slice, tests/slurm/test_mig_multinode.py; `--gpus-per-task` would ask untyped GPUs);
+* torchrun: its workers are not Slurm tasks, so each runs through `sh -c NARROW sh argv`
+  (NARROW below, POSIX sh, in the image too), which keeps field `LOCAL_RANK % slices + 1` of
+  CUDA_VISIBLE_DEVICES; torchrun's world, RANK and rendezvous are untouched;
+* plain: one process per node uses one slice; `router check` warns (router/assure/mig.py).
+
 Containers: pyxis (`--container-image`, `--container-mounts`, `--container-workdir` on srun)
 or apptainer (`apptainer exec|run [--nv] [--bind ...] [--pwd ...] IMAGE`). Mounts are the
 cluster's, then the partition's, then the workload's, each once. A `docker://` (or registry)
@@ -35,6 +45,15 @@ from .shell import Raw, quote
 
 PYTHONS = ("python", "python3")
 RDZV_PORT_BASE = 29500  # torchrun's default port; + job id % 1000 keeps two jobs apart
+# A torchrun worker's own slice, $1 being the slices per node: field LOCAL_RANK % $1 + 1 of
+# CUDA_VISIBLE_DEVICES (left alone when unset, so a step without bound GPUs keeps what it has),
+# then the command after $1.
+NARROW = (
+    'if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then n=$((LOCAL_RANK % $1 + 1)); '
+    'v="$CUDA_VISIBLE_DEVICES,"; '
+    'while [ "$n" -gt 1 ]; do v=${v#*,}; n=$((n - 1)); done; '
+    'CUDA_VISIBLE_DEVICES=${v%%,*}; export CUDA_VISIBLE_DEVICES; fi; shift; exec "$@"'
+)
 
 
 @dataclass
@@ -83,6 +102,9 @@ def launch(p: Placement, mounts: list[str]) -> Launch:
     mpi = o.get("mpi") or ("pmix" if launcher == "mpi" else None)
     if mpi:
         srun.append(f"--mpi={mpi}")
+    slices = _slices(p)
+    if launcher == "mpi" and slices and per_node > 1:
+        srun.append(f"--gpu-bind=single:{-(-per_node // slices)}")  # ranks per slice, rounded up
     if launcher == "mpi":
         out.before.append(f"export OMP_NUM_THREADS={cpus}")
     command = _command(w.command)
@@ -113,11 +135,26 @@ def _torchrun(p: Placement, nodes: int, command: list[str]) -> list[str]:
     ]
     # torchrun takes a script or `-m module`; other interpreter flags need --no-python.
     script = len(command) > 1 and (command[1] == "-m" or not command[1].startswith("-"))
+    slices = _slices(p)
+    if slices and procs > 1:
+        # Each worker narrowed to its slice: torchrun starts sh, which starts the Python that
+        # torchrun would have (unbuffered, -u, as torchrun runs it).
+        if command[0] in PYTHONS and script:
+            command = [command[0], "-u", *command[1:]]
+        elif command[0].endswith(".py"):
+            command = ["python3", "-u", *command]
+        return [*run, "--no-python", "sh", "-c", NARROW, "sh", str(slices), *command]
     if command[0] in PYTHONS and script:
         return [*run, *command[1:]]
     if command[0].endswith(".py"):
         return [*run, *command]
     return [*run, "--no-python", *command]
+
+
+def _slices(p: Placement) -> int:
+    """MIG slices per node when a node's processes must share them out (more than one)."""
+    r = p.resources
+    return r.gpus_per_node if r.mig and r.gpus_per_node > 1 else 0
 
 
 def _contained(
