@@ -1,6 +1,6 @@
 """Stop 22's audit families (tests/pack/audit_s22.py: taints, slurmx, migspread) planned by
-`router plan` and judged by the audit's checker and router's referees, and the findings A17-
-as strict xfails (FINDINGS.md; the fixer turns each into a plain test)."""
+`router plan` and judged by the audit's checker and router's referees, and the findings
+A17-A21, each fixed in stop 22 and kept as a plain test (tests/pack/data/audit/README.md)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,6 @@ def test_a17_running_mig_profile_typo_is_an_error(tmp_path: Path) -> None:
     assert 'must be a MIG profile such as "1g.10gb", got "1g.10gbb"' in done.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="A18: GPU big: jobs left out that fit re-packed")
 def test_a18_big_gpu_nodes_leave_out_no_job_that_fits() -> None:
     """big-gpu-n60: 60 × (8 h100, 96 CPUs, 1 TiB), 279 jobs of 24 shapes (the `big` family,
     medium seed 3, cut to 60 nodes): the plan is FEASIBLE with 12 unplaced, and each of the
