@@ -43,7 +43,7 @@ from typing import Any
 
 from router.solve.aggregate import gpu_waste
 from router.solve.nodes import Capacity
-from router.solve.pack import Block, Packing, fits_count
+from router.solve.pack import Block, Packing, fits_count, runs
 
 MAX_SHAPES = 40
 PATTERN_CAP = 3000  # maximal patterns over a component's node classes
@@ -666,18 +666,12 @@ def _laid_out(
                     content[v] = content.get(v, 0) + 1
             contents.append(tuple(sorted(content.items())))
         contents.extend([()] * (grp.count - len(contents)))
-        lo = 0
-        while lo < grp.count:
-            hi = lo
-            while hi + 1 < grp.count and contents[hi + 1] == contents[lo]:
-                hi += 1
-            held = contents[lo]
+        for lo, count, held in runs(contents):
             free = list(grp.free)
             for v, per in held:
                 free = [f - per * d for f, d in zip(free, shapes[shape_of[v]], strict=True)]
-                p.placed[v] = p.placed.get(v, 0) + per * (hi - lo + 1)
-            p.blocks.append(Block(c, lo, hi - lo + 1, tuple(free), grp.empty and not held, held))
-            lo = hi + 1
+                p.placed[v] = p.placed.get(v, 0) + per * count
+            p.blocks.append(Block(c, lo, count, tuple(free), grp.empty and not held, held))
     return p
 
 

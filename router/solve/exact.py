@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from router.solve.nodes import Capacity
-from router.solve.pack import Block, Packing, fits_count
+from router.solve.pack import Block, Packing, fits_count, runs
 from router.solve.patterns import maximal
 
 Aggregate = Any  # router.solve.aggregate.Aggregate (imports flow one way)
@@ -203,20 +203,14 @@ def _laid_out(
         if any(queues.values()) or len(contents) > grp.count:
             return None
         contents.extend([()] * (grp.count - len(contents)))
-        lo = 0
-        while lo < grp.count:
-            hi = lo
-            while hi + 1 < grp.count and contents[hi + 1] == contents[lo]:
-                hi += 1
-            held = contents[lo]
+        for lo, count, held in runs(contents):
             free = list(grp.free)
             for v, per in held:
                 if per < 0:
                     free = [0] * len(free)
                 else:
                     free = [f - per * d for f, d in zip(free, agg.items[v].demand, strict=True)]
-            p.blocks.append(Block(g, lo, hi - lo + 1, tuple(free), grp.empty and not held, held))
-            lo = hi + 1
+            p.blocks.append(Block(g, lo, count, tuple(free), grp.empty and not held, held))
     placed: dict[int, int] = {}
     for (v, _), n in pods.items():
         placed[v] = placed.get(v, 0) + n

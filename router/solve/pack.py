@@ -183,6 +183,22 @@ class Packing:
         return out
 
 
+def runs(
+    contents: Sequence[tuple[tuple[int, int], ...]],
+) -> list[tuple[int, int, tuple[tuple[int, int], ...]]]:
+    """(first node, count, what each holds) of each run of alike nodes in `contents` (what
+    every node of a class holds, node by node): the Blocks a layout is written as."""
+    out: list[tuple[int, int, tuple[tuple[int, int], ...]]] = []
+    lo = 0
+    while lo < len(contents):
+        hi = lo
+        while hi + 1 < len(contents) and contents[hi + 1] == contents[lo]:
+            hi += 1
+        out.append((lo, hi - lo + 1, contents[lo]))
+        lo = hi + 1
+    return out
+
+
 def fits_count(free: tuple[int, ...], demand: tuple[int, ...]) -> int:
     """How many pods of `demand` fit in `free` (a large number for an all-zero demand)."""
     n = 1 << 30
