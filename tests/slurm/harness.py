@@ -214,6 +214,27 @@ def _kill_pidfiles(pidfiles: Sequence[Path], timeout: float = 1.5) -> None:
             return
 
 
+def kill_strays(conf: Path) -> list[int]:
+    """SIGKILL what still runs under the cluster of `conf` once its daemons are gone: the
+    slurmstepd of a job that outlived its test (init has them, not slurmd) and the job's
+    processes, found by SLURM_CONF=<conf> in their environment. A timed-out MPI job's ranks
+    were seen spinning both cores for 50 minutes after their cluster stopped. Returns the pids."""
+    mark = f"SLURM_CONF={conf}".encode()
+    killed: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            env = (entry / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if mark in env:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(entry.name), signal.SIGKILL)
+                killed.append(int(entry.name))
+    return killed
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -543,6 +564,7 @@ class SlurmCluster:
                 self.rundir / "munge" / "munged.pid",
             ]
         )
+        kill_strays(self.conf_path)
         shutil.rmtree(self.workdir / "state", ignore_errors=True)
         shutil.rmtree(self.rundir, ignore_errors=True)
 

@@ -41,6 +41,7 @@ from .harness import (
     _tail,
     client_env,
     gpu_gres,
+    kill_strays,
     parse_scontrol_line,
     start_munged,
     write_slurm_conf,
@@ -237,6 +238,7 @@ class MultiNodeCluster:
             if ids:
                 self.run(["scancel", *ids], check=False, timeout=10)
         _kill_pidfiles(self._pidfiles())
+        kill_strays(self.conf_path)
         self._unnetwork()
         shutil.rmtree(self.workdir / "state", ignore_errors=True)
         shutil.rmtree(self.rundir, ignore_errors=True)

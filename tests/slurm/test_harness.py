@@ -193,3 +193,26 @@ def test_parse_scontrol_line_keeps_spaces_and_equals() -> None:
     assert job["Comment"] == "two words"
     assert job["Power"] == ""
     assert job["TresPerNode"] == "gres:gpu:h100:8"
+
+
+def test_kill_strays_takes_only_what_runs_under_that_cluster(tmp_path: Path) -> None:
+    """What outlives a cluster (a stepd, a job's ranks) carries its SLURM_CONF; a process of
+    another cluster does not, and stays."""
+    import os
+    import subprocess
+
+    from .harness import kill_strays
+
+    ours, theirs = tmp_path / "a" / "slurm.conf", tmp_path / "b" / "slurm.conf"
+    started = [
+        subprocess.Popen(["sleep", "60"], env={**os.environ, "SLURM_CONF": str(conf)})
+        for conf in (ours, theirs)
+    ]
+    try:
+        assert kill_strays(ours) == [started[0].pid]
+        assert started[0].wait(timeout=5) == -9
+        assert started[1].poll() is None
+    finally:
+        for p in started:
+            p.kill()
+            p.wait()
