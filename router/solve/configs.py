@@ -43,7 +43,7 @@ from typing import Any
 
 from router.solve.aggregate import gpu_waste
 from router.solve.nodes import Capacity
-from router.solve.pack import Block, Packing, fits_count, runs
+from router.solve.pack import Block, Packing, fits_count, runs, valid_layout
 
 MAX_SHAPES = 40
 PATTERN_CAP = 3000  # maximal patterns over a component's node classes
@@ -152,7 +152,7 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
         return False
     counts = sol.counts(live)
     packing = _laid_out(cap, shapes, shape_of, sol)
-    if not _valid(cap, agg, packing, counts):
+    if not valid_layout(agg, cap, packing, counts):  # one pod per member here
         return False
     for v in live:
         if counts[v] != fill.counts[v]:
@@ -673,23 +673,3 @@ def _laid_out(
                 p.placed[v] = p.placed.get(v, 0) + per * count
             p.blocks.append(Block(c, lo, count, tuple(free), grp.empty and not held, held))
     return p
-
-
-def _valid(cap: Capacity, agg: Aggregate, packing: Packing, counts: dict[int, int]) -> bool:
-    """Node by node: no node over any axis, every pod on its node sets, every member placed."""
-    placed: dict[int, int] = {}
-    covered = [0] * len(cap.groups)
-    for b in packing.blocks:
-        grp = cap.groups[b.group]
-        covered[b.group] += b.count
-        used = [0] * len(cap.axes)
-        for v, per in b.content:
-            if grp.node_set not in agg.allowed[v] or per <= 0:
-                return False
-            used = [u + per * d for u, d in zip(used, agg.items[v].demand, strict=True)]
-            placed[v] = placed.get(v, 0) + per * b.count
-        if any(u > f for u, f in zip(used, grp.free, strict=True)):
-            return False
-    if covered != [g.count for g in cap.groups]:
-        return False
-    return placed == {v: n for v, n in counts.items() if n} == packing.placed

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from router.solve.nodes import Capacity
-from router.solve.pack import Block, Packing, fits_count, runs
+from router.solve.pack import Block, Packing, fits_count, runs, valid_layout
 from router.solve.patterns import maximal
 
 Aggregate = Any  # router.solve.aggregate.Aggregate (imports flow one way)
@@ -156,7 +156,7 @@ def solve_exact(
             sol_u,
         )
         mine = {v: n for v, n in counts.items() if agg.cap_of[v] == ci and n}
-        if got is None or not _valid(agg, agg.capacity[ci], got, mine):
+        if got is None or not valid_layout(agg, agg.capacity[ci], got, mine):
             return None
         packings[ci] = got
     return Exact(counts, value, packings)
@@ -218,32 +218,3 @@ def _laid_out(
         placed[v] = placed.get(v, 0) + n
     p.placed = {v: n // (agg.items[v].whole or agg.items[v].pods) for v, n in placed.items() if n}
     return p
-
-
-def _valid(agg: Aggregate, cap: Capacity, packing: Packing, counts: dict[int, int]) -> bool:
-    """Node by node, afresh: no node over any axis, whole members alone on idle nodes, every
-    pod and whole node on its node sets, every member placed whole."""
-    pods: dict[int, int] = {}
-    covered = [0] * len(cap.groups)
-    for b in packing.blocks:
-        grp = cap.groups[b.group]
-        covered[b.group] += b.count
-        used = [0] * len(cap.axes)
-        for v, per in b.content:
-            if grp.node_set not in agg.allowed[v]:
-                return False
-            if per < 0:
-                if len(b.content) != 1 or not grp.empty or not agg.items[v].whole:
-                    return False
-                pods[v] = pods.get(v, 0) + b.count
-                continue
-            if agg.items[v].whole or per == 0:
-                return False
-            used = [x + per * d for x, d in zip(used, agg.items[v].demand, strict=True)]
-            pods[v] = pods.get(v, 0) + per * b.count
-        if any(x > f for x, f in zip(used, grp.free, strict=True)):
-            return False
-    if covered != [g.count for g in cap.groups]:
-        return False
-    want = {v: n * (agg.items[v].whole or agg.items[v].pods) for v, n in counts.items() if n}
-    return pods == want and packing.placed == {v: n for v, n in counts.items() if n}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from router.solve.nodes import Capacity, Item
 
@@ -197,6 +198,36 @@ def runs(
         out.append((lo, hi - lo + 1, contents[lo]))
         lo = hi + 1
     return out
+
+
+def valid_layout(agg: Any, cap: Capacity, packing: Packing, counts: dict[int, int]) -> bool:
+    """Node by node, afresh: no node over any axis, whole members alone on idle nodes, every
+    pod and whole node on its node sets, every member placed whole (`counts`: members per
+    aggregate variable; `agg` a router.solve.aggregate.Aggregate, imports flowing one way)."""
+    pods: dict[int, int] = {}
+    covered = [0] * len(cap.groups)
+    for b in packing.blocks:
+        grp = cap.groups[b.group]
+        covered[b.group] += b.count
+        used = [0] * len(cap.axes)
+        for v, per in b.content:
+            if grp.node_set not in agg.allowed[v]:
+                return False
+            if per < 0:
+                if len(b.content) != 1 or not grp.empty or not agg.items[v].whole:
+                    return False
+                pods[v] = pods.get(v, 0) + b.count
+                continue
+            if agg.items[v].whole or per == 0:
+                return False
+            used = [x + per * d for x, d in zip(used, agg.items[v].demand, strict=True)]
+            pods[v] = pods.get(v, 0) + per * b.count
+        if any(x > f for x, f in zip(used, grp.free, strict=True)):
+            return False
+    if covered != [g.count for g in cap.groups]:
+        return False
+    want = {v: n * (agg.items[v].whole or agg.items[v].pods) for v, n in counts.items() if n}
+    return pods == want and packing.placed == {v: n for v, n in counts.items() if n}
 
 
 def fits_count(free: tuple[int, ...], demand: tuple[int, ...]) -> int:
