@@ -70,6 +70,18 @@ def slices(name: str, nodes: int, gpus: int, command: list[str]) -> dict[str, An
             "command": command}  # fmt: skip
 
 
+def imported(c: MultiNodeCluster, tmp_path: Path) -> Path:
+    """`router inventory import slurm` run live in the cluster's namespace: the file it wrote."""
+    inv_path = tmp_path / "inventory.yaml"
+    done = subprocess.run(
+        c.ns_cmd([sys.executable, "-m", "router", "inventory", "import", "slurm",
+                  "-o", str(inv_path)]),
+        env=c.env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    return inv_path
+
+
 def test_a_two_node_slice_job_runs_on_both_nodes(
     mig_cluster: MultiNodeCluster, tmp_path: Path
 ) -> None:
@@ -80,13 +92,7 @@ def test_a_two_node_slice_job_runs_on_both_nodes(
     shown = c.run(["sinfo", "-h", "-N", "-o", "%N %G"]).stdout.split("\n")
     gres = f"gpu:a100:1,gpu:{SLICE}:7"
     assert sorted(line.split() for line in shown if line) == [[n, gres] for n in c.nodes]
-    inv_path = tmp_path / "inventory.yaml"
-    imported = subprocess.run(
-        c.ns_cmd([sys.executable, "-m", "router", "inventory", "import", "slurm",
-                  "-o", str(inv_path)]),
-        env=c.env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert imported.returncode == 0, imported.stdout + imported.stderr
+    inv_path = imported(c, tmp_path)
     inv = yaml.safe_load(inv_path.read_text())
     (node_set,) = inv["clusters"][0]["node_sets"]
     names = f"{c.prefix}n[1-2]"
@@ -173,13 +179,7 @@ def test_a_two_node_slice_job_runs_on_both_nodes(
 
 def test_mpi_ranks_get_one_slice_each(mig_cluster: MultiNodeCluster, tmp_path: Path) -> None:
     c = mig_cluster
-    inv_path = tmp_path / "inventory.yaml"
-    imported = subprocess.run(
-        c.ns_cmd([sys.executable, "-m", "router", "inventory", "import", "slurm",
-                  "-o", str(inv_path)]),
-        env=c.env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
-    assert imported.returncode == 0, imported.stdout + imported.stderr
+    inv_path = imported(c, tmp_path)
     results = tmp_path / "ranks"
     results.mkdir()
     record = f'echo "$SLURMD_NODENAME $CUDA_VISIBLE_DEVICES" > {results}/rank"$SLURM_PROCID"'
