@@ -13,8 +13,8 @@ The slice list, first found of:
   internal/plugin/server.go, getAllocateResponse/apiEnvs), as MIG UUIDs under its default
   deviceIDStrategy uuid;
 * the MIG-<uuid> entries of the folder NVIDIA_VISIBLE_DEVICES names: its "volume-mounts"
-  strategy (the GPU operator's default) sets it to /var/run/nvidia-container-devices and mounts
-  one file per device ID there (apiMounts).
+  strategy (which GPU operator installs may set) sets it to /var/run/nvidia-container-devices
+  and mounts one file per device ID there (apiMounts).
 With none (no GPUs bound, the plugin's `index` IDs such as `0:1`, which CUDA does not take, or
 CDI-only injection) nothing is changed and the processes share the first slice, as without it.
 

@@ -10,6 +10,7 @@ from typing import Any
 
 from click.testing import CliRunner
 
+import router
 from router.cli.main import cli
 from tests.helpers import job, kubernetes, make_project, platform, slurm, target
 
@@ -104,3 +105,12 @@ def test_each_workload_is_warned_at_its_own_line(tmp_path: Path) -> None:
     assert code == 0
     assert [f["message"].split(":", 1)[0] for f in found] == [f"p{i}" for i in range(5)]
     assert len({f["line"] for f in found}) == 5 and all(pointed(f) == "2" for f in found)
+
+
+def test_a_workload_of_no_file_is_warned_at_the_mig_option() -> None:
+    inv = platform(slurm(a100("a100")), kubernetes(a100("pool")))
+    shell = work("shell", "training", 2, launcher="torchrun", command="torchrun t.py")
+    p = router.Platform.from_objects(policy=POLICY, inventory=inv, workloads=[shell])
+    (f,) = [f for f in router.check(p) if f.code == "mig-processes"]
+    assert (f.path, f.line, f.column) == ("policy.route", 2, 58), f
+    assert f.message.startswith("shell: a pod's 2 torchrun processes all use the first")
