@@ -575,32 +575,35 @@ def check(platform: Platform) -> list[Finding]:
         platform.policy, platform.inventory, platform.parsed_policy(), inputs.workloads
     )
     findings += _dependency_findings(inputs)
-    findings += _mig_findings(inputs)
+    files = []
     if not platform.in_memory:
-        from router.assure.literals import yaml_unit_findings
         from router.models.loader import workload_files
 
-        project = platform.project
-        yaml_files = [
-            (project.inventory, os.fspath(project.inventory)),
-            *workload_files(project.workloads),
-        ]
-        findings += yaml_unit_findings(yaml_files)
+        files = workload_files(platform.project.workloads)
+    findings += _mig_findings(inputs, files)
+    if not platform.in_memory:
+        from router.assure.literals import yaml_unit_findings
+
+        inventory = platform.project.inventory
+        findings += yaml_unit_findings([(inventory, os.fspath(inventory)), *files])
     return findings
 
 
-def _mig_findings(inputs: build.Inputs) -> list[Finding]:
-    """MIG work whose processes cannot each use a slice (router.assure.mig), as warnings;
-    only GPU workloads are decided, and only when some route asks for MIG slices."""
+def _mig_findings(inputs: build.Inputs, files: list[tuple[Path, str]]) -> list[Finding]:
+    """MIG work whose processes cannot each use a slice (router.assure.mig), as warnings at
+    the workloads' lines in `files`; only GPU workloads are decided, and only when some route
+    asks for MIG slices."""
     from router.assure.mig import mig_process_findings
     from router.evaluate.evaluate import Evaluator
+    from router.models.loader import WorkloadSpans
 
     routes = (route for rule in inputs.policy.rules for route in rule.routes)
     if not any(o.name == "mig" for route in routes for o in route.options):
         return []
     ev = Evaluator(inputs.policy, inputs.inventory)
     # Two slices per node at least: fewer leave nothing to share out.
-    return mig_process_findings(ev.decide(w) for w in inputs.workloads if w.gpus > 1)
+    decisions = (ev.decide(w) for w in inputs.workloads if w.gpus > 1)
+    return mig_process_findings(decisions, WorkloadSpans(files))
 
 
 def _dependency_findings(inputs: build.Inputs) -> list[Finding]:

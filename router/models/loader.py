@@ -29,6 +29,7 @@ from router.models.workload import Workload
 from router.models.yamlsource import Builder, compose, locate, read_source, span
 
 __all__ = [
+    "WorkloadSpans",
     "check_running",
     "load_inventory",
     "load_running",
@@ -407,3 +408,29 @@ class _AfterAt:
             return ()
         source = self.nodes.source
         return tuple(span(source, locate(node, ("after", i))[1]) for i in range(self.count))
+
+
+class WorkloadSpans:
+    """Where a field of a loaded workload is written, found from its (file, line) when a
+    finding asks: the fast scanner keeps no positions, so each file is composed again once,
+    and only if one of its workloads is asked about. `files` are workload_files' pairs."""
+
+    def __init__(self, files: list[tuple[Path, str]]) -> None:
+        self._paths = {display: path for path, display in files}
+        self._files: dict[str, _Nodes] = {}
+
+    def span(self, w: Workload, key: str) -> Span | None:
+        """The value of `key` in w's mapping, else its name; None for a workload of no file."""
+        if w.source is None or w.source[0] not in self._paths:
+            return None
+        display, line = w.source
+        nodes = self._files.get(display)
+        if nodes is None:
+            nodes = self._files[display] = _Nodes(read_source(self._paths[display], display))
+        node = nodes.item_at(line)
+        if node is None:
+            return None
+        found, value = locate(node, (key,))
+        if found is None:
+            value = locate(node, ("name",))[1]
+        return span(nodes.source, value)

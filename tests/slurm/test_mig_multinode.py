@@ -24,7 +24,7 @@ import yaml
 from click.testing import CliRunner
 
 from router.cli.main import cli
-from router.emit.slurm.launch import NARROW
+from router.emit.narrow import NARROW
 from router.emit.slurm.shell import quote
 from tests.helpers import make_project
 

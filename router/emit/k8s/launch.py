@@ -20,6 +20,13 @@ The launcher is the workload's `launcher`, else the rule's `launcher` option, el
 - mpi. Only an MPIJob (operator "mpijob") can start MPI ranks across pods: its launcher runs
   `mpirun -np N×R` over the workers' `slotsPerWorker` R = `ranks_per_node` (default 1), with
   OMP_NUM_THREADS = `threads_per_rank`, else the worker's CPUs / R.
+- MIG. A pod of several MIG slices running several processes (torchrun's P > 1, MPI's R > 1)
+  has each process run through router/emit/narrow.py's sh wrapper, as on Slurm: torchrun
+  starts `sh -c NARROW sh <slices> <program>` (`--no-python`; python gets -u), mpirun starts
+  it before the program, and it keeps the process's own MIG-<uuid> of the pod's device list
+  (NVIDIA_VISIBLE_DEVICES from the device plugin) in CUDA_VISIBLE_DEVICES. A command router
+  does not write (a shell string, one already starting torchrun) cannot be narrowed: `router
+  check` warns of it (router/assure/mig.py, through `narrows` below).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from __future__ import annotations
 from typing import Any
 
 from router.emit.k8s.context import Ctx
+from router.emit.narrow import narrowed, slices, torchrun_program
 
 RDZV_PORT = 29500
 COMPLETION_INDEX = "metadata.annotations['batch.kubernetes.io/job-completion-index']"
@@ -70,18 +78,6 @@ def rank_env(ctx: Ctx, nodes: int, master: str) -> list[dict[str, Any]]:
     return out
 
 
-def _program(command: list[str]) -> list[str]:
-    """What torchrun is given: a script (python dropped) or `--no-python` and a program."""
-    # As on Slurm (router/emit/slurm/launch.py): torchrun takes a script or `-m module`;
-    # other interpreter flags need --no-python.
-    script = len(command) > 1 and (command[1] == "-m" or not command[1].startswith("-"))
-    if command[0] in ("python", "python3") and script:
-        return command[1:]
-    if command[0].endswith(".py"):
-        return command
-    return ["--no-python", *command]
-
-
 def _is_torchrun(command: list[str]) -> bool:
     head = command[0].rsplit("/", 1)[-1]
     return head == "torchrun" or command[:3] in (
@@ -90,16 +86,37 @@ def _is_torchrun(command: list[str]) -> bool:
     )
 
 
+def writes_torchrun(launcher: str, command: object) -> bool:
+    """Whether router writes the torchrun command line: launcher torchrun and a command given
+    as a list that does not already start torchrun."""
+    return launcher == "torchrun" and isinstance(command, list) and not _is_torchrun(command)
+
+
+def narrows(launcher: str, command: object) -> bool:
+    """Whether each local process of a pod is narrowed to its own MIG slice (given more than
+    one process and slice): when router writes the torchrun line, and always under mpirun."""
+    return launcher == "mpi" or writes_torchrun(launcher, command)
+
+
+def _count(ctx: Ctx, processes: int) -> int:
+    """MIG slices per pod to share out among `processes`, or 0 when nothing is narrowed."""
+    return slices(ctx.resources) if processes > 1 else 0
+
+
+def _program(ctx: Ctx, command: list[str]) -> list[str]:
+    return torchrun_program(command, _count(ctx, procs_per_node(ctx)))
+
+
 def torchrun_command(ctx: Ctx, nodes: int, rank: str = "NODE_RANK") -> list[str] | None:
     """The container command for launcher torchrun on an indexed gang, or None to keep the
     workload's own (not torchrun, a shell string, no command, or already torchrun). `rank`
     names the variable holding the node rank (Volcano's env plugin sets VC_TASK_INDEX)."""
     command = ctx.workload.command
-    if launcher(ctx) != "torchrun" or not isinstance(command, list) or _is_torchrun(command):
+    if not isinstance(command, list) or not writes_torchrun(launcher(ctx), command):
         return None
     if nodes == 1:  # no peers: torchrun's own local rendezvous
         return ["torchrun", "--standalone", f"--nproc-per-node={procs_per_node(ctx)}",
-                *_program(command)]  # fmt: skip
+                *_program(ctx, command)]  # fmt: skip
     return [
         "torchrun",
         f"--nnodes={nodes}",
@@ -107,23 +124,27 @@ def torchrun_command(ctx: Ctx, nodes: int, rank: str = "NODE_RANK") -> list[str]
         f"--node-rank=$({rank})",
         "--master-addr=$(MASTER_ADDR)",
         "--master-port=$(MASTER_PORT)",
-        *_program(command),
+        *_program(ctx, command),
     ]
 
 
 def operator_torchrun(ctx: Ctx) -> list[str] | None:
     """For PyTorchJob, which sets the PET_ variables: `torchrun <program>`, or None."""
     command = ctx.workload.command
-    if launcher(ctx) != "torchrun" or not isinstance(command, list) or _is_torchrun(command):
+    if not isinstance(command, list) or not writes_torchrun(launcher(ctx), command):
         return None
-    return ["torchrun", *_program(command)]
+    return ["torchrun", *_program(ctx, command)]
 
 
 def mpirun_command(ctx: Ctx, nodes: int) -> list[str]:
-    """The MPIJob launcher's command: every rank of every worker, the program as written."""
+    """The MPIJob launcher's command: every rank of every worker, the program as written (run
+    by NARROW when a worker's ranks share its MIG slices out)."""
     command = ctx.workload.command
     if command is None:
         raise ctx.error(f"workload {ctx.name}: an MPI job needs a command (the program to run)")
     program = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
+    count = _count(ctx, ranks_per_node(ctx))
+    if count:
+        program = narrowed(count, program)
     total = nodes * ranks_per_node(ctx)
     return ["mpirun", "-np", str(total), "-x", "OMP_NUM_THREADS", *program]

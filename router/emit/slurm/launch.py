@@ -21,8 +21,9 @@ a step's CUDA_VISIBLE_DEVICES to all its slices on the node; then
 * mpi: `srun --gpu-bind=single:<ranks per slice>` (slurmd 22.05 gives each task one distinct
   slice, tests/slurm/test_mig_multinode.py; `--gpus-per-task` would ask untyped GPUs);
 * torchrun: its workers are not Slurm tasks, so each runs through `sh -c NARROW sh argv`
-  (NARROW below, POSIX sh, in the image too), which keeps field `LOCAL_RANK % slices + 1` of
-  CUDA_VISIBLE_DEVICES; torchrun's world, RANK and rendezvous are untouched;
+  (router/emit/narrow.py, POSIX sh, in the image too, shared with Kubernetes), which keeps
+  field `LOCAL_RANK % slices + 1` of CUDA_VISIBLE_DEVICES; torchrun's world, RANK and
+  rendezvous are untouched;
 * plain: one process per node uses one slice; `router check` warns (router/assure/mig.py).
 
 Containers: pyxis (`--container-image`, `--container-mounts`, `--container-workdir` on srun)
@@ -38,22 +39,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from router.emit.narrow import slices, torchrun_program
 from router.errors import PlanError
 from router.models.placement import Placement
 
 from .shell import Raw, quote
 
-PYTHONS = ("python", "python3")
 RDZV_PORT_BASE = 29500  # torchrun's default port; + job id % 1000 keeps two jobs apart
-# A torchrun worker's own slice, $1 being the slices per node: field LOCAL_RANK % $1 + 1 of
-# CUDA_VISIBLE_DEVICES (left alone when unset, so a step without bound GPUs keeps what it has),
-# then the command after $1.
-NARROW = (
-    'if [ -n "${CUDA_VISIBLE_DEVICES:-}" ]; then n=$((LOCAL_RANK % $1 + 1)); '
-    'v="$CUDA_VISIBLE_DEVICES,"; '
-    'while [ "$n" -gt 1 ]; do v=${v#*,}; n=$((n - 1)); done; '
-    'CUDA_VISIBLE_DEVICES=${v%%,*}; export CUDA_VISIBLE_DEVICES; fi; shift; exec "$@"'
-)
 
 
 @dataclass
@@ -102,9 +94,9 @@ def launch(p: Placement, mounts: list[str]) -> Launch:
     mpi = o.get("mpi") or ("pmix" if launcher == "mpi" else None)
     if mpi:
         srun.append(f"--mpi={mpi}")
-    slices = _slices(p)
-    if launcher == "mpi" and slices and per_node > 1:
-        srun.append(f"--gpu-bind=single:{-(-per_node // slices)}")  # ranks per slice, rounded up
+    count = slices(p.resources)
+    if launcher == "mpi" and count and per_node > 1:
+        srun.append(f"--gpu-bind=single:{-(-per_node // count)}")  # ranks per slice, rounded up
     if launcher == "mpi":
         out.before.append(f"export OMP_NUM_THREADS={cpus}")
     command = _command(w.command)
@@ -133,28 +125,8 @@ def _torchrun(p: Placement, nodes: int, command: list[str]) -> list[str]:
         Raw('--rdzv-endpoint="$head_node:$rdzv_port"'),
         Raw('--rdzv-id="$SLURM_JOB_ID"'),
     ]
-    # torchrun takes a script or `-m module`; other interpreter flags need --no-python.
-    script = len(command) > 1 and (command[1] == "-m" or not command[1].startswith("-"))
-    slices = _slices(p)
-    if slices and procs > 1:
-        # Each worker narrowed to its slice: torchrun starts sh, which starts the Python that
-        # torchrun would have (unbuffered, -u, as torchrun runs it).
-        if command[0] in PYTHONS and script:
-            command = [command[0], "-u", *command[1:]]
-        elif command[0].endswith(".py"):
-            command = ["python3", "-u", *command]
-        return [*run, "--no-python", "sh", "-c", NARROW, "sh", str(slices), *command]
-    if command[0] in PYTHONS and script:
-        return [*run, *command[1:]]
-    if command[0].endswith(".py"):
-        return [*run, *command]
-    return [*run, "--no-python", *command]
-
-
-def _slices(p: Placement) -> int:
-    """MIG slices per node when a node's processes must share them out (more than one)."""
-    r = p.resources
-    return r.gpus_per_node if r.mig and r.gpus_per_node > 1 else 0
+    count = slices(r) if procs > 1 else 0  # each worker narrowed to its slice
+    return [*run, *torchrun_program(command, count)]
 
 
 def _contained(
