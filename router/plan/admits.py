@@ -588,6 +588,9 @@ class _Free:
                 if r.mig:
                     s = self.slices[key]
                     s[r.mig] = s.get(r.mig, 0) - r.gpus_per_node
+        # `beside`'s answers while nothing is taken: at `--size wide` 405,846 (workload,
+        # candidate) pairs ask it of a few hundred shapes, each over all of a target's nodes.
+        self._beside: dict[tuple[object, ...], tuple[NodeKey, ...] | None] = {}
 
     def take(self, w: Work, nodes: list[NodeKey]) -> None:
         """Take `w`'s tasks on these nodes (one per task, as `beside` gives them)."""
@@ -608,8 +611,10 @@ class _Free:
                 for i in unit:
                     self._use((comp.nodes[i].node_set, comp.nodes[i].index), w)
         self.unknown.difference_update(comp.node_sets)
+        self._beside.clear()
 
     def _use(self, key: NodeKey, w: Work) -> None:
+        self._beside.clear()
         self.idle[key] = False
         if w.whole:
             self.free[key] = [0, 0, 0]
@@ -642,6 +647,13 @@ class _Free:
 
     def beside(self, w: Work, node_sets: tuple[str, ...]) -> list[NodeKey] | None:
         """The nodes, one per task (units by units), that hold `w` beside the plan; None."""
+        key = (node_sets, w.units, w.tasks, w.gpus, w.cpus, w.memory, w.slices, w.whole)
+        if key not in self._beside:
+            self._beside[key] = self._beside_now(w, node_sets)
+        found = self._beside[key]
+        return None if found is None else list(found)
+
+    def _beside_now(self, w: Work, node_sets: tuple[str, ...]) -> tuple[NodeKey, ...] | None:
         if any(s in self.unknown for s in node_sets):
             return None
         need = w.units * w.tasks
@@ -656,7 +668,7 @@ class _Free:
         units: list[list[NodeKey]] = [[] for _ in range(w.units)]
         for t, k in enumerate(seq):
             units[t % w.units].append(k)
-        return [k for unit in units for k in unit]
+        return tuple(k for unit in units for k in unit)
 
 
 def _within(w: Work, free: list[int], slices: dict[str, int]) -> bool:

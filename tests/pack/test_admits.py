@@ -91,6 +91,19 @@ def test_a_job_that_fits_only_if_the_plan_moves_a_pod_is_falsely_unplaced_by_rep
     assert got.checked == ["c"] and got.admitted == [] and got.kept["nodes"] == 1
 
 
+def test_alike_jobs_fit_beside_one_at_a_time_but_not_together() -> None:
+    """`beside` keeps its answers per shape while nothing is taken; taking one job's node
+    (`together`) must drop them, or the second alike job would be taken on the same room."""
+    inv = slurm(2, 8, 96, "1TiB")
+    jobs = [job("a", 8), job("b", 8), job("c", 8)]
+    got = judge(POLICY, inv, jobs, {"a": [("hpc/gpu", 0)]})
+    assert [(a.workload, a.nodes) for a in got.admitted] == [
+        ("b", (("hpc/gpu", 1),)),
+        ("c", (("hpc/gpu", 1),)),
+    ]
+    assert got.together == 1
+
+
 def test_quotas_and_spreads_keep_out_what_the_nodes_would_take() -> None:
     inv = slurm(2, 8, 96, "1TiB")
     jobs = [job("a", 4, team="x"), job("b", 4, team="x")]
