@@ -295,10 +295,10 @@ def _sums(r: Room, tid: str, units: list[Unit], text: str) -> list[str]:
     comp = sorted(r.comps[tid])
     for part in text.split("; "):
         d = re.fullmatch(r"(.+?) (\S+) of (\S+) used, needs (\S+)", part)
-        if not d or d[1] not in AXES:
+        axis = d[1].replace("mig-", "mig ", 1) if d else ""
+        if not d or not (axis in AXES or axis.startswith("mig ")):
             out.append(f"sum not read: {part!r}")
             continue
-        axis = d[1]
         used, cap, need = (number(axis, d[k]) for k in (2, 3, 4))
         mine = sum(
             full(r.free[(r.p.targets[tid].sets[0], 0)], axis) if u.whole else asks(u, axis)

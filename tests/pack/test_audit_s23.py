@@ -5,12 +5,17 @@ reading of the plan's capacity reasons (tests/pack/audit_reasons.py)."""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from tests.pack import audit
 from tests.pack.audit_reasons import check
+
+DATA = Path(__file__).parent / "data" / "audit"
 
 
 @pytest.mark.parametrize(
@@ -55,3 +60,25 @@ def test_reasons_checker_finds_a_wrong_node_count_and_sharing(tmp_path: Path) ->
     found = check(folder).findings
     assert any("says 5 nodes, hpc/g0 has 6" in f for f in found), found
     assert any("says shared with [hpc/g1, hpc/preempt, hpc/whole]" in f for f in found), found
+
+
+def _plan(name: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    folder = tmp_path / name
+    shutil.copytree(DATA / name, folder)
+    return subprocess.run(
+        [sys.executable, "-m", "router", "plan", str(folder), "-q", "--workers", "1"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.xfail(strict=True, reason="A22: the caret is on the node_sets: key (4:3)")
+def test_a22_unused_node_set_error_points_at_its_name(tmp_path: Path) -> None:
+    """nodeset-unused: a second node set `gpus-b` (line 11) that no partition names (the wide
+    family's small seeds 14 and 20 drew one): refused, as it should be, but the position and
+    caret are the `node_sets:` key at 4:3, seven lines above the set to name or remove."""
+    done = _plan("nodeset-unused", tmp_path)
+    assert done.returncode == 1, done.stdout
+    assert 'node set "gpus-b" is named by no target' in done.stderr, done.stderr
+    assert "inventory.yaml:11:11" in done.stderr, done.stderr
