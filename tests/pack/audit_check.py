@@ -556,7 +556,12 @@ def _greedy(
     free: dict[tuple[str, int], Node], p: Platform, tid: str, units: list[Unit]
 ) -> list[str]:
     """Units placed first-fit on the free room of tid's nodes, or [] when that fails."""
-    nodes = [free[n.key] for n in p.target_nodes(tid)]
+    return first_fit([free[n.key] for n in p.target_nodes(tid)], units)
+
+
+def first_fit(nodes: list[Node], units: list[Unit]) -> list[str]:
+    """Units placed first-fit on nodes (they lose them), a job's tasks on distinct nodes:
+    the nodes taken, or [] when that fails."""
     out: list[str] = []
     used: dict[str, set[tuple[str, int]]] = defaultdict(set)
     for u in units:

@@ -16,6 +16,8 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,11 +28,13 @@ from tests.pack.audit_check import (
     Unit,
     Verdict,
     _components,
+    _fresh,
     _limit,
     _member,
     _quota_key,
     _quota_use,
     assign,
+    first_fit,
     mib,
 )
 
@@ -371,3 +375,82 @@ def _fits(n: Node, u: Unit) -> int:
         if d:
             k = min(k, of(n, a) // d)
     return k
+
+
+FIX = re.compile(
+    r"(?P<tid>\S+) needs (?P<k>\d+) more nodes? \(has (?P<has>\d+)\)"
+    r" \(then it fits on (?P<on>\S+)\)"
+)
+
+
+def some(folder: Path, k: int = 3) -> list[str]:
+    """The first k unplaced workloads whose reasons name capacity (for `router explain`)."""
+    plan = json.loads((folder / "out/plan.json").read_text())
+    hit = [
+        u["workload"]
+        for u in plan["unplaced"]
+        if any(CAPACITY_WORDS.search(t) for t in u["reasons"])
+    ]
+    return hit[:k]
+
+
+def explained(folder: Path, names: list[str]) -> Honesty:
+    """`router explain NAME FOLDER --format json` for unplaced workloads: its reasons are
+    plan.json's, each at-candidate reason's figures are right (as check's), and a "needs K
+    more nodes" fix is no more than the audit needs: K - 1 fresh nodes of the target's kind
+    beside the plan as assigned do not hold the workload, K do."""
+    r = Room(folder)
+    h = Honesty()
+    said = {u["workload"]: u["reasons"] for u in r.plan["unplaced"]}
+    for name in names:
+        done = subprocess.run(
+            [sys.executable, "-m", "router", "explain", name, str(folder), "--format", "json"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:
+            h.findings.append(
+                f"{name}: router explain exit {done.returncode}: {done.stderr[-300:]}"
+            )
+            continue
+        doc = json.loads(done.stdout)
+        if doc["status"] != "unplaced" or doc["reasons"] != said.get(name):
+            h.findings.append(
+                f"{name}: explain says {doc['status']}, {doc['reasons']};"
+                f" plan.json {said.get(name)}"
+            )
+        for texts in doc["per_target"].values():
+            for text in texts:
+                h.findings += [f"{name}: explain: {e} [{text}]" for e in reason(r, name, text, h)]
+        m = FIX.fullmatch(doc["fix"] or "")
+        if m and m["tid"] in r.p.targets:
+            h.checked += 1
+            h.findings += [f"{name}: fix: {e} [{doc['fix']}]" for e in _fix(r, name, m)]
+    return h
+
+
+def _fix(r: Room, name: str, m: re.Match[str]) -> list[str]:
+    tid = m["tid"]
+    nodes = r.nodes(tid)
+    out = []
+    if int(m["has"]) != len(nodes):
+        out.append(f"says {tid} has {m['has']} nodes, it has {len(nodes)}")
+    units = r.p.units(name, tid)
+    fresh = _fresh(nodes[0])
+
+    def fits(k: int) -> bool:
+        room = {n.key: n.copy() for n in nodes}
+        more = [
+            Node(("added", i), fresh.cap, fresh.gpus, fresh.cpus, fresh.mem, dict(fresh.slices))
+            for i in range(k)
+        ]
+        return bool(first_fit(list(room.values()) + more, units))
+
+    k = int(m["k"])
+    least = next((j for j in range(k + len(units) + 1) if fits(j)), None)
+    if least is not None and least < k:
+        out.append(f"{least} more nodes hold it beside the plan as assigned")
+    if not fits(k):
+        out.append(f"{k} more nodes do not hold it beside the plan as assigned (a re-pack may)")
+    return out

@@ -18,7 +18,7 @@ justfit   multi-node jobs that just fit: a partition whose running work leaves k
 
 runs tests/pack/audit.py's run_one on each (router plan, the audit's checker, router's
 referees) and, with --reasons, the honesty of the plan's capacity reasons
-(tests/pack/audit_reasons.py).
+(tests/pack/audit_reasons.py), and `router explain` of a few unplaced workloads.
 """
 
 from __future__ import annotations
@@ -356,10 +356,13 @@ def main(argv: list[str] | None = None) -> int:
             found = [f"audit: {f}" for f in mine.findings] + [f"router {f}" for f in theirs]
             failed = any(f.startswith("router plan exit") for f in mine.findings)
             if args.reasons and not failed:
-                h = audit_reasons.check(Path(folder))
-                checked += h.checked
-                found += [f"reason: {f}" for f in h.findings]
-                found += [f"reason unread: {f}" for f in h.unparsed]
+                for h in (
+                    audit_reasons.check(Path(folder)),
+                    audit_reasons.explained(Path(folder), audit_reasons.some(Path(folder))),
+                ):
+                    checked += h.checked
+                    found += [f"reason: {f}" for f in h.findings]
+                    found += [f"reason unread: {f}" for f in h.unparsed]
             print(
                 f"{family} {args.size} {seed}: placed {mine.placed} unplaced {mine.unplaced}"
                 f" targets {mine.targets} findings {len(found)}"
