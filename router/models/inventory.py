@@ -648,6 +648,7 @@ class Cluster(Frozen):
                 "node_sets",
                 f'node set "{clash[0]}" has the name of a target with'
                 " nodes of its own; name it otherwise",
+                path=self._set_name(clash[0]),
             )
         used: set[str] = set()
         for i, t in enumerate(self.targets):
@@ -668,7 +669,19 @@ class Cluster(Frozen):
             used.update(t.node_sets)
         unused = sorted(set(sets) - used)
         if unused:
-            raise _cross("node_sets", f'node set "{unused[0]}" is named by no target')
+            raise _cross(
+                "node_sets",
+                f'node set "{unused[0]}" is named by no target',
+                path=self._set_name(unused[0]),
+            )
+
+    def _set_name(self, name: str) -> list[str | int]:
+        """Where a node set's name is: an error about the set points there, not at the list."""
+        return [
+            "node_sets",
+            next(i for i, s in enumerate(self.node_sets) if s.name == name),
+            "name",
+        ]
 
     def node_set_of(self, target: Partition | NodePool) -> tuple[str, ...]:
         """The node set ids ("cluster/set") a target of this cluster draws on."""

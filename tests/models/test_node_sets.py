@@ -118,6 +118,25 @@ def test_node_set_error_is_positioned(tmp_path: Path) -> None:
     assert f"{f}:7:" in text and 'no node set "h10"' in text and "h100" in text
 
 
+def test_node_set_clash_with_a_target_is_at_the_sets_name(tmp_path: Path) -> None:
+    """A node set named like a target with nodes of its own: the error is at the set's name
+    (6:15), not at the cluster's `node_sets:` key (4:5); as A22's unused set."""
+    f = tmp_path / "inventory.yaml"
+    text = inventory_error(
+        f,
+        "clusters:\n"
+        "  - name: hpc\n"
+        "    backend: slurm\n"
+        "    node_sets:\n"
+        "      - {name: h100, nodes: 2, cpus_per_node: 8, memory_per_node: 8GiB}\n"
+        "      - {name: cpu, nodes: 2, cpus_per_node: 8, memory_per_node: 8GiB}\n"
+        "    partitions:\n"
+        "      - {name: gpu, node_sets: [h100]}\n"
+        "      - {name: cpu, nodes: 1, cpus_per_node: 4, memory_per_node: 4GiB}\n",
+    )
+    assert f"{f}:6:16" in text and 'node set "cpu" has the name of a target' in text, text
+
+
 def test_node_classes_pack_around_running_work() -> None:
     inv = Inventory.model_validate(hpc())
     running = Running.model_validate(

@@ -21,6 +21,8 @@ saying what the policy means for each workload (tests/pack/audit_check.py reads 
   shared3, mighpa, tiny, big   stop 21's (tests/pack/audit_new.py);
   taints, slurmx, migspread   stop 22's: pool taints and zones, 4 partitions over one node
             set with running work by name, MIG mixed pools with spreads (audit_s22.py).
+  wide, manyparts, migper, justfit   stop 23's: 20-60 targets, 6-10 partitions over one set,
+            MIG services under `per` quotas, multi-node jobs that just fit (audit_s23.py).
 
     python -m tests.pack.audit --family mig --size small --seeds 0-50 [--out /tmp/audit]
 
@@ -39,7 +41,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.pack import audit_more, audit_new, audit_s22
+from tests.pack import audit_more, audit_new, audit_s22, audit_s23
 from tests.pack.audit_check import Verdict
 from tests.pack.audit_check import judge as audit_judge
 from tests.pack.audit_parts import (
@@ -59,7 +61,8 @@ FAMILIES = ("awkward", "mig", "shared", "running", "services")
 MORE = ("quotas", "cpucomp", "mixed")  # stop 20's, tests/pack/audit_more.py
 NEW = ("shared3", "mighpa", "tiny", "big")  # stop 21's, tests/pack/audit_new.py
 S22 = ("taints", "slurmx", "migspread")  # stop 22's, tests/pack/audit_s22.py
-ALL = FAMILIES + MORE + NEW + S22
+S23 = tuple(audit_s23.FAMILIES)  # stop 23's, tests/pack/audit_s23.py
+ALL = FAMILIES + MORE + NEW + S22 + S23
 
 
 def awkward(rng: random.Random, size: str) -> dict[str, Any]:
@@ -354,6 +357,7 @@ FAMILY_FUNCS: dict[str, Any] = {
     "taints": audit_s22.taints,
     "slurmx": audit_s22.slurmx,
     "migspread": audit_s22.migspread,
+    **audit_s23.FAMILIES,
 }
 
 

@@ -330,12 +330,12 @@ def _fresh(n: Node) -> Node:
     return Node(n.key, n.cap, g, c, m, dict(sl))
 
 
-def judge(folder: Path, exact_nodes: int = 40, limit: float = 5.0) -> Verdict:
-    """Every finding the audit's checker makes on a planned project folder."""
-    p = Platform(folder)
-    plan = json.loads((p.out / "plan.json").read_text())
-    v = Verdict()
-    base = {n.key: n.copy() for n in p.all_nodes()}  # after what runs, before the plan
+def assign(
+    p: Platform, plan: dict[str, Any], v: Verdict
+) -> tuple[dict[tuple[str, int], Node], dict[str, list[Unit]]]:
+    """The plan's units put on their assigned nodes (p's nodes lose them): each node's room
+    after what runs and the plan, and each target's units; what does not fit or is not its
+    target's goes to v.findings (also read by tests/pack/audit_reasons.py)."""
     free = {n.key: n for n in p.all_nodes()}
     held: dict[str, list[Unit]] = defaultdict(list)  # target -> the plan's units
     for pl in plan["placements"]:
@@ -366,6 +366,16 @@ def judge(folder: Path, exact_nodes: int = 40, limit: float = 5.0) -> Verdict:
                     f" CPUs, {free[key].mem} MiB, busy={free[key].busy}; asks {u.shape()})"
                 )
             seen[u.group].add(key)
+    return free, held
+
+
+def judge(folder: Path, exact_nodes: int = 40, limit: float = 5.0) -> Verdict:
+    """Every finding the audit's checker makes on a planned project folder."""
+    p = Platform(folder)
+    plan = json.loads((p.out / "plan.json").read_text())
+    v = Verdict()
+    base = {n.key: n.copy() for n in p.all_nodes()}  # after what runs, before the plan
+    free, held = assign(p, plan, v)
     v.targets = len([t for t in plan["targets"] if t["placements"]])
     for t in plan["targets"]:
         got = held.get(t["id"], [])
@@ -546,7 +556,12 @@ def _greedy(
     free: dict[tuple[str, int], Node], p: Platform, tid: str, units: list[Unit]
 ) -> list[str]:
     """Units placed first-fit on the free room of tid's nodes, or [] when that fails."""
-    nodes = [free[n.key] for n in p.target_nodes(tid)]
+    return first_fit([free[n.key] for n in p.target_nodes(tid)], units)
+
+
+def first_fit(nodes: list[Node], units: list[Unit]) -> list[str]:
+    """Units placed first-fit on nodes (they lose them), a job's tasks on distinct nodes:
+    the nodes taken, or [] when that fails."""
     out: list[str] = []
     used: dict[str, set[tuple[str, int]]] = defaultdict(set)
     for u in units:
