@@ -87,6 +87,9 @@ class Aggregate:
     touches: list[list[tuple[int, int]]] | None = None  # greedy.rows_of, once built
     preferred: list[list[int]] | None = None  # greedy.by_preference per class, once built
     cpu_choice: list[bool] | None = None  # per class: a candidate without GPUs (gpu_waste)
+    # decompose.components, once built (model size, components): the LP and the solver both
+    # split the model by them
+    parts: Any = None
 
     def bound(self, v: int) -> int:
         return len(self.groups[self.variables[v][0]].members)
@@ -94,6 +97,11 @@ class Aggregate:
     def candidate(self, v: int) -> Candidate:
         g, j = self.variables[v]
         return self.groups[g].candidates[j]
+
+    def all_candidates(self) -> list[Candidate]:
+        """Per variable its candidate (candidate(v) for every v, made at once: the model's
+        rows ask ~100k times at bench L)."""
+        return [self.groups[g].candidates[j] for g, j in self.variables]
 
     def split(self, counts: list[int]) -> dict[int, Candidate]:
         """0/1 placements from class counts: the members of a class, in name order, fill its
@@ -223,19 +231,17 @@ def _capacity_rows(agg: Aggregate, caps: list[Capacity]) -> None:
     empty nodes, and the per-node cuts (cut_rows)."""
     agg.capacity = caps
     comp = {t: ci for ci, cap in enumerate(caps) for t in cap.sets_of}
-    agg.cap_of = [comp[agg.candidate(v).target.id] for v in range(len(agg.variables))]
-    agg.items = [
-        item_of(agg.candidate(v).resources, caps[agg.cap_of[v]]) for v in range(len(agg.variables))
-    ]
-    agg.allowed = [
-        caps[agg.cap_of[v]].sets_of[agg.candidate(v).target.id] for v in range(len(agg.variables))
-    ]
+    cands = agg.all_candidates()
+    ids = [c.target.id for c in cands]
+    agg.cap_of = [comp[t] for t in ids]
+    agg.items = [item_of(c.resources, caps[ci]) for c, ci in zip(cands, agg.cap_of, strict=True)]
+    agg.allowed = [caps[ci].sets_of[t] for t, ci in zip(ids, agg.cap_of, strict=True)]
     from router.solve.benders import Nodes  # it builds on this module
 
     agg.nodes = Nodes(agg)
     by_target: dict[str, list[int]] = {}
-    for v in range(len(agg.variables)):
-        by_target.setdefault(agg.candidate(v).target.id, []).append(v)
+    for v, t in enumerate(ids):
+        by_target.setdefault(t, []).append(v)
     for cap in caps:
         scopes: list[tuple[str, frozenset[str], list[int]]] = []
         for t in cap.targets:
@@ -279,9 +285,10 @@ def cut_rows(
         if terms and (kind == "capacity" or sum(c * agg.bound(v) for c, v in terms) > rhs):
             out.append(Row(terms, rhs, kind, subject, resource))
 
+    used = [items[v].usage(cap.full) for v in vs]  # per axis below: once per variable
     for a, axis in enumerate(cap.axes):
         add(
-            [(items[v].usage(cap.full)[a], v) for v in vs],
+            [(u[a], v) for u, v in zip(used, vs, strict=True)],
             sum(g.count * g.free[a] for g in groups),
             "capacity",
             axis,
@@ -317,28 +324,38 @@ def cut_rows(
 def _quota_rows(agg: Aggregate, quotas: list[QuotaLimit]) -> None:
     if not quotas:
         return
-    cands = [(v, agg.candidate(v)) for v in range(len(agg.variables))]
-    by_group = [[cands[v] for v in vs] for vs in agg.choices]
+    # Variable by variable, the quotas counting on its target that its class is a member
+    # of: each quota's terms come in class then variable order, as quota by quota over
+    # every class, without asking each quota about every variable (bench L: 56 quotas,
+    # 415k such questions for 18k terms).
+    on: dict[str, list[int]] = {}
+    for qi, q in enumerate(quotas):
+        for t in q.targets:
+            on.setdefault(t, []).append(qi)
+    terms: list[list[tuple[int, int]]] = [[] for _ in quotas]
     # What a variable counts depends on the quota's resource only: counted once for all
     # the quotas on that resource.
-    used: dict[str, list[int | None]] = {}
-    for qi, q in enumerate(quotas):
-        terms = []
-        counts = used.setdefault(q.resource, [None] * len(cands))
-        for g, group in enumerate(agg.groups):
-            if not group.quotas[qi]:
-                continue
-            for v, c in by_group[g]:
-                if c.target.id in q.targets:
-                    u = counts[v]
-                    if u is None:
-                        u = counts[v] = usage(q.resource, c.resources, c.target)
-                    if u:
-                        terms.append((u, v))
-        if terms:
+    cands = agg.all_candidates()
+    used: dict[str, list[int | None]] = {q.resource: [None] * len(cands) for q in quotas}
+    for g, group in enumerate(agg.groups):
+        member = group.quotas
+        for v in agg.choices[g]:
+            c = cands[v]
+            for qi in on.get(c.target.id, ()):
+                if not member[qi]:
+                    continue
+                q = quotas[qi]
+                counts = used[q.resource]
+                u = counts[v]
+                if u is None:
+                    u = counts[v] = usage(q.resource, c.resources, c.target)
+                if u:
+                    terms[qi].append((u, v))
+    for q, ts in zip(quotas, terms, strict=True):
+        if ts:
             agg.rows.append(
                 Row(
-                    terms,
+                    ts,
                     q.amount,
                     "quota",
                     q.label,
@@ -409,11 +426,13 @@ def _levels(agg: Aggregate) -> None:
     work and rank: a workload stays where it was unless moving it buys one of those. The
     built-in gpu_nodes level comes after the policy's own `prefer` terms, so a rule that
     prefers GPU nodes for CPU work gets them."""
+    cands = agg.all_candidates()
+    ids = [c.target.id for c in cands]
     tie: dict[int, int] = {}
     for vs in agg.choices:
-        for s, v in enumerate(sorted(vs, key=lambda v: agg.candidate(v).target.id)):
+        for s, v in enumerate(sorted(vs, key=ids.__getitem__)):
             tie[v] = s
-    gs, cand = agg.groups, agg.candidate
+    gs, cand = agg.groups, cands.__getitem__
     agg.levels = [
         Level("placed_work", 1, [(gs[g].weight, v) for v, (g, _) in enumerate(agg.variables)]),
         Level(
@@ -428,11 +447,7 @@ def _levels(agg: Aggregate) -> None:
         Level(
             "stability",
             1,
-            [
-                (1, v)
-                for v, (g, _) in enumerate(agg.variables)
-                if gs[g].previous == cand(v).target.id
-            ],
+            [(1, v) for v, (g, _) in enumerate(agg.variables) if gs[g].previous == ids[v]],
         ),
         Level(
             "preference", -1, [(cand(v).pref, v) for v in range(len(agg.variables)) if cand(v).pref]

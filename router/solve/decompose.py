@@ -20,6 +20,16 @@ class Component:
 
 
 def components(agg: Aggregate) -> list[Component]:
+    """The model's components, made once per model (the LP bound and the solver both ask;
+    its classes and rows do not change once built). Read only: callers share them."""
+    size = (len(agg.variables), len(agg.rows))
+    if agg.parts is None or agg.parts[0] != size:
+        agg.parts = (size, _components(agg))
+    found: list[Component] = agg.parts[1]
+    return found
+
+
+def _components(agg: Aggregate) -> list[Component]:
     parent: dict[str, str] = {}
 
     def find(a: str) -> str:
@@ -39,19 +49,20 @@ def components(agg: Aggregate) -> list[Component]:
                 first, o = min(first, o), max(first, o)
                 parent[o] = first
 
+    ids = [c.target.id for c in agg.all_candidates()]
     for g in range(len(agg.groups)):
-        union([agg.candidate(v).target.id for v in agg.choices[g]])
+        union([ids[v] for v in agg.choices[g]])
     for row in agg.rows:
-        union(sorted({agg.candidate(v).target.id for _, v in row.terms}))
+        union(sorted({ids[v] for _, v in row.terms}))
     for cap in agg.capacity:  # targets on the same nodes pack together
         union(cap.targets)
 
     by_root: dict[str, Component] = {}
     for g in range(len(agg.groups)):
-        root = find(agg.candidate(agg.choices[g][0]).target.id)
+        root = find(ids[agg.choices[g][0]])
         comp = by_root.setdefault(root, Component([], [], []))
         comp.groups.append(g)
         comp.variables.extend(agg.choices[g])
     for r, row in enumerate(agg.rows):
-        by_root[find(agg.candidate(row.terms[0][1]).target.id)].rows.append(r)
+        by_root[find(ids[row.terms[0][1]])].rows.append(r)
     return [by_root[k] for k in sorted(by_root)]

@@ -193,8 +193,12 @@ class Filler:
 
 def by_preference(agg: Aggregate, vs: list[int]) -> list[int]:
     """Candidates best first: rank, `prefer` place, CPU work off GPU nodes, target id."""
-    c = agg.candidate
-    return sorted(vs, key=lambda v: (c(v).rank, c(v).pref, bool(gpu_waste(agg, v)), c(v).target.id))
+
+    def key(v: int) -> tuple[int, int, bool, str]:
+        c = agg.candidate(v)
+        return c.rank, c.pref, bool(gpu_waste(agg, v)), c.target.id
+
+    return sorted(vs, key=key)
 
 
 def preferred(agg: Aggregate, g: int) -> list[int]:
@@ -556,19 +560,17 @@ def moved_up(agg: Aggregate, fill: Filler, order: list[int]) -> None:
     for a better rank, which comes before stability. A move takes the members off (freeing
     their nodes), puts as many as fit on the better candidate and the rest back."""
     c = agg.candidate
-
-    def place(v: int) -> tuple[int, int, bool]:
-        return c(v).rank, c(v).pref, bool(gpu_waste(agg, v))
-
     for g in order:
         was = agg.groups[g].previous
         vs = preferred(agg, g)
+        # Each candidate's place, once per class (asked for every pair below).
+        place = {v: (c(v).rank, c(v).pref, bool(gpu_waste(agg, v))) for v in vs}
         for i in range(len(vs) - 1, 0, -1):
             v = vs[i]
             if not fill.counts[v]:
                 continue
             for u in vs[:i]:
-                if place(u) >= place(v) or (was == c(v).target.id and c(u).rank >= c(v).rank):
+                if place[u] >= place[v] or (was == c(v).target.id and c(u).rank >= c(v).rank):
                     continue
                 fill.move(v, u)
                 if not fill.counts[v]:

@@ -88,13 +88,22 @@ class Packing:
 
     def place(self, key: int, item: Item, allowed: frozenset[str], members: int) -> int:
         """Place up to `members` members first fit (whole members only); returns how many."""
-        n = min(members, self.room(item, allowed))
+        groups = self.cap.groups
+        if item.whole:
+            n = min(members, self.room(item, allowed))
+            pers: list[int] = []
+        else:  # room() as it is counted, each block's pods kept for the loop below
+            pers = [
+                fits_count(b.free, item.demand) if groups[b.group].node_set in allowed else 0
+                for b in self.blocks
+            ]
+            pods = sum(b.count * per for b, per in zip(self.blocks, pers, strict=True))
+            n = min(members, pods // item.pods if item.pods else 0)
         if n <= 0:
             return 0
         left = n * (item.whole or item.pods)
-        groups = self.cap.groups
         out: list[Block] = []
-        for b in self.blocks:
+        for i, b in enumerate(self.blocks):
             if not left or groups[b.group].node_set not in allowed:
                 out.append(b)
                 continue
@@ -109,7 +118,7 @@ class Packing:
                     out.append(Block(b.group, b.lo + take, b.count - take, b.free, True))
                 left -= take
                 continue
-            per = fits_count(b.free, item.demand)
+            per = pers[i]
             if not per:
                 out.append(b)
                 continue

@@ -78,18 +78,19 @@ def maximal(
     # Per kind, its nonzero axes (a zero never limits a count nor a fit).
     axes = [[(a, x) for a, x in enumerate(d) if x] for d in demands]
 
-    def fits(rem: list[int], j: int) -> bool:
-        return all(x <= rem[a] for a, x in axes[j])
-
     def dfs(k: int, rem: list[int]) -> bool:
         nonlocal steps
         steps += 1
         if steps > STEPS or len(out) > PATTERNS:
             return False
         if k == kinds:
-            for j in range(kinds):
-                if cur[j] < most[j] and fits(rem, j):
-                    return True
+            for j in range(kinds):  # one more of some kind fits: not maximal
+                if cur[j] < most[j]:
+                    for a, x in axes[j]:
+                        if x > rem[a]:
+                            break
+                    else:
+                        return True
             out.append(tuple(cur))
             return True
         d = demands[k]
