@@ -5,20 +5,26 @@ accepts."""
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from router.errors import LoadError
+from router.importers import render_inventory
+from router.importers.kubernetes import import_cluster
 from router.importers.slurm.nodes import gpus_of
-from router.models import NodePool, load_inventory
-from router.models.mig_geometry import MODELS, GpuModel, check, models_for
+from router.models import Inventory, NodePool, load_inventory
+from router.models.mig_geometry import MODELS, GpuModel, Verdict, check, models_for
+from tests.importers.test_slurm_fixtures import inventory as slurm_fixture
 from tests.models.test_inventory import POOL, error_of
 from tests.profiles import BOUNDED
 
 MODEL = {m.name: m for m in MODELS}
+K8S_DATA = Path(__file__).parents[1] / "k8s" / "data"
 
 
 @pytest.mark.parametrize(
@@ -227,3 +233,26 @@ def test_accepted_cuts_have_a_placement_and_refused_ones_none(
     assert verdict.ok == _exists(model, cut), (cut, verdict)
     if verdict.ok:
         assert verdict.model == model.name and _valid(model, cut, verdict.placement)
+
+
+def _judged_groups(inv: Inventory) -> list[tuple[str, dict[str, int], Verdict | None]]:
+    return [
+        (ref.id, g.slices, check(g.slices, ref.target.gpu_type))
+        for ref in inv.targets()
+        for g in ref.target.mig
+    ]
+
+
+def test_importers_real_fixtures_give_cuts_the_tables_accept() -> None:
+    """Both importers on their real captures (tests/importers/data/README.md): every MIG group
+    is judged by a table (not left to the compute check) and holds."""
+    gke = json.loads((K8S_DATA / "gke-nodes.json").read_text(encoding="utf-8"))
+    inventories = [
+        slurm_fixture("live-22.05-mig-sinfo.json", "live-22.05-mig-partitions.txt")[1],
+        slurm_fixture("restd-nodes-23.11.1.json", "restd-partitions-23.11.1.json")[1],
+        Inventory.model_validate(yaml.safe_load(render_inventory(import_cluster(gke)))),
+    ]
+    groups = [g for inv in inventories for g in _judged_groups(inv)]
+    assert len(groups) >= 4, groups  # a100 14 slices; 23.11's 21; GKE's 1g.10gb and 3g.40gb
+    for target, slices, verdict in groups:
+        assert verdict is not None and verdict.ok, (target, slices, verdict)
