@@ -69,10 +69,11 @@ def mig_profile(text: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def slices_per_gpu(profile: str) -> int:
-    """Slices of `profile` one GPU holds: the most on any GPU model that has it (NVIDIA's
-    tables, router/models/mig_geometry.py: 7 × 1g.10gb, 1 × 1g.10gb+me); 1 when unknown."""
-    return most_per_gpu(profile)
+def slices_per_gpu(profile: str, gpu: str | None = None) -> int:
+    """Slices of `profile` one GPU holds: the most on the GPU models `gpu` (a product or GRES
+    name) may be, per NVIDIA's tables (router/models/mig_geometry.py): 7 × 1g.10gb, but 4 on
+    an NVIDIA-A100-SXM4-40GB; 1 × 1g.10gb+me; 1 when no model has the profile."""
+    return most_per_gpu(profile, gpu)
 
 
 def gpu_type_of(name: str) -> str:
@@ -96,14 +97,15 @@ def vendor_only(name: str) -> bool:
     return name.strip().lower() in VENDOR_ONLY
 
 
-def mig_layout(slices: dict[str, int]) -> list[tuple[int, str, int]]:
-    """(gpus, profile, slices per GPU) groups holding `slices` ({profile: slices per node}).
+def mig_layout(slices: dict[str, int], gpu: str | None = None) -> list[tuple[int, str, int]]:
+    """(gpus, profile, slices per GPU) groups holding `slices` ({profile: slices per node}) on
+    GPUs named `gpu` (see slices_per_gpu).
 
     14 × 1g.10gb is 2 GPUs of 7; 10 × 1g.10gb is 1 GPU of 7 and 1 of 3 (a GPU partly cut).
     """
     groups: list[tuple[int, str, int]] = []
     for profile, count in sorted(slices.items()):
-        per = slices_per_gpu(profile)
+        per = slices_per_gpu(profile, gpu)
         whole, rest = divmod(count, per)
         if whole:
             groups.append((whole, profile, per))

@@ -165,9 +165,15 @@ def models_for(gpu_type: str | None) -> tuple[GpuModel, ...] | None:
     return narrowed or found
 
 
-def most_per_gpu(profile: str) -> int:
-    """The most slices of `profile` one GPU holds on any model that has it; 1 when unknown."""
-    return max((m.profiles[profile].most for m in MODELS if profile in m.profiles), default=1)
+def most_per_gpu(profile: str, gpu: str | None = None) -> int:
+    """The most slices of `profile` one GPU holds on the models `gpu` may be (a GPU type or a
+    product name: NVIDIA-A100-SXM4-40GB is an A100-40GB) that have it, else on any model that
+    has it; 1 when no model has it."""
+    for pool in (models_for(gpu) or MODELS, MODELS):
+        found = [m.profiles[profile].most for m in pool if profile in m.profiles]
+        if found:
+            return max(found)
+    return 1
 
 
 def check(cut: dict[str, int], gpu_type: str | None) -> Verdict | None:

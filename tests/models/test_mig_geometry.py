@@ -19,6 +19,8 @@ from router.importers.kubernetes import import_cluster
 from router.importers.slurm.nodes import gpus_of
 from router.models import Inventory, NodePool, load_inventory
 from router.models.mig_geometry import MODELS, GpuModel, Verdict, check, models_for
+from tests.importers.test_k8s_fixtures import node as k8s_node
+from tests.importers.test_k8s_fixtures import nodes as k8s_nodes
 from tests.importers.test_slurm_fixtures import inventory as slurm_fixture
 from tests.models.test_inventory import POOL, error_of
 from tests.profiles import BOUNDED
@@ -256,3 +258,35 @@ def test_importers_real_fixtures_give_cuts_the_tables_accept() -> None:
     assert len(groups) >= 4, groups  # a100 14 slices; 23.11's 21; GKE's 1g.10gb and 3g.40gb
     for target, slices, verdict in groups:
         assert verdict is not None and verdict.ok, (target, slices, verdict)
+
+
+@pytest.mark.parametrize(
+    ("product", "layout"),
+    [
+        # a 40GB card's 1g.10gb takes 2 memory slices: 4 per GPU (before: 1 GPU of 7 and 1 of 1)
+        ("NVIDIA-A100-SXM4-40GB", [{"gpus": 2, "slices": {"1g.10gb": 4}}]),
+        (
+            "NVIDIA-A100-SXM4-80GB",
+            [{"gpus": 1, "slices": {"1g.10gb": 7}}, {"gpus": 1, "slices": {"1g.10gb": 1}}],
+        ),
+    ],
+)
+def test_kubernetes_import_reads_the_model_off_the_product(
+    product: str, layout: list[dict[str, object]]
+) -> None:
+    labels = {"nvidia.com/gpu.product": product, "router.dev/pool": "mig"}
+    extra = {"nvidia.com/gpu": "2", "nvidia.com/mig-1g.10gb": "8"}
+    (pool,) = import_cluster(k8s_nodes(k8s_node("m", labels, extra=extra))).targets
+    assert pool.fields["mig"] == layout
+    for group in layout:
+        slices = group["slices"]
+        assert isinstance(slices, dict)
+        verdict = check(slices, pool.fields["gpu_type"])
+        assert verdict is not None and verdict.ok
+
+
+def test_slurm_import_reads_the_model_off_the_whole_gpus_type() -> None:
+    assert gpus_of("gpu:nvidia_a100-sxm4-40gb:2,gpu:nvidia_a100_1g.10gb:8").mig == (
+        (2, "1g.10gb", 4),
+    )
+    assert gpus_of("gpu:a100:2,gpu:nvidia_a100_1g.10gb:14").mig == ((2, "1g.10gb", 7),)
