@@ -311,7 +311,7 @@ class NodeSpec(Frozen):
             if verdict is not None and not verdict.ok:
                 # at the count to fix when the cut has one profile, else at slices:
                 only = [next(iter(g.slices))] if len(g.slices) == 1 else []
-                raise _cross("mig", verdict.reason, path=["mig", i, "slices", *only])
+                raise _cross("mig", verdict.reason, verdict.hint, path=["mig", i, "slices", *only])
         return self
 
     @property

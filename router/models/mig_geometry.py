@@ -148,6 +148,7 @@ class Verdict:
     model: str = ""
     placement: tuple[tuple[str, int], ...] = ()
     reason: str = ""
+    hint: str = ""  # the profiles the GPU type's models have, when it has none of the cut's
 
 
 def models_for(gpu_type: str | None) -> tuple[GpuModel, ...] | None:
@@ -186,9 +187,11 @@ def check(cut: dict[str, int], gpu_type: str | None) -> Verdict | None:
     gpu = f"{gpu_type} GPU" if gpu_type not in (None, "any") else "MIG GPU"
     having = [m for m in candidates if all(p in m.profiles for p in cut)]
     if not having:
+        offered = [f"{_a(m.name)} has {', '.join(m.profiles)}" for m in candidates]
         return Verdict(
             False,
             reason=f"no {gpu} can be cut into {shown}: {_no_model(cut, gpu_type, candidates)}",
+            hint="; ".join(offered) if candidates != MODELS else "",
         )
     reasons: list[str] = []
     for model in having:

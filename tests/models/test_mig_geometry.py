@@ -175,6 +175,8 @@ def test_inventory_errors_at_the_cut(
     text = info.value.format()
     assert f"{path}:{where}" in text, text
     assert message in text
+    if gpu_type == "a30":  # the hint says what an a30 offers
+        assert "\n  an A30-24GB has 1g.6gb, 1g.6gb+me, 2g.12gb, 2g.12gb+me, 4g.24gb" in text
 
 
 def test_imported_media_extension_slices_are_one_per_gpu() -> None:
