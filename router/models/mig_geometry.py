@@ -24,6 +24,7 @@ compute-slice check only.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -244,13 +245,13 @@ def _no_model(cut: dict[str, int], gpu_type: str | None, candidates: tuple[GpuMo
         first = next((p for p in cut if not any(p in m.profiles for m in candidates)), "")
         first = first or next(iter(cut))
         names = " or ".join(_a(m.name) for m in candidates)
-        return (
-            f"gpu_type {gpu_type} is {names}, which has no {first} (a profile of {_owners(first)})"
-        )
+        has = "which has no" if len(candidates) == 1 else "none of which has"
+        return f"gpu_type {gpu_type} is {names}, {has} {first} (a profile of {_owners(first)})"
     order = sorted(cut, key=lambda p: (_owners(p), p))
-    a = order[0]
-    b = next(p for p in order if not any(a in m.profiles and p in m.profiles for m in MODELS))
-    return f"{a} ({_owners(a)}) and {b} ({_owners(b)}) are profiles of different GPUs"
+    for a, b in itertools.combinations(order, 2):
+        if not any(a in m.profiles and b in m.profiles for m in MODELS):
+            return f"{a} ({_owners(a)}) and {b} ({_owners(b)}) are profiles of different GPUs"
+    return f"no GPU has all of {', '.join(order)}"
 
 
 def _place(cut: dict[str, int], model: GpuModel) -> tuple[tuple[str, int], ...] | None:

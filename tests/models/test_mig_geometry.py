@@ -88,6 +88,17 @@ def test_cuts_real_gpus_have(gpu_type: str, cut: dict[str, int], model: str) -> 
             {"1g.5gb": 1, "1g.20gb": 1},
             "1g.5gb (A100-40GB) and 1g.20gb (A100-80GB, H100-80GB) are profiles of different GPUs",
         ),
+        (  # 1g.10gb goes with either, but no GPU has the other two
+            "any",
+            {"1g.10gb": 1, "1g.5gb": 1, "1g.20gb": 1},
+            "1g.5gb (A100-40GB) and 1g.20gb (A100-80GB, H100-80GB) are profiles of different GPUs",
+        ),
+        (
+            "h100",
+            {"1g.6gb": 1},
+            "gpu_type h100 is an H100-80GB or an H100-94GB or an H100-96GB, none of which has"
+            " 1g.6gb (a profile of A30-24GB)",
+        ),
         ("a100", {"1g.10gb+me": 2}, "an A100-80GB holds at most 1 × 1g.10gb+me"),
         (
             "a100",
