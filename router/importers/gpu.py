@@ -7,13 +7,15 @@ workload asks for. Memory size and form factor are dropped (a100 40GB and 80GB a
 
 A MIG profile ("1g.10gb", also inside "nvidia_a100_3g.40gb" or "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb")
 is a slice of a GPU, never a GPU. `slices_per_gpu` says how many slices of a profile one GPU
-holds (NVIDIA's MIG user guide: 7 compute slices on A100/H100/H200, 4 on A30), so a node's
-slice counts become a layout of partitioned GPUs.
+holds (NVIDIA's tables in router/models/mig_geometry.py, which the inventory checks cuts
+against), so a node's slice counts become a layout of partitioned GPUs.
 """
 
 from __future__ import annotations
 
 import re
+
+from router.models.mig_geometry import most_per_gpu
 
 # Short GPU types, by the product's model word. Longer names that share a prefix (a10g, l40s)
 # are separate entries: the match is on the whole word.
@@ -59,27 +61,6 @@ VENDOR_WORDS = frozenset({"nvidia", "tesla", "geforce", "amd", "instinct", "inte
 # A GRES type or product that names only a vendor ("gpu:nvidia:3"): GPUs of no stated model.
 VENDOR_ONLY = frozenset({"nvidia", "amd", "intel", "tesla", "gpu"})
 MIG_PROFILE = re.compile(r"(?:^|[_-])(?:mig-)?(\d+g\.\d+gb(?:\+me)?)$", re.I)
-# Slices of one profile that one GPU holds; profiles not listed count one per GPU.
-_SLICES: dict[str, int] = {
-    "1g.5gb": 7,
-    "1g.10gb": 7,
-    "1g.12gb": 7,
-    "1g.18gb": 7,
-    "1g.20gb": 4,
-    "1g.24gb": 4,
-    "1g.35gb": 4,
-    "2g.10gb": 3,
-    "2g.20gb": 3,
-    "2g.24gb": 3,
-    "2g.35gb": 3,
-    "3g.20gb": 2,
-    "3g.40gb": 2,
-    "3g.47gb": 2,
-    "3g.71gb": 2,
-    "1g.6gb": 4,
-    "2g.12gb": 2,
-    "4g.24gb": 1,
-}
 
 
 def mig_profile(text: str) -> str | None:
@@ -88,8 +69,11 @@ def mig_profile(text: str) -> str | None:
     return m.group(1).lower() if m else None
 
 
-def slices_per_gpu(profile: str) -> int:
-    return _SLICES.get(profile.removesuffix("+me"), 1)
+def slices_per_gpu(profile: str, gpu: str | None = None) -> int:
+    """Slices of `profile` one GPU holds: the most on the GPU models `gpu` (a product or GRES
+    name) may be, per NVIDIA's tables (router/models/mig_geometry.py): 7 × 1g.10gb, but 4 on
+    an NVIDIA-A100-SXM4-40GB; 1 × 1g.10gb+me; 1 when no model has the profile."""
+    return most_per_gpu(profile, gpu)
 
 
 def gpu_type_of(name: str) -> str:
@@ -113,14 +97,15 @@ def vendor_only(name: str) -> bool:
     return name.strip().lower() in VENDOR_ONLY
 
 
-def mig_layout(slices: dict[str, int]) -> list[tuple[int, str, int]]:
-    """(gpus, profile, slices per GPU) groups holding `slices` ({profile: slices per node}).
+def mig_layout(slices: dict[str, int], gpu: str | None = None) -> list[tuple[int, str, int]]:
+    """(gpus, profile, slices per GPU) groups holding `slices` ({profile: slices per node}) on
+    GPUs named `gpu` (see slices_per_gpu).
 
     14 × 1g.10gb is 2 GPUs of 7; 10 × 1g.10gb is 1 GPU of 7 and 1 of 3 (a GPU partly cut).
     """
     groups: list[tuple[int, str, int]] = []
     for profile, count in sorted(slices.items()):
-        per = slices_per_gpu(profile)
+        per = slices_per_gpu(profile, gpu)
         whole, rest = divmod(count, per)
         if whole:
             groups.append((whole, profile, per))

@@ -18,6 +18,7 @@ from pydantic_core import PydanticCustomError
 
 from router.errors import did_you_mean
 from router.hostlist import expand
+from router.models import mig_geometry
 from router.models.fields import (
     MAX_COUNT,
     SLURM_NAME,
@@ -43,7 +44,7 @@ from router.models.run import AbsPath, Mount, SetupLine
 # NVIDIA's MIG profile names: <g>g.<memory>gb, a compute-instance form <c>c.<g>g.<memory>gb,
 # and suffixes such as +me; so a typo (1g.10g, 1g.10gbb) is refused, not a profile of its own.
 MIG_PROFILE = re.compile(r"(?:[1-7]c\.)?[1-7]g\.[0-9]+gb(?:\+[a-z]+(?:\.[a-z]+)*)*")
-MIG_COMPUTE_SLICES = 7  # a MIG GPU's compute slices (A100, H100, H200, B200; A30 has 4)
+MIG_COMPUTE_SLICES = 7  # the most compute slices of a MIG GPU (A100, H100, H200, B200; A30 has 4)
 FEATURE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
@@ -147,7 +148,14 @@ class MigGroup(Frozen):
     (`Type=1g.10gb`, the form of hand-written gres.conf files). Kubernetes ignores it.
 
     Profiles are NVIDIA's names (`1g.10gb`, `3g.40gb`, `1c.3g.20gb`, `1g.10gb+me`), and one
-    GPU's slices take at most its 7 compute slices (`1g.10gb: 8` is refused)."""
+    GPU's slices take at most its 7 compute slices (`1g.10gb: 8` is refused). The node's
+    `gpu_type` then says which GPU models the cut must fit (router/models/mig_geometry.py,
+    NVIDIA's placement tables): memory slices and start slots (`3g.20gb: 2` and `1g.5gb: 1`
+    take 9 of an A100-40GB's 8 memory slices), profiles of one model (`1g.5gb` is an
+    A100-40GB's, `1g.20gb` an A100-80GB's or H100-80GB's), and a gpu_type that has the
+    profiles (an a30 has no `1g.10gb`). Profiles or GPU types with no table there (compute
+    instance forms such as `1c.3g.20gb`, GPU models not listed) keep the compute-slice check
+    only."""
 
     gpus: PositiveCount = Field(description="how many GPUs of each node are cut this way")
     slices: dict[MigProfile, PositiveCount] = Field(
@@ -293,6 +301,17 @@ class NodeSpec(Frozen):
             )
         if len(set(self.node_names)) != len(self.node_names):
             raise _cross("node_names", f'node "{_unique(self.node_names)}" is named twice')
+        return self
+
+    @model_validator(mode="after")
+    def _realisable_mig(self) -> NodeSpec:
+        # Each group's cut on the GPU models gpu_type allows (router/models/mig_geometry.py).
+        for i, g in enumerate(self.mig):
+            verdict = mig_geometry.check(g.slices, self.gpu_type)
+            if verdict is not None and not verdict.ok:
+                # at the count to fix when the cut has one profile, else at slices:
+                only = [next(iter(g.slices))] if len(g.slices) == 1 else []
+                raise _cross("mig", verdict.reason, verdict.hint, path=["mig", i, "slices", *only])
         return self
 
     @property

@@ -163,7 +163,8 @@ def _gpus(
     sharing = labels.get("nvidia.com/gpu.sharing-strategy", "")
     base = re.sub(r"(?i)-shared$", "", product)
     single = mig_profile(base) if "-mig-" in base.lower() else None
-    gpu_type = gpu_type_of(re.sub(r"(?i)-mig-.*$", "", base)) if product else "any"
+    card = re.sub(r"(?i)-mig-.*$", "", base)  # the GPU's own name: its memory says the model
+    gpu_type = gpu_type_of(card) if product else "any"
     if not product:
         notes.append(
             f"GPUs without a product label ({GPU_PRODUCT}): gpu_type any, so only "
@@ -173,7 +174,7 @@ def _gpus(
         gpus = int(physical) if physical.isdigit() and int(physical) > 0 else 0
         per = count // gpus if gpus and count % gpus == 0 else 0
         if not per:  # no GPU count label: as many GPUs as the profile's slices need
-            per = min(slices_per_gpu(single), count)
+            per = min(slices_per_gpu(single, card), count)
             gpus = -(-count // per)
             notes.append(
                 f"MIG single strategy ({product}) without {GPU_COUNT}: {count} "
@@ -201,7 +202,7 @@ def _gpus(
             f"vGPU profile {product}: a slice of a GPU, so gpu_type {gpu_type} "
             "(workloads asking for a whole GPU model do not go here)"
         )
-    mig = tuple(mig_layout(slices))
+    mig = tuple(mig_layout(slices, card))
     if mig and not count:
         notes.append("every GPU is in MIG mode (nvidia.com/gpu is 0): only MIG work runs here")
     return count + sum(g for g, _, _ in mig), gpu_type, mig, False, notes

@@ -154,11 +154,13 @@ def gpus_of(gres: str) -> Gpus:
             models[kind] += count
     if not models and not untyped and not slices:
         return Gpus(None, 0, None, (), tuple(notes))
-    mig = tuple(mig_layout(dict(slices)))
+    kind, count = min(models.items(), key=lambda kv: (-kv[1], kv[0]), default=("", 0))
+    # the whole GPUs' type (nvidia_a100-sxm4-40gb), else a slice's (nvidia_a100_1g.10gb), names
+    # the model whose table says how many slices a GPU holds
+    mig = tuple(mig_layout(dict(slices), kind or next(iter(types.values()), None)))
     mig_types = tuple(sorted((p, k) for p, k in types.items() if k != p))
     cut = sum(g for g, _, _ in mig)
     if models:
-        kind, count = min(models.items(), key=lambda kv: (-kv[1], kv[0]))
         others = {k: c for k, c in models.items() if k != kind}
         if others:
             shown = ", ".join(f"{c} × {k}" for k, c in sorted(others.items()))
