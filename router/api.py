@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from router.fork import Started
     from router.models.placement import Placement
     from router.plan import build
-    from router.plan.document import Reasons
+    from router.plan.document import Later
     from router.plan.previous import Previous
     from router.solve.cpsat import SolveOptions
 
@@ -303,8 +303,8 @@ class Plan:
     platform: Platform
     built: build.Plan
     previous: Previous | None = None  # what it was planned against, if anything
-    # plan.json's reasons being made in a child while write() makes the rest (_reasons).
-    _pending: Started[Reasons] | None = field(default=None, init=False)
+    # plan.json's Later sections being made in a child while write() makes the rest (_later).
+    _pending: Started[Later] | None = field(default=None, init=False)
 
     @property
     def placements(self) -> list[Placement]:
@@ -341,25 +341,25 @@ class Plan:
 
         if self._pending is not None and self.previous is None:
             return self._beside[0]
-        doc = plan_document(self.built, lambda: self._reasons)
+        doc = plan_document(self.built, lambda: self._later)
         return with_diff(doc, self._diff_with(self.previous, doc))
 
     @cached_property
     def _beside(self) -> tuple[dict[str, Any], str]:
-        """The document and its text while a child makes the reasons (write): without a diff,
-        which reads them, the rest is made and dumped before they are waited for."""
+        """The document and its text while a child makes the Later sections (write): without
+        a diff, which reads them, the rest is made and dumped before they are waited for."""
         from router.plan.document import document_beside
 
-        return document_beside(self.built, lambda: self._reasons)
+        return document_beside(self.built, lambda: self._later)
 
     @cached_property
-    def _reasons(self) -> Reasons:
-        """plan.json's unplaced (and preempted) entries: from the child write() started, if
-        it did, else made here."""
-        from router.plan.document import plan_reasons
+    def _later(self) -> Later:
+        """plan.json's unplaced, scale_out (and preempted) entries: from the child write()
+        started, if it did, else made here."""
+        from router.plan.document import plan_later
 
         pending, self._pending = self._pending, None
-        return pending.result() if pending is not None else plan_reasons(self.built)
+        return pending.result() if pending is not None else plan_later(self.built)
 
     @cached_property
     def _text(self) -> str:
@@ -370,7 +370,7 @@ class Plan:
         doc = self._document
         if "_beside" in self.__dict__:
             return self._beside[1]
-        return dumps(doc, self._reasons.text)
+        return dumps(doc, self._later.text)
 
     def document(self) -> dict[str, Any]:
         """plan.json as a dict (with a `diff` section when planned against a previous plan).
@@ -435,7 +435,7 @@ class Plan:
         from router.emit import emit_all
         from router.fork import can_fork, start
         from router.output import write_parts
-        from router.plan.document import plan_reasons
+        from router.plan.document import plan_later
 
         placements = self.built.placements
         kubernetes = self.platform.project.kubernetes
@@ -450,10 +450,10 @@ class Plan:
         protect = [] if self.platform.in_memory else [p.root, p.policy, p.inventory, p.workloads]
         made = "_document" in self.__dict__ or "_text" in self.__dict__
         if parallel and not made and can_fork():
-            # plan.json's reasons (and their text) are made in a child, started first, while
-            # this process makes the rest of plan.json beside the emitters' children: the
-            # reasons were a third of plan.json's time, which is the longest part of writing.
-            self._pending = start(lambda: plan_reasons(self.built, text=True))
+            # plan.json's reasons and scale_out (and their texts) are made in a child, started
+            # first, while this process makes the rest of plan.json beside the emitters'
+            # children: they were half of plan.json's time, the longest part of writing.
+            self._pending = start(lambda: plan_later(self.built, text=True))
         try:
             return write_parts(
                 Path(out) if out is not None else p.out,

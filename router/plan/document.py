@@ -16,12 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import pydantic_core
-from pydantic import TypeAdapter
+from pydantic import BaseModel, TypeAdapter
 
 from router.evaluate.quota import capacity, usage
 from router.gcpause import paused_gc
 from router.models.placement import Placement
-from router.models.plan import PlanDocument, ReasonsEntry
+from router.models.plan import PlanDocument, ReasonsEntry, ScaleOut
 from router.plan.build import Plan, input_hashes
 from router.plan.packcheck import scale_out
 from router.version import __version__
@@ -30,7 +30,8 @@ FORMAT_VERSION = "1"
 
 
 def _round(x: float | None, digits: int = 6) -> float | None:
-    return None if x is None else round(x, digits)
+    # A float, as the model's float fields hold it (an int would be written "3", not "3.0").
+    return None if x is None else round(float(x), digits)
 
 
 def node_json(
@@ -69,19 +70,23 @@ def _after(p: Placement, where: dict[str, tuple[str, str]]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
-class Reasons:
-    """plan.json's `unplaced` entries (and `preempted`, planned against a previous plan): the
-    part of the document that the reasons make (Plan.later), which `router plan` makes in a
-    child beside the emitters' (api.Plan.write) while this process makes the rest. With
-    `text`, the entries' text as plan.json holds them, checked (section_text)."""
+class Later:
+    """The sections of plan.json made last, which `router plan` makes in a child beside the
+    emitters' (api.Plan.write) while this process makes the rest: the `unplaced` entries (the
+    reasons, Plan.later), `preempted` (planned against a previous plan) and `scale_out`
+    (packcheck.scale_out's checks); between them a third of plan.json's time or more. With
+    texts, the unplaced and scale_out entries' text as plan.json holds them, checked
+    (section_text)."""
 
     unplaced: list[dict[str, Any]]
     preempted: list[dict[str, Any]] | None
+    scale_out: list[dict[str, Any]]
     text: str | None = None
+    scale_text: str | None = None
 
 
 @paused_gc()
-def plan_reasons(plan: Plan, text: bool = False) -> Reasons:
+def plan_later(plan: Plan, text: bool = False) -> Later:
     unplaced = [
         {
             "fix": u.fix,
@@ -92,13 +97,23 @@ def plan_reasons(plan: Plan, text: bool = False) -> Reasons:
         for u in sorted(plan.unplaced, key=lambda u: u.decision.workload.name)
     ]
     preempted = None if plan.preempted is None else [p.to_json() for p in plan.preempted]
-    return Reasons(unplaced, preempted, section_text(unplaced) if text else None)
+    # services that can scale: what their max replicas would need (packcheck.py)
+    scaling = scale_out(plan.inputs.inventory, plan.inputs.running, plan.placements)
+    if not text:
+        return Later(unplaced, preempted, scaling)
+    return Later(
+        unplaced,
+        preempted,
+        scaling,
+        section_text(unplaced, ReasonsEntry),
+        section_text(scaling, ScaleOut),
+    )
 
 
 @paused_gc()
-def plan_document(plan: Plan, reasons: Callable[[], Reasons] | None = None) -> dict[str, Any]:
-    """The document; `reasons` gives its Reasons (default: plan_reasons), asked for last,
-    once everything else is made (they may come from a child working meanwhile)."""
+def plan_document(plan: Plan, later: Callable[[], Later] | None = None) -> dict[str, Any]:
+    """The document; `later` gives its Later sections (default: plan_later), asked for
+    last, once everything else is made (they may come from a child working meanwhile)."""
     project = plan.project
     rel = functools.lru_cache(maxsize=None)(project.relative)  # a few files, named often
     where = {p.workload.name: (p.backend, p.cluster) for p in plan.placements}
@@ -139,8 +154,7 @@ def plan_document(plan: Plan, reasons: Callable[[], Reasons] | None = None) -> d
         }
         for d in sorted(plan.unrouted, key=lambda d: d.workload.name)
     ]
-    scaling = scale_out(plan.inputs.inventory, plan.inputs.running, plan.placements)
-    made = reasons() if reasons is not None else plan_reasons(plan)
+    made = later() if later is not None else plan_later(plan)
     unplaced = made.unplaced
     by_backend = Counter(p.backend for p in plan.placements)
     summary = {
@@ -180,8 +194,8 @@ def plan_document(plan: Plan, reasons: Callable[[], Reasons] | None = None) -> d
         "unplaced": unplaced,
         "unrouted": unrouted,
     }
-    if scaling:  # services that can scale: what their max replicas would need (packcheck.py)
-        doc["scale_out"] = scaling
+    if made.scale_out:
+        doc["scale_out"] = made.scale_out
     if made.preempted is not None:  # planned against a previous plan
         doc["preempted"] = made.preempted
     return doc
@@ -221,52 +235,69 @@ def with_diff(doc: dict[str, Any], diff: dict[str, Any] | None) -> dict[str, Any
 
 @paused_gc()
 def dumps(doc: dict[str, Any], unplaced_text: str | None = None) -> str:
-    """plan.json's text, written through PlanDocument (strict, extra keys refused): a field
-    the model does not know fails here, so the model and its schema cannot drift.
-    `unplaced_text`: section_text(doc["unplaced"]), made elsewhere (in a child, Reasons);
-    the rest is written here and the two put together, the same bytes."""
+    """plan.json's text, checked by PlanDocument (strict, extra keys refused): a field the
+    model does not know fails here, so the model and its schema cannot drift. The text is
+    the document's own: the model changes nothing it accepts (its floats are made floats in
+    plan_document; tests/models checks every document dumps back as the same text), so
+    dumping the model again would only cost the time. `unplaced_text`:
+    section_text(doc["unplaced"]), made elsewhere (in a child, Later); the rest is written
+    here and the two put together, the same bytes."""
     if unplaced_text is None:
-        return indented(PlanDocument.model_validate(doc, strict=True).to_json())
+        PlanDocument.model_validate(doc, strict=True)
+        return indented(doc)
     # Each top-level field is checked by its own type (PlanDocument has no validator across
     # fields), so checking the rest with no unplaced entries and those alone checks all.
-    rest = indented(PlanDocument.model_validate({**doc, "unplaced": []}, strict=True).to_json())
-    return spliced(rest, "unplaced", unplaced_text)
+    rest = {**doc, "unplaced": []}
+    PlanDocument.model_validate(rest, strict=True)
+    return spliced(indented(rest), "unplaced", unplaced_text)
 
 
-def document_beside(plan: Plan, reasons: Callable[[], Reasons]) -> tuple[dict[str, Any], str]:
-    """plan_document and its dumps, when the reasons and their text are being made elsewhere
-    meanwhile (api.Plan.write: in a child) and no diff needs them: the rest of the document
-    is made and written first, then the reasons asked for and their text put in its place."""
-    rest = plan_document(plan, lambda: Reasons([], None))
+def document_beside(plan: Plan, later: Callable[[], Later]) -> tuple[dict[str, Any], str]:
+    """plan_document and its dumps, when the Later sections and their texts are being made
+    elsewhere meanwhile (api.Plan.write: in a child) and no diff needs them: the rest of the
+    document is made and written first (with an empty `scale_out` to fill in or drop), then
+    the sections asked for and their texts put in their places."""
+    rest = {**plan_document(plan, lambda: Later([], None, [])), "scale_out": []}
     text = dumps(rest)
-    made = reasons()
-    if made.text is None or made.preempted is not None:
-        raise ValueError("document_beside needs the reasons' text, and no preempted entries")
-    return {**rest, "unplaced": made.unplaced}, spliced(text, "unplaced", made.text)
+    made = later()
+    if made.text is None or made.scale_text is None or made.preempted is not None:
+        raise ValueError("document_beside needs the sections' texts, and no preempted entries")
+    doc = {**rest, "unplaced": made.unplaced}
+    text = spliced(text, "unplaced", made.text)
+    if made.scale_out:
+        doc["scale_out"] = made.scale_out
+        return doc, spliced(text, "scale_out", made.scale_text)
+    del doc["scale_out"]
+    return doc, spliced(text, "scale_out", None)
 
 
 @functools.cache
-def _entries() -> TypeAdapter[list[ReasonsEntry]]:
-    return TypeAdapter(list[ReasonsEntry])
+def _entries(model: type[BaseModel]) -> TypeAdapter[list[BaseModel]]:
+    return TypeAdapter(list[model])  # type: ignore[valid-type]
 
 
-def section_text(unplaced: list[dict[str, Any]]) -> str:
-    """The text of plan.json's `unplaced` entries standing alone (indented, as dumps writes
-    the document), checked as PlanDocument checks them."""
-    entries = _entries()
-    checked = entries.validate_python(unplaced, strict=True)
-    return indented(entries.dump_python(checked, mode="json", exclude_unset=True))
+def section_text(entries: list[dict[str, Any]], model: type[BaseModel]) -> str:
+    """The text of a list of plan.json's entries of `model` (a top-level section: unplaced's
+    ReasonsEntry, scale_out's ScaleOut) standing alone, indented as dumps writes the
+    document, checked as PlanDocument checks them."""
+    _entries(model).validate_python(entries, strict=True)
+    return indented(entries)
 
 
-def spliced(rest: str, key: str, section: str) -> str:
+def spliced(rest: str, key: str, section: str | None) -> str:
     """The document text `rest`, whose top-level `key` holds [], with `section` (the text of
-    the list alone, as indented writes it) in its place. indented writes each value one
-    level in, two spaces more, on every line after its first (strings hold no newline: JSON
-    escapes it), and a top-level key is the only one on a line indented by two spaces."""
+    the list alone, as indented writes it) in its place, or with no `key` when `section` is
+    None. indented writes each value one level in, two spaces more, on every line after its
+    first (strings hold no newline: JSON escapes it), and a top-level key is the only one on
+    a line indented by two spaces."""
     empty = f'\n  "{key}": []'
     head, found, tail = rest.partition(empty)
     if not found or empty in tail or tail[:2] not in (",\n", "\n}"):
         raise ValueError(f"plan.json text has no single top-level {key!r} to fill in")
+    if section is None:  # the key and its comma go: the one after it, else the one before
+        if tail[0] == ",":
+            return head + tail[1:]
+        return "{}" + tail[2:] if head == "{" else head.removesuffix(",") + tail
     body = section.removesuffix("\n").replace("\n", "\n  ")
     return f'{head}\n  "{key}": {body}{tail}'
 

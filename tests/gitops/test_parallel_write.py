@@ -146,6 +146,7 @@ def test_plan_json_with_its_reasons_made_in_a_child_is_the_same_bytes(
     alone = router.plan(router.load(project), previous)
     text = alone.json()  # made here, in one piece, before any write
     assert alone.unplaced and '"unplaced": [\n    {' in text  # reasons to put in
+    assert '"scale_out": [\n    {' in text  # and scale_out's checks
     monkeypatch.setattr(router.api, "PARALLEL_FROM", 0)
     calls = _started(monkeypatch)
     forked = router.plan(router.load(project), previous)
@@ -184,7 +185,7 @@ def test_a_failing_reasons_child_fails_the_write_and_leaves_out_as_it_was(
     router.plan(router.load(project)).write(out)
     before = tree(out)
     monkeypatch.setattr(router.api, "PARALLEL_FROM", 0)
-    real = document.plan_reasons
+    real = document.plan_later
 
     def fails(plan: Any, text: bool = False) -> Any:
         if os.getpid() != parent:
@@ -192,7 +193,7 @@ def test_a_failing_reasons_child_fails_the_write_and_leaves_out_as_it_was(
         return real(plan, text)
 
     parent = os.getpid()
-    monkeypatch.setattr(document, "plan_reasons", fails)
+    monkeypatch.setattr(document, "plan_later", fails)
     plan = router.plan(router.load(project))
     with pytest.raises(kind, match=words):
         plan.write(out)
@@ -202,5 +203,5 @@ def test_a_failing_reasons_child_fails_the_write_and_leaves_out_as_it_was(
     assert result.exit_code == 1 and words in result.output
     assert "Traceback" not in result.output and tree(out) == before
     # The plan is not left broken: written again, the same bytes.
-    monkeypatch.setattr(document, "plan_reasons", real)
+    monkeypatch.setattr(document, "plan_later", real)
     assert plan.write(out) == sorted(before) and tree(out) == before

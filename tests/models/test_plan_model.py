@@ -26,7 +26,7 @@ from tests.k8s.test_plan_manifests import (
 
 
 @pytest.fixture(scope="module")
-def documents() -> list[dict[str, Any]]:
+def plans() -> list[router.Plan]:
     platform = router.load(EXAMPLE)
     first = router.plan(platform)
     moved = router.Platform.from_objects(
@@ -35,11 +35,16 @@ def documents() -> list[dict[str, Any]]:
         workloads=platform.workloads[5:],
     )
     second = router.plan(moved, previous=first)  # with `preempted` and `diff`
-    return [first.document(), second.document()]
+    return [first, second]
 
 
 @pytest.fixture(scope="module")
-def more_documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def documents(plans: list[router.Plan]) -> list[dict[str, Any]]:
+    return [p.document() for p in plans]
+
+
+@pytest.fixture(scope="module")
+def more_plans(tmp_path_factory: pytest.TempPathFactory) -> dict[str, router.Plan]:
     """Plans of the tests' other platforms, which between them write every optional field."""
     tmp = tmp_path_factory.mktemp("platforms")
     operators = make_project(
@@ -84,7 +89,12 @@ def more_documents(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[s
             policy=bench.policy, inventory=bench.inventory, workloads=bench.workloads
         ),
     }
-    return {name: router.plan(p).document() for name, p in platforms.items()}
+    return {name: router.plan(p) for name, p in platforms.items()}
+
+
+@pytest.fixture(scope="module")
+def more_documents(more_plans: dict[str, router.Plan]) -> dict[str, dict[str, Any]]:
+    return {name: p.document() for name, p in more_plans.items()}
 
 
 def test_every_platforms_document_validates_strictly(
@@ -139,6 +149,22 @@ def test_every_document_reads_and_dumps_back_the_same(documents: list[dict[str, 
     assert second.summary.workloads == len(documents[1]["placements"]) + sum(
         len(documents[1][k]) for k in ("denied", "unrouted", "unplaced")
     )
+
+
+def test_plan_json_is_the_documents_own_text_which_the_model_would_write_too(
+    plans: list[router.Plan], more_plans: dict[str, router.Plan]
+) -> None:
+    """dumps checks a document with the model and writes the document itself: the model
+    must change nothing it accepts. Checked on the documents as plan_document makes them,
+    before any text (read back, an int where the model holds a float would be a float)."""
+    from router.plan.document import _round, indented, plan_document, with_diff
+
+    for plan in [*plans, *more_plans.values()]:
+        made = plan_document(plan.built)
+        made = with_diff(made, plan.diff())
+        model = PlanDocument.model_validate(made, strict=True)
+        assert indented(model.to_json()) == indented(made) == plan.json()
+    assert repr(_round(3, 3)) == "3.0"  # as the model writes an int lp_bound
 
 
 def test_the_models_schema_accepts_the_documents(

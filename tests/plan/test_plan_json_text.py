@@ -99,6 +99,16 @@ def test_a_list_written_alone_and_spliced_in_is_the_text_of_the_whole(
     assert document.spliced(rest, "unplaced", indented(entries)) == reference(whole)
 
 
+@settings(BOUNDED, max_examples=100, suppress_health_check=list(HealthCheck))
+@given(st.dictionaries(texts, values, max_size=6))
+def test_a_list_spliced_out_leaves_the_text_of_the_document_without_it(
+    doc: dict[str, Any],
+) -> None:
+    rest = indented({**doc, "scale_out": []})
+    without = {k: v for k, v in doc.items() if k != "scale_out"}
+    assert document.spliced(rest, "scale_out", None) == reference(without)
+
+
 def test_splicing_needs_one_top_level_empty_list() -> None:
     import pytest
 
