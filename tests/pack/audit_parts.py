@@ -110,6 +110,18 @@ def _pool(
     return out
 
 
+def _named_sets(
+    gpu: tuple[int, int, int], na: int, nb: int, cpu: tuple[int, int, int], nc: int
+) -> list[dict[str, Any]]:
+    """The Slurm node sets of the shared-node families: ga and gb of one GPU shape, cp of a CPU
+    one, each node named <set><index>, so running work can name its node."""
+    sized = [("ga", gpu, na), ("gb", gpu, nb), ("cp", cpu, nc)]
+    return [
+        _pool(name, shape, n) | {"node_names": [f"{name}{i:03d}" for i in range(n)]}
+        for name, shape, n in sized
+    ]
+
+
 def _awkward_job(rng: random.Random, name: str, shape: tuple[int, int, int]) -> dict[str, Any]:
     """A job cut to the awkward node it is aimed at: thirds plus epsilon, memory- or CPU-bound."""
     g, c, m = shape

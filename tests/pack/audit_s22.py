@@ -27,6 +27,7 @@ from tests.pack.audit_parts import (
     _awkward_job,
     _cpu_work,
     _gpu_work,
+    _named_sets,
     _platform,
     _pool,
     _service,
@@ -164,11 +165,7 @@ def slurmx(rng: random.Random, size: str) -> dict[str, Any]:
     nb = _size(rng, size, (1, 3), (10, 40))
     cshape = rng.choice(AWKWARD_CPU)
     nc = _size(rng, size, (1, 4), (10, 60))
-    sets = [
-        _pool("ga", (g, c, m), na) | {"node_names": [f"ga{i:03d}" for i in range(na)]},
-        _pool("gb", (g, c, m), nb) | {"node_names": [f"gb{i:03d}" for i in range(nb)]},
-        _pool("cp", cshape, nc) | {"node_names": [f"cp{i:03d}" for i in range(nc)]},
-    ]
+    sets = _named_sets((g, c, m), na, nb, cshape, nc)
     parts: list[dict[str, Any]] = [
         {"name": "gpu", "node_sets": ["ga"], "max_time": "1d"},
         {"name": "gpu-long", "node_sets": ["ga"], "max_time": "7d"},
