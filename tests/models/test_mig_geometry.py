@@ -116,7 +116,7 @@ def test_cuts_no_gpu_has(gpu_type: str, cut: dict[str, int], reason: str) -> Non
 @pytest.mark.parametrize(
     ("gpu_type", "cut"),
     [
-        ("a10g", {"1g.10gb": 7}),  # a GPU type with no table: the compute check only
+        ("b300", {"1g.10gb": 7}),  # a MIG GPU type with no table: the compute check only
         ("a100", {"1c.3g.20gb": 3}),  # compute instances inside one GPU instance
         ("any", {"1g.7gb": 1}),  # a profile of no model listed
     ],
@@ -194,9 +194,10 @@ def test_imported_media_extension_slices_are_one_per_gpu() -> None:
     # NVML's type names; a GPU holds one +me slice, so two are on two GPUs (before: one GPU
     # of 2 × 1g.10gb+me, which no GPU can be)
     g = gpus_of("gpu:a100:2,gpu:nvidia_a100_1g.10gb+me:2,gpu:nvidia_a100_1g.10gb:12")
-    assert (2, "1g.10gb+me", 1) in g.mig
-    for _, profile, n in g.mig:
-        verdict = check({profile: n}, "a100")
+    # one +me slice per GPU: the 2 on 2 GPUs, beside 6 × 1g.10gb each
+    assert g.mig == ((2, (("1g.10gb", 6), ("1g.10gb+me", 1))),)
+    for _, cut in g.mig:
+        verdict = check(dict(cut), "a100")
         assert verdict is not None and verdict.ok
 
 
@@ -300,6 +301,6 @@ def test_kubernetes_import_reads_the_model_off_the_product(
 
 def test_slurm_import_reads_the_model_off_the_whole_gpus_type() -> None:
     assert gpus_of("gpu:nvidia_a100-sxm4-40gb:2,gpu:nvidia_a100_1g.10gb:8").mig == (
-        (2, "1g.10gb", 4),
+        (2, (("1g.10gb", 4),)),
     )
-    assert gpus_of("gpu:a100:2,gpu:nvidia_a100_1g.10gb:14").mig == ((2, "1g.10gb", 7),)
+    assert gpus_of("gpu:a100:2,gpu:nvidia_a100_1g.10gb:14").mig == ((2, (("1g.10gb", 7),)),)
