@@ -141,8 +141,47 @@ def _validate(
     try:
         return model.model_validate(data)
     except ValidationError as e:
-        errors.extend(_convert(err, root, source, model) for err in e.errors(include_url=False))
+        raw = e.errors(include_url=False)
+        seen = {(_plain(err["loc"]), err["msg"]) for err in raw}
+        found = [
+            err for err in raw if not _from_node_set(_plain(err["loc"]), err["msg"], seen, data)
+        ]
+        errors.extend(_convert(err, root, source, model) for err in found)
         return None
+
+
+def _plain(loc: tuple[Any, ...]) -> tuple[Any, ...]:
+    return tuple(p for p in loc if isinstance(p, int) or not _TAG.fullmatch(p))
+
+
+def _from_node_set(
+    loc: tuple[Any, ...], msg: str, seen: set[tuple[tuple[Any, ...], str]], data: Any
+) -> bool:
+    """Whether an error is at a target's field that the target drew from a node set whose own
+    error says the same: said once, at the node set, not again at every target naming it."""
+    if len(loc) < 5 or loc[0] != "clusters" or loc[2] not in ("partitions", "node_pools"):
+        return False
+    cluster, target, field = _at(data, loc[:2]), _at(data, loc[:4]), loc[4]
+    if not isinstance(cluster, dict) or not isinstance(target, dict) or field in target:
+        return False
+    names, sets = target.get("node_sets"), cluster.get("node_sets")
+    if not isinstance(names, list) or not isinstance(sets, list):
+        return False
+    index = {s.get("name"): k for k, s in enumerate(sets) if isinstance(s, dict)}
+    return any(
+        ((*loc[:2], "node_sets", index[n], *loc[4:]), msg) in seen for n in names if n in index
+    )
+
+
+def _at(data: Any, path: tuple[Any, ...]) -> Any:
+    for part in path:
+        if isinstance(data, dict) and isinstance(part, str):
+            data = data.get(part)
+        elif isinstance(data, list) and isinstance(part, int) and part < len(data):
+            data = data[part]
+        else:
+            return None
+    return data
 
 
 def _raise(errors: list[RouterError]) -> None:

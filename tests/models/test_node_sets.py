@@ -118,6 +118,34 @@ def test_node_set_error_is_positioned(tmp_path: Path) -> None:
     assert f"{f}:7:" in text and 'no node set "h10"' in text and "h100" in text
 
 
+def test_a_node_set_error_is_said_once_not_at_every_target(tmp_path: Path) -> None:
+    """A bad field of a node set three partitions name: one error, at the set's field, and
+    not three more at the partitions (which drew the field from the set); stop 23's notes."""
+    f = tmp_path / "inventory.yaml"
+    text = inventory_error(
+        f,
+        "clusters:\n"
+        "  - name: hpc\n"
+        "    backend: slurm\n"
+        "    node_sets:\n"
+        "      - name: h100\n"
+        "        nodes: 2\n"
+        "        cpus_per_node: 8\n"
+        "        memory_per_node: 8GiB\n"
+        "        mig: {1g.10gb: 7}\n"
+        "    partitions:\n"
+        "      - {name: gpu, node_sets: [h100]}\n"
+        "      - {name: gpu-long, node_sets: [h100]}\n"
+        "      - {name: preempt, node_sets: [h100]}\n"
+        "      - {name: cpu, nodes: 1, cpus_per_node: 4, memory_per_node: 4GiB, mig: {a: 1}}\n",
+    )
+    assert text.count("mig must say how the GPUs are cut") == 2, text
+    assert f"{f}:9:9" in text and "node_sets[0].mig" in text, text
+    # A target that gives the field itself is still told, at its own line.
+    assert "partitions[3].mig" in text and f"{f}:14:" in text, text
+    assert not any(f"partitions[{i}]" in text for i in range(3)), text
+
+
 def test_node_set_clash_with_a_target_is_at_the_sets_name(tmp_path: Path) -> None:
     """A node set named like a target with nodes of its own: the error is at the set's name
     (6:15), not at the cluster's `node_sets:` key (4:5); as A22's unused set."""
