@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -406,7 +407,7 @@ def test_pack_puts_a_node_s_slices_on_the_fewest_gpus(
     assert {p: sum(n * dict(c).get(p, 0) for n, c in packed.groups) for p in slices} == slices
 
 
-def _mig_node(gpu_count: str, extra: dict[str, str]) -> list[object]:
+def _mig_node(gpu_count: str, extra: dict[str, str]) -> tuple[int, list[Any], list[str]]:
     labels = {
         "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
         "nvidia.com/gpu.count": gpu_count,
@@ -414,7 +415,7 @@ def _mig_node(gpu_count: str, extra: dict[str, str]) -> list[object]:
         "router.dev/pool": "mig",
     }
     (pool,) = import_cluster(k8s_nodes(k8s_node("m", labels, extra=extra))).targets
-    return [pool.fields["gpus_per_node"], pool.fields["mig"], pool.notes]
+    return pool.fields["gpus_per_node"], pool.fields["mig"], [str(n) for n in pool.notes]
 
 
 def test_kubernetes_import_puts_two_profiles_on_one_gpu() -> None:
