@@ -61,8 +61,11 @@ def _target_of(state: PlanState, b: Blocking, key: Key) -> TargetRef | None:
 
 
 def _nodes_needed(ref: TargetRef, overs: list[Overflow], kinds: list[str]) -> int:
+    """The fewest more nodes that cover each row's shortfall: a row's short amount over what
+    one node has of it (a mig-<profile> row's unit is the node's slices of that profile)."""
     t = ref.target
     per_node = {"gpus": t.gpus_per_node, "cpus": t.cpus_per_node, "memory": t.memory_per_node}
+    per_node.update({f"mig-{p}": n for p, n in t.slices_per_node.items()})
     more = 0
     for o, kind in zip(overs, kinds, strict=True):
         short = o.used + o.need - o.rhs

@@ -6,16 +6,16 @@ gres.conf) and `nvidia-h100-80gb` (GKE's accelerator label) all become `h100`: t
 workload asks for. Memory size and form factor are dropped (a100 40GB and 80GB are both a100).
 
 A MIG profile ("1g.10gb", also inside "nvidia_a100_3g.40gb" or "NVIDIA-A100-SXM4-40GB-MIG-1g.5gb")
-is a slice of a GPU, never a GPU. `slices_per_gpu` says how many slices of a profile one GPU
-holds (NVIDIA's tables in router/models/mig_geometry.py, which the inventory checks cuts
-against), so a node's slice counts become a layout of partitioned GPUs.
+is a slice of a GPU, never a GPU. `mig_layout` lays a node's slice counts on the fewest GPUs
+NVIDIA's tables allow (router/models/mig_geometry.py, which the inventory checks cuts
+against): a layout of partitioned GPUs, one GPU holding several profiles where it can.
 """
 
 from __future__ import annotations
 
 import re
 
-from router.models.mig_geometry import most_per_gpu
+from router.models.mig_geometry import Cut, most_per_gpu, pack
 
 # Short GPU types, by the product's model word. Longer names that share a prefix (a10g, l40s)
 # are separate entries: the match is on the whole word.
@@ -97,18 +97,61 @@ def vendor_only(name: str) -> bool:
     return name.strip().lower() in VENDOR_ONLY
 
 
-def mig_layout(slices: dict[str, int], gpu: str | None = None) -> list[tuple[int, str, int]]:
-    """(gpus, profile, slices per GPU) groups holding `slices` ({profile: slices per node}) on
-    GPUs named `gpu` (see slices_per_gpu).
+def mig_layout(
+    slices: dict[str, int], gpu: str | None = None, gpus: int | None = None, said: str = ""
+) -> tuple[list[tuple[int, Cut]], list[str]]:
+    """(GPUs, cut of each) groups holding `slices` ({profile: slices per node}) on GPUs named
+    `gpu` (router/models/mig_geometry.py `pack`: the fewest GPUs, several profiles on one GPU
+    where the tables allow), and notes. `gpus`: the node's GPUs in MIG mode as its labels
+    give them (`said` names the labels); the cut is on that many GPUs when the slices can fill
+    them, and a note says so when they cannot.
 
-    14 × 1g.10gb is 2 GPUs of 7; 10 × 1g.10gb is 1 GPU of 7 and 1 of 3 (a GPU partly cut).
+    14 × 1g.10gb is 2 GPUs of 7; 10 × 1g.10gb is 1 GPU of 7 and 1 of 3 (a GPU partly cut);
+    3g.40gb + 4 × 1g.10gb is one A100-80GB. Profiles with no table here (1c.3g.20gb) are
+    each on GPUs of their own, slices_per_gpu to a GPU.
     """
-    groups: list[tuple[int, str, int]] = []
-    for profile, count in sorted(slices.items()):
-        per = slices_per_gpu(profile, gpu)
-        whole, rest = divmod(count, per)
-        if whole:
-            groups.append((whole, profile, per))
-        if rest:
-            groups.append((1, profile, rest))
-    return groups
+    packed = pack(slices, gpu, gpus)
+    notes: list[str] = []
+    if packed is None:
+        groups: list[tuple[int, Cut]] = []
+        for profile, count in sorted(slices.items()):
+            per = slices_per_gpu(profile, gpu)
+            whole, rest = divmod(count, per)
+            if whole:
+                groups.append((whole, ((profile, per),)))
+            if rest:
+                groups.append((1, ((profile, rest),)))
+        if len(slices) > 1:
+            notes.append(
+                f"MIG slices {shown(slices)} taken as GPUs of one profile each: no NVIDIA"
+                " table here says which profiles share a GPU"
+            )
+        packed_gpus = sum(n for n, _ in groups)
+    else:
+        groups = list(packed.groups)
+        packed_gpus = packed.gpus
+    if gpus is not None and gpus != packed_gpus:
+        model = f"{packed.model} " if packed else ""
+        if gpus < packed_gpus:
+            notes.append(
+                f"{said} gives {gpus} GPUs in MIG mode, but the node's slices ({shown(slices)})"
+                f" need at least {packed_gpus} {model}GPUs: counted as {packed_gpus}; the"
+                " labels or the slices are stale"
+            )
+        else:
+            notes.append(
+                f"{said} gives {gpus} GPUs in MIG mode; the node's {sum(slices.values())}"
+                f" slices ({shown(slices)}) are on {packed_gpus}: {gpus - packed_gpus} GPUs in"
+                " MIG mode hold no slice and are left out"
+            )
+    return groups, notes
+
+
+def shown(slices: dict[str, int]) -> str:
+    """Slice counts in words: "4 × 1g.10gb + 1 × 3g.40gb"."""
+    return " + ".join(f"{n} × {p}" for p, n in sorted(slices.items()))
+
+
+def cut_text(cut: Cut) -> str:
+    """One GPU's cut in words: "4 × 1g.10gb + 1 × 3g.40gb"."""
+    return " + ".join(f"{n} × {p}" for p, n in cut)

@@ -309,9 +309,16 @@ class NodeSpec(Frozen):
         for i, g in enumerate(self.mig):
             verdict = mig_geometry.check(g.slices, self.gpu_type)
             if verdict is not None and not verdict.ok:
-                # at the count to fix when the cut has one profile, else at slices:
-                only = [next(iter(g.slices))] if len(g.slices) == 1 else []
+                # at the count to fix when the cut has one profile, else at slices (a GPU
+                # type without MIG: at the cut, whatever its counts):
+                one = len(g.slices) == 1 and not mig_geometry.no_mig(self.gpu_type)
+                only = [next(iter(g.slices))] if one else []
                 raise _cross("mig", verdict.reason, verdict.hint, path=["mig", i, "slices", *only])
+        # A node's GPUs are one model: its groups' cuts must fit one model together.
+        mixed = mig_geometry.check_node([g.slices for g in self.mig], self.gpu_type)
+        if mixed is not None:
+            i, verdict = mixed
+            raise _cross("mig", verdict.reason, verdict.hint, path=["mig", i, "slices"])
         return self
 
     @property

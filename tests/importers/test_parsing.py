@@ -51,11 +51,15 @@ def test_mig_profiles_and_layouts() -> None:
     assert mig_profile("1g.10gb") == "1g.10gb"
     assert mig_profile("NVIDIA-A100-SXM4-40GB-MIG-1g.5gb") == "1g.5gb"
     assert mig_profile("nvidia_h100_80gb_hbm3") is None
-    assert mig_layout({"1g.10gb": 14}) == [(2, "1g.10gb", 7)]
-    assert mig_layout({"1g.10gb": 10, "3g.40gb": 2}) == [
-        (1, "1g.10gb", 7),
-        (1, "1g.10gb", 3),
-        (1, "3g.40gb", 2),
+    assert mig_layout({"1g.10gb": 14}) == ([(2, (("1g.10gb", 7),))], [])
+    assert mig_layout({"1g.10gb": 10, "3g.40gb": 2})[0] == [
+        (1, (("1g.10gb", 7),)),
+        (1, (("1g.10gb", 3),)),
+        (1, (("3g.40gb", 2),)),
+    ]
+    # one A100-80GB cut 3g.40gb + 4 × 1g.10gb is one GPU (before: two, one per profile)
+    assert mig_layout({"1g.10gb": 4, "3g.40gb": 1}, "a100")[0] == [
+        (1, (("1g.10gb", 4), ("3g.40gb", 1)))
     ]
     assert vendor_only("nvidia") and not vendor_only("a100")
 
@@ -68,13 +72,13 @@ def test_mig_profiles_and_layouts() -> None:
         ("gpu:V100:4", "v100", 4, "V100", ()),  # upper case: normalised, exact type kept
         ("gpu:8", "any", 8, None, ()),
         ("gpu:nvidia:3", "any", 3, None, ()),  # a vendor, not a model: flagged
-        ("gpu:a100:4,gpu:1g.10gb:28", "a100", 8, None, ((4, "1g.10gb", 7),)),  # MIG is slices
+        ("gpu:a100:4,gpu:1g.10gb:28", "a100", 8, None, ((4, (("1g.10gb", 7),)),)),  # MIG is slices
         (
             "gpu:nvidia_a100_3g.40gb:2,gpu:nvidia_a100-sxm4-80gb:2",
             "a100",
             3,
             "nvidia_a100-sxm4-80gb",
-            ((1, "3g.40gb", 2),),
+            ((1, (("3g.40gb", 2),)),),
         ),
         ("shard:h100:32", None, 0, None, ()),
         ("(null)", None, 0, None, ()),
@@ -85,7 +89,7 @@ def test_gres_to_gpus(
     gpu_type: str | None,
     gpus: int,
     gres_type: str | None,
-    mig: tuple[tuple[int, str, int], ...],
+    mig: tuple[tuple[int, tuple[tuple[str, int], ...]], ...],
 ) -> None:
     got = gpus_of(gres)
     assert (got.gpu_type, got.gpus, got.gres_type, got.mig) == (gpu_type, gpus, gres_type, mig)

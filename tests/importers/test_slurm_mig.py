@@ -47,7 +47,7 @@ def test_bare_profile_types_need_no_gres_types() -> None:
 
 def test_two_type_names_for_one_profile_are_noted() -> None:
     g = gpus_of("gpu:a100:1,gpu:a100_1g.10gb:7,gpu:nvidia_a100_1g.10gb:7")
-    assert g.mig == ((2, "1g.10gb", 7),)
+    assert g.mig == ((2, (("1g.10gb", 7),)),)
     assert g.mig_types == (("1g.10gb", "a100_1g.10gb"),)
     assert any("two GRES types" in n for n in g.notes)
 

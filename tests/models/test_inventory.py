@@ -28,7 +28,8 @@ POOL: dict[str, Any] = {
     "nodes": 8,
     "max_nodes": 32,
     "gpus_per_node": 4,
-    "gpu_type": "a10g",
+    # a100, not the name's a10g: an A10G has no MIG, and the pool cuts a GPU (stop 24)
+    "gpu_type": "a100",
     "cpus_per_node": 48,
     "memory_per_node": "192GiB",
     "labels": {"node.kubernetes.io/instance-type": "g5.12xlarge"},

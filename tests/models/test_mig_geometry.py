@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -18,7 +19,7 @@ from router.importers import render_inventory
 from router.importers.kubernetes import import_cluster
 from router.importers.slurm.nodes import gpus_of
 from router.models import Inventory, NodePool, load_inventory
-from router.models.mig_geometry import MODELS, GpuModel, Verdict, check, models_for
+from router.models.mig_geometry import MODELS, GpuModel, Verdict, check, models_for, pack
 from tests.importers.test_k8s_fixtures import node as k8s_node
 from tests.importers.test_k8s_fixtures import nodes as k8s_nodes
 from tests.importers.test_slurm_fixtures import inventory as slurm_fixture
@@ -116,7 +117,7 @@ def test_cuts_no_gpu_has(gpu_type: str, cut: dict[str, int], reason: str) -> Non
 @pytest.mark.parametrize(
     ("gpu_type", "cut"),
     [
-        ("a10g", {"1g.10gb": 7}),  # a GPU type with no table: the compute check only
+        ("b300", {"1g.10gb": 7}),  # a MIG GPU type with no table: the compute check only
         ("a100", {"1c.3g.20gb": 3}),  # compute instances inside one GPU instance
         ("any", {"1g.7gb": 1}),  # a profile of no model listed
     ],
@@ -194,9 +195,10 @@ def test_imported_media_extension_slices_are_one_per_gpu() -> None:
     # NVML's type names; a GPU holds one +me slice, so two are on two GPUs (before: one GPU
     # of 2 × 1g.10gb+me, which no GPU can be)
     g = gpus_of("gpu:a100:2,gpu:nvidia_a100_1g.10gb+me:2,gpu:nvidia_a100_1g.10gb:12")
-    assert (2, "1g.10gb+me", 1) in g.mig
-    for _, profile, n in g.mig:
-        verdict = check({profile: n}, "a100")
+    # one +me slice per GPU: the 2 on 2 GPUs, beside 6 × 1g.10gb each
+    assert g.mig == ((2, (("1g.10gb", 6), ("1g.10gb+me", 1))),)
+    for _, cut in g.mig:
+        verdict = check(dict(cut), "a100")
         assert verdict is not None and verdict.ok
 
 
@@ -300,6 +302,138 @@ def test_kubernetes_import_reads_the_model_off_the_product(
 
 def test_slurm_import_reads_the_model_off_the_whole_gpus_type() -> None:
     assert gpus_of("gpu:nvidia_a100-sxm4-40gb:2,gpu:nvidia_a100_1g.10gb:8").mig == (
-        (2, "1g.10gb", 4),
+        (2, (("1g.10gb", 4),)),
     )
-    assert gpus_of("gpu:a100:2,gpu:nvidia_a100_1g.10gb:14").mig == ((2, "1g.10gb", 7),)
+    assert gpus_of("gpu:a100:2,gpu:nvidia_a100_1g.10gb:14").mig == ((2, (("1g.10gb", 7),)),)
+
+
+# ---- stop 24: GPU types without MIG, one model per node, slices packed onto GPUs ----------
+
+
+@pytest.mark.parametrize(
+    ("gpu_type", "hint"),
+    [("l4", "GPUs without MIG are whole"), ("a10", 'did you mean "a100"?'), ("t4", "a100, a30")],
+)
+def test_mig_on_a_gpu_type_without_it_is_refused_at_the_cut(
+    tmp_path: Path, gpu_type: str, hint: str
+) -> None:
+    path = tmp_path / "inventory.yaml"
+    path.write_text(INVENTORY.replace("GPU_TYPE", gpu_type).replace("SLICES", "{1g.10gb: 2}"))
+    with pytest.raises(LoadError) as info:
+        load_inventory(path)
+    text = info.value.format()
+    assert f"{path}:12:23" in text, text  # the first group's `slices`
+    assert f"gpu_type {gpu_type} has no MIG" in text and hint in text, text
+
+
+def test_a_node_s_groups_must_fit_one_model(tmp_path: Path) -> None:
+    """`a100` resolves by profiles: 7 × 1g.10gb is an A100-80GB's, 2 × 3g.20gb an
+    A100-40GB's, each accepted alone; one node with both is refused at the second group."""
+    path = tmp_path / "inventory.yaml"
+    path.write_text(INVENTORY.replace("GPU_TYPE", "a100").replace("SLICES", "{3g.20gb: 2}"))
+    with pytest.raises(LoadError) as info:
+        load_inventory(path)
+    text = info.value.format()
+    assert f"{path}:14:13" in text, text
+    assert (
+        "no a100 GPU model has both cuts: 2 × 3g.20gb fits only an A100-40GB, mig group 1's"
+        " 7 × 1g.10gb only an A100-80GB" in text
+    ), text
+    ok = INVENTORY.replace("GPU_TYPE", "a100").replace("SLICES", "{3g.40gb: 2}")
+    path.write_text(ok)
+    assert load_inventory(path).targets()[0].target.slices_per_node == {
+        "1g.10gb": 28,
+        "3g.40gb": 4,
+    }
+
+
+@pytest.mark.parametrize(
+    ("slices", "gpu", "gpus", "model", "groups"),
+    [
+        # NVIDIA/gpu-operator#637 (kubectl describe node, A100): 6 × 1g.10gb, 4 × 2g.20gb
+        (
+            {"1g.10gb": 6, "2g.20gb": 4},
+            "a100",
+            None,
+            "A100-80GB",
+            [(2, {"1g.10gb": 3, "2g.20gb": 2})],
+        ),
+        # davidB/kubectl-view-allocations#258: one H100 NVL, mixed, all-balanced
+        (
+            {"1g.12gb": 2, "2g.24gb": 1, "3g.47gb": 1},
+            None,
+            None,
+            "H100-94GB",
+            [(1, {"1g.12gb": 2, "2g.24gb": 1, "3g.47gb": 1})],
+        ),
+        (
+            {"1g.10gb": 4, "3g.40gb": 1},
+            "a100",
+            None,
+            "A100-80GB",
+            [(1, {"1g.10gb": 4, "3g.40gb": 1})],
+        ),
+        # tests/k8s/data/gke-nodes.json's A100 node: 4 GPUs in MIG mode by its gpu.count
+        (
+            {"1g.10gb": 14, "3g.40gb": 4},
+            "NVIDIA-A100-SXM4-80GB",
+            4,
+            "A100-80GB",
+            [(2, {"1g.10gb": 7}), (2, {"3g.40gb": 2})],
+        ),
+        # the labels give 3 GPUs (2 hold it): the slices laid on 3, each GPU holding some
+        (
+            {"1g.10gb": 7, "3g.40gb": 2},
+            "a100",
+            3,
+            "A100-80GB",
+            [(1, {"1g.10gb": 6}), (1, {"1g.10gb": 1}), (1, {"3g.40gb": 2})],
+        ),
+    ],
+)
+def test_pack_puts_a_node_s_slices_on_the_fewest_gpus(
+    slices: dict[str, int],
+    gpu: str | None,
+    gpus: int | None,
+    model: str,
+    groups: list[tuple[int, dict[str, int]]],
+) -> None:
+    packed = pack(slices, gpu, gpus)
+    assert packed is not None and packed.model == model
+    assert [(n, dict(cut)) for n, cut in packed.groups] == groups
+    for _, cut in packed.groups:  # every GPU's cut holds on that model
+        verdict = check(dict(cut), model.lower())
+        assert verdict is not None and verdict.ok, verdict
+    assert {p: sum(n * dict(c).get(p, 0) for n, c in packed.groups) for p in slices} == slices
+
+
+def _mig_node(gpu_count: str, extra: dict[str, str]) -> tuple[int, list[Any], list[str]]:
+    labels = {
+        "nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB",
+        "nvidia.com/gpu.count": gpu_count,
+        "nvidia.com/mig.strategy": "mixed",
+        "router.dev/pool": "mig",
+    }
+    (pool,) = import_cluster(k8s_nodes(k8s_node("m", labels, extra=extra))).targets
+    return pool.fields["gpus_per_node"], pool.fields["mig"], [str(n) for n in pool.notes]
+
+
+def test_kubernetes_import_puts_two_profiles_on_one_gpu() -> None:
+    """One A100-80GB cut 3g.40gb + 4 × 1g.10gb beside 1 whole GPU: 2 GPUs, not 3 (before:
+    one GPU per profile, gpus_per_node overstated)."""
+    extra = {"nvidia.com/gpu": "1", "nvidia.com/mig-3g.40gb": "1", "nvidia.com/mig-1g.10gb": "4"}
+    gpus, mig, notes = _mig_node("2", extra)
+    assert gpus == 2
+    assert mig == [{"gpus": 1, "slices": {"1g.10gb": 4, "3g.40gb": 1}}]
+    assert not any("MIG mode" in str(n) for n in notes)  # nothing to reconcile
+
+
+def test_kubernetes_import_says_when_the_gpu_count_cannot_hold_the_slices() -> None:
+    extra = {"nvidia.com/gpu": "0", "nvidia.com/mig-3g.40gb": "2", "nvidia.com/mig-1g.10gb": "7"}
+    gpus, mig, notes = _mig_node("1", extra)
+    assert gpus == 2 and len(mig) == 2  # the slices need 2 A100-80GB: counted so
+    assert any(
+        "nvidia.com/gpu.count 1 gives 1 GPUs in MIG mode, but the node's slices (7 × 1g.10gb +"
+        " 2 × 3g.40gb) need at least 2 A100-80GB GPUs: counted as 2" in str(n)
+        for n in notes
+    ), notes

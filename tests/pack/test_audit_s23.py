@@ -84,12 +84,12 @@ def test_a22_unused_node_set_error_points_at_its_name(tmp_path: Path) -> None:
     assert "inventory.yaml:11:11" in done.stderr, done.stderr
 
 
-@pytest.mark.xfail(strict=True, reason="A23: a MIG slice short counts as a node short")
 def test_a23_more_nodes_fix_counts_nodes_of_slices(tmp_path: Path) -> None:
     """mig-fix-slices: one A100 node (2 GPUs cut 7 × 1g.10gb, 1 cut 2 × 3g.40gb, 1 whole),
     running work holding both 3g.40gb slices; chat asks 2 pods of 2 3g.40gb slices. Each new
     node has 2 such slices, so 2 more nodes hold it; router's fix said 4 (the 4 slices short,
-    as nodes; migper small seeds 3, 4 and 9: 9 for 5, 2 for 1, 4 for 2)."""
+    as nodes; migper small seeds 3, 4 and 9: 9 for 5, 2 for 1, 4 for 2). Fixed in stop 24
+    (router/explain/reasons.py: a mig-<profile> row's unit is a node's slices of it)."""
     done = _plan("mig-fix-slices", tmp_path)
     assert done.returncode == 3, done.stderr
     folder = tmp_path / "mig-fix-slices"

@@ -8,7 +8,10 @@
 * CPUs and memory are allocatable (else capacity), rounded down to whole CPUs and MiB.
 * GPUs: `nvidia.com/gpu` (or `amd.com/gpu`) capacity, typed by the GPU operator's product label
   (else GKE's or EKS's accelerator label), normalised by router.importers.gpu. MIG: the "mixed"
-  strategy's `nvidia.com/mig-<profile>` counts become a layout of cut GPUs; the "single"
+  strategy's `nvidia.com/mig-<profile>` counts become a layout of cut GPUs (the fewest that
+  hold them, one GPU carrying several profiles where NVIDIA's tables allow, or as many as
+  `nvidia.com/gpu.count` less `nvidia.com/gpu` leaves in MIG mode: GPU feature discovery
+  counts every physical GPU there, cut or not); the "single"
   strategy (product "...-MIG-1g.5gb") cuts every GPU alike. Time-sliced or MPS-shared GPUs
   (`nvidia.com/gpu.replicas` > 1) count as the physical GPUs, flagged; a vGPU profile
   ("GRID-A100-4C") is a slice of a GPU, so its gpu_type says vgpu and whole-GPU work does not
@@ -24,8 +27,9 @@ from typing import Any
 
 from router.errors import LoadError
 from router.importers import one_line
-from router.importers.gpu import gpu_type_of, mig_layout, mig_profile, slices_per_gpu
+from router.importers.gpu import cut_text, gpu_type_of, mig_layout, mig_profile, slices_per_gpu
 from router.importers.kubernetes.quantity import parse_quantity
+from router.models.mig_geometry import Cut
 from router.quantity import format_memory
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu")
@@ -72,12 +76,12 @@ class Shape:
     gpu_type: str | None
     cpus: int
     memory: int  # MiB
-    mig: tuple[tuple[int, str, int], ...] = ()  # (gpus, profile, slices per gpu)
+    mig: tuple[tuple[int, Cut], ...] = ()  # (gpus, the cut of each)
     mig_single: bool = False
 
     def describe(self) -> str:
         gpus = f"{self.gpus} × {self.gpu_type}" if self.gpus else "no GPUs"
-        mig = "".join(f", {g} cut into {n} × {p}" for g, p, n in self.mig)
+        mig = "".join(f", {g} cut into {cut_text(c)}" for g, c in self.mig)
         return f"{gpus}{mig}, {self.cpus} CPUs, {format_memory(self.memory)}"
 
     def label(self) -> str:
@@ -140,7 +144,7 @@ def _problem(raw: dict[str, Any], taints: frozenset[Taint]) -> str | None:
 
 def _gpus(
     name: str, labels: dict[str, str], capacity: dict[str, Any], allocatable: dict[str, Any]
-) -> tuple[int, str | None, tuple[tuple[int, str, int], ...], bool, list[str]]:
+) -> tuple[int, str | None, tuple[tuple[int, Cut], ...], bool, list[str]]:
     notes: list[str] = []
 
     # Allocatable: the device plugin takes unhealthy GPUs out of it; capacity keeps them.
@@ -181,8 +185,14 @@ def _gpus(
                 f"slices taken as {gpus} GPUs of {per}"
             )
         notes.append(f"MIG single strategy: every GPU cut into {per} × {single}")
-        return gpus, gpu_type, ((gpus, single, per),), True, notes
-    if (replicas.isdigit() and int(replicas) > 1) or sharing in ("time-slicing", "mps"):
+        return gpus, gpu_type, ((gpus, ((single, per),)),), True, notes
+    shared_gpus = (replicas.isdigit() and int(replicas) > 1) or sharing in ("time-slicing", "mps")
+    # GPUs in MIG mode: the physical ones the feature discovery counts, less the whole ones
+    # the device plugin offers (not when shared: nvidia.com/gpu then counts replicas)
+    # (capacity: a GPU the device plugin finds unhealthy leaves allocatable, not the count)
+    whole = sum(int(_resource(capacity, k, name) or 0) for k in GPU_RESOURCES) or count
+    in_mig = int(physical) - whole if physical.isdigit() and not shared_gpus else None
+    if shared_gpus:
         shared = int(replicas) if replicas.isdigit() and int(replicas) > 1 else 1
         gpus = int(physical) if physical.isdigit() else max(1, count // shared)
         notes.append(
@@ -202,10 +212,23 @@ def _gpus(
             f"vGPU profile {product}: a slice of a GPU, so gpu_type {gpu_type} "
             "(workloads asking for a whole GPU model do not go here)"
         )
-    mig = tuple(mig_layout(slices, card))
+    layout, mig_notes = (
+        mig_layout(
+            slices, card, in_mig if in_mig and in_mig > 0 else None, f"{GPU_COUNT} {physical}"
+        )
+        if slices
+        else ([], [])
+    )
+    if slices and in_mig is not None and in_mig <= 0:
+        mig_notes.append(
+            f"{GPU_COUNT} {physical} leaves no GPU in MIG mode beside nvidia.com/gpu {count},"
+            " yet the node has MIG slices: the slices' GPUs counted from the slices"
+        )
+    notes += mig_notes
+    mig = tuple(layout)
     if mig and not count:
         notes.append("every GPU is in MIG mode (nvidia.com/gpu is 0): only MIG work runs here")
-    return count + sum(g for g, _, _ in mig), gpu_type, mig, False, notes
+    return count + sum(g for g, _ in mig), gpu_type, mig, False, notes
 
 
 def parse_node(raw: Any) -> Node:

@@ -177,7 +177,7 @@ def _pool(
     fields["cpus_per_node"] = shape.cpus
     fields["memory_per_node"] = format_memory(shape.memory)
     if shape.mig:
-        fields["mig"] = [{"gpus": g, "slices": {p: n}} for g, p, n in shape.mig]
+        fields["mig"] = [{"gpus": g, "slices": dict(cut)} for g, cut in shape.mig]
         if shape.mig_single:
             fields["mig_strategy"] = "single"
     labels = common_labels(nodes, label)

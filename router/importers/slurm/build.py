@@ -188,8 +188,10 @@ def _node_set(s: _Set) -> ImportedTarget:
     if t.mig:
         typed = dict(t.mig_types)
         fields["mig"] = [
-            {"gpus": g, "slices": {p: n}} | ({"gres_types": {p: typed[p]}} if p in typed else {})
-            for g, p, n in t.mig
+            {"gpus": g, "slices": dict(cut)}
+            | ({"gres_types": {p: typed[p] for p, _ in cut if p in typed}} if named else {})
+            for g, cut in t.mig
+            for named in [any(p in typed for p, _ in cut)]
         ]
     names = s.usable + s.headroom
     if all(SLURM_NAME.fullmatch(n) for n in names):  # else no names rather than a bad file

@@ -21,8 +21,9 @@ from dataclasses import dataclass
 
 from router.hostlist import split_top
 from router.importers import one_line
-from router.importers.gpu import gpu_type_of, mig_layout, mig_profile, vendor_only
+from router.importers.gpu import cut_text, gpu_type_of, mig_layout, mig_profile, vendor_only
 from router.importers.slurm.records import SlurmNode
+from router.models.mig_geometry import Cut
 from router.quantity import format_memory
 
 BAD: tuple[tuple[str, str], ...] = (
@@ -80,7 +81,7 @@ class NodeType:
     gpu_type: str | None
     gpus: int  # every GPU, whole or cut into MIG slices
     gres_type: str | None  # the exact GRES type, when it is not gpu_type itself
-    mig: tuple[tuple[int, str, int], ...]  # (gpus, profile, slices per gpu)
+    mig: tuple[tuple[int, Cut], ...]  # (gpus, the cut of each)
     cpus: int
     memory: int  # MiB
     features: tuple[str, ...]
@@ -102,7 +103,7 @@ class NodeType:
 
     def describe(self) -> str:
         gpus = f"{self.gpus} × {self.gpu_type}" if self.gpu_type else "no GPUs"
-        mig = "".join(f", {g} cut into {n} × {p}" for g, p, n in self.mig)
+        mig = "".join(f", {g} cut into {cut_text(c)}" for g, c in self.mig)
         feats = ",".join(self.features) or "no features"
         return f"{gpus}{mig}, {self.cpus} CPUs, {format_memory(self.memory)}, {feats}"
 
@@ -119,7 +120,7 @@ class Gpus:
     gpu_type: str | None
     gpus: int
     gres_type: str | None
-    mig: tuple[tuple[int, str, int], ...]
+    mig: tuple[tuple[int, Cut], ...]
     notes: tuple[str, ...]
     mig_types: tuple[tuple[str, str], ...] = ()  # (profile, GRES type), when they differ
 
@@ -157,9 +158,11 @@ def gpus_of(gres: str) -> Gpus:
     kind, count = min(models.items(), key=lambda kv: (-kv[1], kv[0]), default=("", 0))
     # the whole GPUs' type (nvidia_a100-sxm4-40gb), else a slice's (nvidia_a100_1g.10gb), names
     # the model whose table says how many slices a GPU holds
-    mig = tuple(mig_layout(dict(slices), kind or next(iter(types.values()), None)))
+    layout, mig_notes = mig_layout(dict(slices), kind or next(iter(types.values()), None))
+    notes += mig_notes
+    mig = tuple(layout)
     mig_types = tuple(sorted((p, k) for p, k in types.items() if k != p))
-    cut = sum(g for g, _, _ in mig)
+    cut = sum(g for g, _ in mig)
     if models:
         others = {k: c for k, c in models.items() if k != kind}
         if others:
