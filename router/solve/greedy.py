@@ -25,6 +25,7 @@ from router.solve.pack import (
     Packing,
     aggregate_fits,
     balanced,
+    best_fit,
     exact_packing,
     first_fit,
 )
@@ -410,7 +411,9 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     """Unplaced members of component ci's classes added, best worth first, as rows allow:
     by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
     targets to make room), else by an exact packing of the component with one more
-    (_exact), else by re-packing a few nodes (region.py). A class that cannot take one more
+    (_exact), else by re-packing a few nodes (region.py; on a small component, once such a
+    try has failed, by first fit only), else a pod by best fit afresh (pack.best_fit, on
+    the axis the component's members ask most of). A class that cannot take one more
     is done (its members are identical), and so is any class that asks at least as much.
     The exact packing only on components of at most TOPPED_NODES nodes. True if any is
     added."""
@@ -444,16 +447,24 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
                     found, proven = first_fit(cap, entries), False
                     if found is None and exact:
                         found, proven = _exact(cap, entries)
-                if found is not None:
-                    state = _ejecting(agg, found, nodes.by_cap[ci])
                 # A few nodes re-packed (region.py): where the component is too large for
                 # the exact try, or it decided nothing (not where it proved no room). On a
-                # small one, until a try fails: bench L seed 0 tried 3 classes of one
-                # 21-node partition, 1 CPU s for nothing (XL's hpc-r17-2/cpu: the first
-                # takes one).
-                elif proven or not regions or not region.regional(state, v):
-                    if not proven and regions and exact:
-                        regions = False  # a regional try failed on a small component
+                # small one, exactly until a try fails (bench L seed 0 tried 3 classes of
+                # one 21-node partition, 1 CPU s for nothing; XL's hpc-r17-2/cpu: the first
+                # takes one), then by first fit only (slurmx medium seed 1: the first
+                # class it failed for had no room, the 7 after it did). Then best fit
+                # afresh on the scarcest axis (pack.best_fit).
+                regional = False
+                if found is None and not proven:
+                    regional = region.regional(state, v, exact=regions)
+                    if not regional:
+                        if regions and exact:
+                            regions = False  # one failed on a small component: first fit only
+                        if not agg.items[v].whole:
+                            found = best_fit(cap, entries, scarcest=True)
+                if found is not None:
+                    state = _ejecting(agg, found, nodes.by_cap[ci])
+                elif not regional:
                     failed.append(v)
                     break
             left -= 1

@@ -30,9 +30,10 @@ SIZES = (2, 3, 4, 6, 8, 12)  # nodes re-packed together, tried in turn
 REGION_LIMIT = 0.02  # deterministic s per region's exact packing
 
 
-def regional(state: Nodes, key: int) -> bool:
+def regional(state: Nodes, key: int, exact: bool = True) -> bool:
     """One more member of `key` on `state` by re-packing a few of its nodes (module
-    docstring); False leaves `state` as it was."""
+    docstring); False leaves `state` as it was. `exact=False`: each region by first fit
+    only (a fraction of the cost; most regions that pack, first fit packs)."""
     item = state.items[key]
     allowed = state.allowed[key]
     groups = state.cap.groups
@@ -73,12 +74,12 @@ def regional(state: Nodes, key: int) -> bool:
             free = [sum(state.free[n][a] for n in chosen) for a in range(len(need))]
             if any(f < x for f, x in zip(free, need, strict=True)):
                 continue  # not even in total
-            if _repacked(state, key, chosen):
+            if _repacked(state, key, chosen, exact):
                 return True
     return False
 
 
-def _repacked(state: Nodes, key: int, chosen: tuple[int, ...]) -> bool:
+def _repacked(state: Nodes, key: int, chosen: tuple[int, ...], exact: bool = True) -> bool:
     """The pods on `chosen` and one more member of `key`, packed onto `chosen` alone; True
     (and `state` changed) if they fit."""
     cap = state.cap
@@ -113,7 +114,7 @@ def _repacked(state: Nodes, key: int, chosen: tuple[int, ...]) -> bool:
     if not aggregate_fits(sub, entries) or not _few_large(sub, entries):
         return False
     found = first_fit(sub, entries)
-    if found is None:
+    if found is None and exact:
         found = exact_packing(sub, entries, REGION_LIMIT, ordered=False).packing
     if found is None:
         return False

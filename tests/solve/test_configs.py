@@ -35,7 +35,7 @@ def _without_patterns() -> Iterator[None]:
     """Neither the pattern step nor the regional re-packing (region.py), which takes these
     reproducers' left-out jobs as well."""
     real, configs.repacked = configs.repacked, lambda *_: False
-    regional, region.regional = region.regional, lambda *_: False
+    regional, region.regional = region.regional, lambda *_, **__: False
     try:
         yield
     finally:

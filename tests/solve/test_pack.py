@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from router.solve.nodes import Capacity, Item, NodeGroup
-from router.solve.pack import Entry, Packing, balanced, pack, plain_first_fit
+from router.solve.pack import Entry, Packing, balanced, best_fit, first_fit, pack, plain_first_fit
 
 SETS = frozenset({"k"})
 
@@ -54,6 +54,39 @@ def test_the_exact_packing_of_gpu_pods_on_three_four_gpu_nodes(first: int, fits:
         return
     assert answer.packing is not None and _within(answer.packing, entries)
     assert answer.packing.placed == {0: 1, 1: 1, 2: 1}
+
+
+def test_best_fit_packs_what_first_fit_strands_on_unlike_nodes() -> None:
+    # A node with 7 CPUs free before one with 5: first fit puts the 5-CPU job on the first
+    # and then has no room for the 3; best fit puts it where it leaves least (the 5).
+    groups = [
+        NodeGroup("k", 1, (0, 7, 64), False, (0,)),
+        NodeGroup("k", 1, (0, 5, 64), False, (1,)),
+    ]
+    cap = Capacity("k", ("gpus", "cpus", "memory"), (0, 8, 64), groups, {"k": SETS})
+    entries = [Entry(k, Item(0, 1, (0, c, 1)), SETS, 1) for k, c in enumerate((5, 4, 3))]
+    assert first_fit(cap, entries) is None
+    got = best_fit(cap, entries)
+    assert got is not None and _within(got, entries)
+    assert got.placed == {0: 1, 1: 1, 2: 1}
+    assert got.nodes_of(0) == [("k", 1)] and sorted(got.nodes_of(1) + got.nodes_of(2)) == [
+        ("k", 0),
+        ("k", 0),
+    ]
+    # One CPU more than the nodes have: best fit says so (nothing half placed).
+    assert best_fit(cap, [*entries, Entry(3, Item(0, 1, (0, 1, 1)), SETS, 1)]) is None
+
+
+def test_best_fit_fills_a_node_with_identical_pods_before_the_next() -> None:
+    cap = _cap(3, (0, 10, 100))
+    entries = [Entry(0, Item(0, 2, (0, 3, 10)), SETS, 2), Entry(1, Item(0, 1, (0, 4, 1)), SETS, 2)]
+    got = best_fit(cap, entries)
+    assert got is not None and _within(got, entries)
+    # The 4-CPU jobs first, both on the node the first took (2 CPUs left there); then the
+    # four pods of 3 CPUs: three on the next node (9 of 10), one on the last.
+    assert got.nodes_of(1) == [("k", 0)] * 2
+    assert got.nodes_of(0) == [("k", 1)] * 3 + [("k", 2)]
+    assert got.placed == {0: 2, 1: 2}
 
 
 def test_balanced_packs_what_plain_first_fit_strands() -> None:

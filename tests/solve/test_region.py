@@ -28,7 +28,7 @@ CASES = ["XL0-hpc-r9-4-cpu.json", "XL0-hpc-r17-2-cpu.json"]
 @pytest.mark.parametrize("name", CASES)
 def test_places_what_the_referee_admits(name: str) -> None:
     # Without the pattern step too: since it takes up to 40 shapes (A15) it takes these.
-    real, region.regional = region.regional, lambda *_: False
+    real, region.regional = region.regional, lambda *_, **__: False
     patterns, configs.repacked = configs.repacked, lambda *_: False
     try:
         placed_before, falsely_before, *_ = _judged(DATA / name)
@@ -91,7 +91,7 @@ def _audit_plan() -> router.Plan:
 def test_whole_node_members_get_idle_nodes() -> None:
     """The audit's cpucomp small seed 0 (data/region/README.md): exclusive jobs left out of
     36 nodes that all hold shared jobs; re-packing a few nodes frees whole ones for them."""
-    real, region.regional = region.regional, lambda *_: False
+    real, region.regional = region.regional, lambda *_, **__: False
     try:
         before = len(_audit_plan().built.placements)
     finally:
