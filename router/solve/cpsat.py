@@ -98,15 +98,13 @@ exact searches in their limits found none: 271 -> 272 placed, falsely unplaced 1
 seed 1 (26 nodes of 191 GiB, jobs of 182-189 GiB each) left 7 out because one region that
 failed turned the regions off for the component; the first-fit regions after that find
 them (244 -> 245 placed, 7 -> 0 falsely unplaced, 3 left undecided by the referee). Bench
-L seeds 0 and 1, wide and the example are byte-identical (they never reach these steps
-with room left). Bench XL seed 0 left 92 workloads falsely unplaced on hpc-r9-4/cpu
-(43 nodes: past 32, and the node patterns' LP is degenerate there) and hpc-r17-2/cpu (31
-nodes, 13 shapes: past configs.MAX_SHAPES, the exact try undecided); with the regions 0, and
-the audit's exclusive jobs on 36 busy nodes (cpucomp small seed 0) 2 -> 0. A class that
-takes no more is done, with every class asking at least as much (members of a class are
-identical). The exact
-packing (pack.exact_packing) reads
-its variables' bounds from its own table: ortools 9.15's proto wrapper reads
+L seeds 0 and 1, wide and the example are byte-identical to before. Bench XL seed 0 left 92
+workloads falsely unplaced on hpc-r9-4/cpu (43 nodes: past 32, and the node patterns' LP
+is degenerate there) and hpc-r17-2/cpu (31 nodes, 13 shapes: past configs.MAX_SHAPES, the
+exact try undecided); with the regions 0, and the audit's exclusive jobs on 36 busy nodes
+(cpucomp small seed 0) 2 -> 0. A class that takes no more is done, with every class asking
+at least as much (members of a class are identical). The exact packing (pack.exact_packing)
+reads its variables' bounds from its own table: ortools 9.15's proto wrapper reads
 `domain[-1]` as 0, which made it "prove" packable counts impossible (and drop per-node
 rows), so small components cut off plans that pack and reported OPTIMAL (the referee's
 three reproducers in tests/pack/test_found.py). Why this one: node-pattern

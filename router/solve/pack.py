@@ -348,12 +348,14 @@ def plain_first_fit(cap: Capacity, entries: list[Entry]) -> Packing | None:
 
 
 def best_fit(cap: Capacity, entries: list[Entry], scarcest: bool = False) -> Packing | None:
-    """Best-fit decreasing on each axis that the members ask for (CPUs, memory, then GPUs):
+    """Best-fit decreasing on each axis that the members ask for (CPUs, memory, then GPUs),
+    or with `scarcest` on the one they ask most of as a share of what the nodes have free:
     the largest on it first, each on the node with the least of it free that holds it
-    (Packing.place_best); the first packing of every member. Where first fit strands a few
-    CPUs on every node, best fit keeps the roomy nodes for the large: the audit's slurmx-m2,
-    35 CPU nodes with 11 of 1,789 CPUs to spare, packs one more 17-CPU job so, where first
-    fit in the plan's node order and the exact searches in their limits find nothing."""
+    (Packing.place_best); the first packing of every member, else None. Where first fit
+    strands a few CPUs on every node, best fit keeps the roomy nodes for the large: the
+    audit's slurmx-m2, 35 CPU nodes with 11 of 1,789 CPUs to spare, packs one more 17-CPU
+    job so, where first fit over the node classes and the exact searches in their limits
+    find nothing."""
     asked = [a for a in (1, 2, 0) if a < len(cap.axes) and any(e.item.demand[a] for e in entries)]
     if scarcest and asked:  # only the axis the members ask the most of, as a share of it
         free = [max(1, sum(g.count * g.free[a] for g in cap.groups)) for a in range(len(cap.axes))]
