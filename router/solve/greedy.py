@@ -11,7 +11,8 @@ node by node: a complete, feasible hint for CP-SAT.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from router.fork import run_parts
 from router.gcpause import paused_gc
@@ -30,6 +31,8 @@ from router.solve.pack import (
     first_fit,
 )
 from router.solve.patterns import pattern_packing
+
+R = TypeVar("R")
 
 FILL_PASSES = 4
 REBALANCE_ROUNDS = 3  # re-packings of a component while they add members
@@ -235,6 +238,24 @@ def completed(
     finds room. Without that, a pass that changes no count leaves the whole fill as it
     was, and further passes are no-ops: so at bench L seeds 0-2 and M seeds 0-1 (no such
     pass), and the plans of L0, L1, wide and the example are byte for byte as before."""
+    filled, packings, _ = solved_and_completed(agg, counts, polish, parts, workers)
+    return filled, packings
+
+
+def solved_and_completed(
+    agg: Aggregate,
+    counts: list[int],
+    polish: frozenset[int] = frozenset(),
+    parts: list[list[int]] | None = None,
+    workers: int = 1,
+    solve: Callable[[int], R] | None = None,
+) -> tuple[list[int], dict[int, Packing], list[R]]:
+    """completed(), each part k first given to `solve(k)` (the solver's levels, cpsat.py)
+    in the process that then completes it: a part's solve and its fill run one after the
+    other in one child, with no wait for the other parts' solves. `solve` may change the
+    part's entries of `counts` (only those: parts share no row or node), and the fill
+    starts from them; `counts` ends holding every part's solved counts, and the third
+    value is solve's results in part order."""
     fill = Filler(agg, counts, canonical=True, packed=False)
     everything = [list(range(len(agg.groups)))]
     groups_of = parts if parts is not None else everything
@@ -242,25 +263,42 @@ def completed(
     if agg.groups:
         preferred(agg, 0)
 
-    def run(bucket: list[int]) -> tuple[list[tuple[int, int]], dict[int, Any]]:
+    def run(
+        bucket: list[int],
+    ) -> tuple[list[tuple[int, int]], list[tuple[int, int]], dict[int, Any], list[R]]:
+        solved: list[tuple[int, int]] = []
+        results: list[R] = []
         for k in bucket:
+            vs = [v for g in groups_of[k] for v in agg.choices[g]]
+            if solve is not None:
+                results.append(solve(k))
+                for v in vs:
+                    if counts[v] != fill.counts[v]:
+                        fill.add(v, counts[v] - fill.counts[v])
+                solved += [(v, counts[v]) for v in vs]
             _completed_part(agg, fill, groups_of[k], polish)
         vs = [v for k in bucket for g in groups_of[k] for v in agg.choices[g]]
         cis = sorted({agg.cap_of[v] for v in vs}) if agg.capacity else []
         packs = {
             ci: (fill.packs[ci].blocks, fill.packs[ci].placed) for ci in cis if ci in fill.packs
         }
-        return [(v, fill.counts[v]) for v in vs], packs
+        return solved, [(v, fill.counts[v]) for v in vs], packs, results
 
     buckets = _buckets(agg, groups_of, max(1, workers))
+    results: dict[int, R] = {}
     # Results in bucket order; the one run here is already in `fill` (its deltas are 0).
-    for pairs, packs in run_parts(run, buckets, parallel=workers > 1):
+    for bucket, (solved, pairs, packs, got) in zip(
+        buckets, run_parts(run, buckets, parallel=workers > 1), strict=True
+    ):
+        for v, n in solved:
+            counts[v] = n
         for v, n in pairs:
             if n != fill.counts[v]:
                 fill.add(v, n - fill.counts[v])
         for ci, (blocks, placed) in packs.items():
             fill.packs[ci] = Packing(agg.capacity[ci], blocks, placed)
-    return fill.done(), dict(sorted(fill.packs.items()))
+        results.update(zip(bucket, got, strict=False))
+    return fill.done(), dict(sorted(fill.packs.items())), [results[k] for k in sorted(results)]
 
 
 def _buckets(agg: Aggregate, parts: list[list[int]], workers: int) -> list[list[int]]:

@@ -127,6 +127,10 @@ def _solve(
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = 0
     solver.parameters.max_deterministic_time = limit
+    # No presolve: on these covering models (hundreds of pattern columns) it was the whole
+    # cost, and the search decides them at once (bench L seed 0: a proof of no room 0.29 ->
+    # 0.01 s, a packing found 0.29 -> 0.02 s, the same answers).
+    solver.parameters.cp_model_presolve = False
     status = solver.solve(model)
     if status == cp_model.INFEASIBLE:
         return []

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from fractions import Fraction
 from pathlib import Path
@@ -80,10 +80,11 @@ def load(path: Path) -> tuple[router.Platform, Nodes]:
 
 @contextmanager
 def from_full_plan(placed: Nodes) -> Iterator[None]:
-    """The last fill (greedy.completed) starts from the counts and nodes of the full plan,
-    not from what the small platform's own exact solve found: alone, the component is small
-    enough to be solved exactly, which the same nodes inside XL's large components are not."""
-    real = greedy.completed
+    """The last fill (greedy.solved_and_completed) starts from the counts and nodes of the
+    full plan, not from what the small platform's own exact solve found: alone, the
+    component is small enough to be solved exactly, which the same nodes inside XL's large
+    components are not."""
+    real = greedy.solved_and_completed
 
     def completed(
         agg: Any,
@@ -91,7 +92,10 @@ def from_full_plan(placed: Nodes) -> Iterator[None]:
         polish: frozenset[int] = frozenset(),
         parts: list[list[int]] | None = None,
         workers: int = 1,
-    ) -> tuple[list[int], dict[int, Any]]:
+        solve: Callable[[int], Any] | None = None,
+    ) -> tuple[list[int], dict[int, Any], list[Any]]:
+        # The levels are solved as in the plan (their values are reported), then replaced.
+        got = [solve(k) for k in range(len(parts or []))] if solve is not None else []
         start = [0] * len(agg.variables)
         content: dict[tuple[int, str, int], dict[int, int]] = {}
         for g, group in enumerate(agg.groups):
@@ -120,16 +124,17 @@ def from_full_plan(placed: Nodes) -> Iterator[None]:
             p.placed = {v: start[v] for v in agg.nodes.by_cap[ci] if start[v]}
             agg.nodes.remember(ci, start, p)
         counts[:] = start
-        return real(agg, counts, frozenset(), parts, workers)
+        filled, packings, _ = real(agg, counts, frozenset(), parts, workers)
+        return filled, packings, got
 
     # Solved as a large component (one level-1 solve, no rounds of cuts: its counts are
     # replaced anyway), the last fill without the polish that the full plan already had.
     small, cpsat.SMALL_COMPONENT = cpsat.SMALL_COMPONENT, 0
-    greedy.completed = completed
+    greedy.solved_and_completed = completed
     try:
         yield
     finally:
-        greedy.completed = real
+        greedy.solved_and_completed = real
         cpsat.SMALL_COMPONENT = small
 
 

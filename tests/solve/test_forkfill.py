@@ -3,12 +3,13 @@ in this process otherwise, and the same counts, packings and plan either way."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import router
 from router.solve.aggregate import Aggregate
 from router.solve.decompose import components
-from router.solve.greedy import _buckets, completed
+from router.solve.greedy import _buckets, completed, solved_and_completed
 
 # Three partitions that no job shape shares, so three solver components: wide CPU jobs fit
 # only `many` (small memory), memory-heavy ones only `fat`, GPU jobs only `gpu`.
@@ -100,3 +101,34 @@ def test_buckets_deal_every_part_once_largest_first() -> None:
         assert sorted(k for b in got for k in b) == list(range(len(parts)))
         assert len(got) == min(workers, len(parts))
         assert all(b == sorted(b) for b in got)
+
+
+def test_each_part_is_solved_then_completed_in_the_process_that_completes_it() -> None:
+    # `solve(k)` stands for the solver's levels (cpsat.py): it sets part k's counts to one
+    # member on its first variable and returns k with the pid it ran in.
+    agg = _aggregate()
+    comps = components(agg)
+    parts = [c.groups for c in comps]
+
+    def solve(k: int) -> tuple[int, int]:
+        first = min(comps[k].variables)
+        counts[first] = 1
+        return k, os.getpid()
+
+    outcomes = []
+    for workers in (1, 3):
+        counts = [0] * len(agg.variables)
+        filled, packings, got = solved_and_completed(
+            agg, counts, frozenset(), parts, workers, solve
+        )
+        # Results in part order; with 3 workers, two parts were solved in children.
+        assert [k for k, _ in got] == list(range(len(parts)))
+        pids = {pid for _, pid in got}
+        assert len(pids) == (1 if workers == 1 else 3)
+        # `counts` holds every part's solved counts, even those solved in a child.
+        assert [counts[min(c.variables)] for c in comps] == [1] * len(comps)
+        assert sum(counts) == len(comps)
+        # The fill started from them and only added members.
+        assert all(f >= c for f, c in zip(filled, counts, strict=True))
+        outcomes.append((filled, _layout(packings)))
+    assert outcomes[0] == outcomes[1]
