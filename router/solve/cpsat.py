@@ -199,9 +199,10 @@ ended 0.45 s after the first, and a fill of 1.2-1.5 CPU s began only then). With
 nodes (no last fill) the components are solved on `workers` threads. (One fill over the
 whole model ran its passes until no component changed; a component now stops at its own
 last change, which is the same unless a pass that changes no count re-lays a packing: see
-greedy.completed.) (The sequential LP-based search reaches 99.99% of the LP bound at L where CP-SAT's interleaved
-portfolio reached 99.4-99.7% in twice the time: its LNS batches starve it.) A level that
-stops at its limit keeps the value it reached (≥ its hint) and the status says FEASIBLE.
+greedy.completed.) (The sequential LP-based search reaches 99.99% of the LP bound at L
+where CP-SAT's interleaved portfolio reached 99.4-99.7% in twice the time: its LNS batches
+starve it.) A level that stops at its limit keeps the value it reached (≥ its hint) and
+the status says FEASIBLE.
 
 Large components (more than SMALL_COMPONENT aggregate variables)
 ----------------

@@ -15,6 +15,7 @@ import router.api
 from router.emit import emit_all
 from router.errors import PlanError
 from router.fork import ChildFailed, run_parts
+from router.models.placement import Placement
 from router.output import write_parts
 from tests.gitops.conftest import copy_example
 from tests.gitops.test_output import tree
@@ -113,10 +114,15 @@ def test_emitted_files_are_split_by_whole_clusters_in_order(tmp_path: Path) -> N
         for c in chunks:
             files.update(emit_all(c, plan.platform.project.kubernetes))
         assert files == {k: v for k, v in plan.files().items() if k != "plan.json"}
-    # About the same number of placements each: no part larger than its share and a cluster.
+
+    # About the same cost each (a Kubernetes placement's manifests cost more than a Slurm
+    # job's script): no part above its share and a cluster.
+    def cost(ps: list[Placement]) -> int:
+        return sum(router.api.EMIT_COST[p.backend] for p in ps)
+
     two = router.api.emit_chunks(placements, 2)
-    largest = max(sum((p.backend, p.cluster) == k for p in placements) for k in clusters)
-    assert max(len(c) for c in two) <= len(placements) / 2 + largest
+    largest = max(cost([p for p in placements if (p.backend, p.cluster) == k]) for k in clusters)
+    assert max(cost(c) for c in two) <= cost(placements) / 2 + largest
     assert router.api.emit_chunks([], 4) == []
 
 
