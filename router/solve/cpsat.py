@@ -84,35 +84,36 @@ with unplaced members, best worth first, takes one more member at a time by inse
 ejection (eject.py: where no node has room, a pod of the plan leaves a node for another node
 of its own targets, itself ejecting one more at most; swaps included; nodes alike and pods
 of one kind tried once each), else by an exact packing of the component with that member
-added, on components of at most 32 nodes: CP-SAT's own search over per-node counts (0.03
-deterministic s), then, where the nodes are alike, node patterns (patterns.py, 0.1 s),
-the new packing kept; else, where the component is larger or the exact try decided nothing
-(not where it proved no room), by re-packing a few nodes (region.py: the member and the pods
-on 2, 3, 4, 6, 8 or 12 of the nodes with most room for it, exactly onto those nodes, the
-rest staying; a whole-node member gets idle-capable nodes so; on a small component, once
-such a try fails, by first fit only), else, for pods, by best fit afresh on the axis the
-component's members ask most of (pack.best_fit: each pod on the node with the least of it
-free that holds it). The audit's slurmx-m2 (35 CPU nodes, 11 of 1,789 CPUs to spare, ~60
-shapes) packs one more 17-CPU job by best fit where first fit over the node classes and the
-exact searches in their limits found none: 271 -> 272 placed, falsely unplaced 1 -> 0. Its
-seed 1 (26 nodes of 191 GiB, jobs of 182-189 GiB each) left 7 out because one region that
-failed turned the regions off for the component; the first-fit regions after that find
-them (244 -> 245 placed, 7 -> 0 falsely unplaced, 3 left undecided by the referee). Bench
-L seeds 0 and 1, wide and the example are byte-identical to before. Bench XL seed 0 left 92
-workloads falsely unplaced on hpc-r9-4/cpu (43 nodes: past 32, and the node patterns' LP
-is degenerate there) and hpc-r17-2/cpu (31 nodes, 13 shapes: past configs.MAX_SHAPES, the
-exact try undecided); with the regions 0, and the audit's exclusive jobs on 36 busy nodes
-(cpucomp small seed 0) 2 -> 0. A class that takes no more is done, with every class asking
-at least as much (members of a class are identical). The exact packing (pack.exact_packing)
-reads its variables' bounds from its own table: ortools 9.15's proto wrapper reads
-`domain[-1]` as 0, which made it "prove" packable counts impossible (and drop per-node
-rows), so small components cut off plans that pack and reported OPTIMAL (the referee's
-three reproducers in tests/pack/test_found.py). Why this one: node-pattern
+added, on components of at most 32 nodes: where the nodes are alike, node patterns
+(patterns.py, 0.1 s), else (or undecided) CP-SAT's own search over per-node counts (0.03
+deterministic s), the new packing kept; else, where the component is larger or the exact
+try decided nothing (not where it proved no room), by re-packing a few nodes (region.py:
+the member and the pods on 2, 3, 4, 6, 8 or 12 of the nodes with most room for it, exactly
+onto those nodes, the rest staying; a whole-node member gets idle-capable nodes so; on a
+small component, once such a try fails, by first fit only), else, for pods, by best fit
+afresh on the axis the component's members ask most of (pack.best_fit: each pod on the
+node with the least of it free that holds it). The audit's slurmx-m2 (35 CPU nodes, 11 of
+1,789 CPUs to spare, ~60 shapes) packs one more 17-CPU job by best fit where first fit over
+the node classes and the exact searches in their limits found none: 271 -> 272 placed,
+falsely unplaced 1 -> 0. Its seed 1 (26 nodes of 191 GiB, jobs of 182-189 GiB each) left 7
+out because one region that failed turned the regions off for the component; the first-fit
+regions after that find them (244 -> 245 placed, 7 -> 0 falsely unplaced, 3 left undecided
+by the referee). Bench L seeds 0 and 1, wide and the example are byte-identical to before.
+Bench XL seed 0 left 92 workloads falsely unplaced on hpc-r9-4/cpu (43 nodes: past 32, and
+the node patterns' LP is degenerate there) and hpc-r17-2/cpu (31 nodes, 13 shapes: past
+configs.MAX_SHAPES, the exact try undecided); with the regions 0, and the audit's exclusive
+jobs on 36 busy nodes (cpucomp small seed 0) 2 -> 0. A class that takes no more is done,
+with every class asking at least as much (members of a class are identical). The exact
+packing (pack.exact_packing) reads its variables' bounds from its own table: ortools 9.15's
+proto wrapper reads `domain[-1]` as 0, which made it "prove" packable counts impossible
+(and drop per-node rows), so small components cut off plans that pack and reported OPTIMAL
+(the referee's three reproducers in tests/pack/test_found.py). Why this one: node-pattern
 (configuration) variables explode with many pod shapes per target and per-node variables
 with hundreds of nodes per target, while this keeps the model the solver already solves
 well at 10k workloads, adds nothing for targets that pack (most do), and stays exact where
-it matters: an OPTIMAL level is optimal for the per-node problem, since every cut is proven.
-Identical nodes are one class throughout, so there is no per-node symmetry to blow up.
+it matters: an OPTIMAL level is optimal for the per-node problem, since every cut is
+proven. Identical nodes are one class throughout, so there is no per-node symmetry to blow
+up.
 
 Small components proven exactly by node patterns (exact.py, stop 22). Where a small
 component's level 1 ends unproven after the rounds (a stall, the cut budget, a repair), it
