@@ -448,10 +448,11 @@ def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
 def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     """Unplaced members of component ci's classes added, best worth first, as rows allow:
     by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
-    targets to make room), else by an exact packing of the component with one more
-    (_exact), else by re-packing a few nodes (region.py; on a small component, once such a
-    try has failed, by first fit only), else a pod by best fit afresh (pack.best_fit, on
-    the axis the component's members ask most of). A class that cannot take one more
+    targets to make room), else by node patterns (_by_patterns, where the nodes are alike),
+    else by re-packing a few nodes (region.py; on a small component, once such a try has
+    failed, by first fit only), else by an exact per-node search of the component with one
+    more (_per_node), else a pod by best fit afresh (pack.best_fit, on the axis the
+    component's members ask most of). A class that cannot take one more
     is done (its members are identical), and so is any class that asks at least as much.
     The exact packing only on components of at most TOPPED_NODES nodes. True if any is
     added."""
@@ -484,22 +485,26 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
                 if aggregate_fits(cap, entries):
                     found, proven = first_fit(cap, entries), False
                     if found is None and exact:
-                        found, proven = _exact(cap, entries)
+                        found, proven = _by_patterns(cap, entries)
                 # A few nodes re-packed (region.py): where the component is too large for
-                # the exact try, or it decided nothing (not where it proved no room). On a
-                # small one, exactly until a try fails (bench L seed 0 tried 3 classes of
-                # one 21-node partition, 1 CPU s for nothing; XL's hpc-r17-2/cpu: the first
-                # takes one), then by first fit only (slurmx medium seed 1: the first
-                # class it failed for had no room, the 7 after it did). Then best fit
-                # afresh on the scarcest axis (pack.best_fit).
+                # the exact try, or its node patterns decided nothing (not where they proved
+                # no room). On a small one, exactly until a try fails (bench L seed 0 tried 3
+                # classes of one 21-node partition, 1 CPU s for nothing; XL's
+                # hpc-r17-2/cpu: the first takes one), then by first fit only (slurmx
+                # medium seed 1: the first class it failed for had no room, the 7 after it
+                # did). On a small component the per-node search comes after the regions,
+                # not before: a region that packs takes 0.01 s where the search, undecided,
+                # spent its whole limit (bench L seed 0: 4 tries of 0.18 s on a 25-node
+                # partition, a region took one each time). Then best fit afresh on the
+                # scarcest axis (pack.best_fit).
                 regional = False
                 if found is None and not proven:
-                    regional = region.regional(state, v, exact=regions)
-                    if not regional:
-                        if regions and exact:
-                            regions = False  # one failed on a small component: first fit only
-                        if not agg.items[v].whole:
-                            found = best_fit(cap, entries, scarcest=True)
+                    regional = region.regional(state, v, exact=regions, searched=exact)
+                    if not regional and exact:
+                        regions = False  # one failed on a small component: first fit only
+                        found, proven = _per_node(cap, entries)
+                    if not regional and not proven and found is None and not agg.items[v].whole:
+                        found = best_fit(cap, entries, scarcest=True)
                 if found is not None:
                     state = _ejecting(agg, found, nodes.by_cap[ci])
                 elif not regional:
@@ -514,16 +519,21 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     return added
 
 
-def _exact(cap: Capacity, entries: list[Entry]) -> tuple[Packing | None, bool]:
-    """The last step's exact try: node patterns where the nodes are alike, within
-    EXACT_TOPUP deterministic s, else (or undecided) CP-SAT's own search over per-node
-    counts within NODE_TOPUP. The packing found, and whether none was proven to exist.
-    Patterns go first: where they apply they decide at once (a covering model solved
-    without presolve), where the per-node search often spent its whole limit first (bench
-    L seed 0: 0.135 s each time on a 9-node partition before the patterns decided)."""
+def _by_patterns(cap: Capacity, entries: list[Entry]) -> tuple[Packing | None, bool]:
+    """The last step's exact try by node patterns where the nodes are alike, within
+    EXACT_TOPUP deterministic s: the packing found, and whether none was proven to exist
+    ((None, False) where they do not apply or decide nothing). Where they apply they decide
+    at once (a covering model solved without presolve), where the per-node search often
+    spent its whole limit first (bench L seed 0: 0.135 s each time on a 9-node partition)."""
     by_pattern = pattern_packing(cap, entries, EXACT_TOPUP)
-    if by_pattern is not None:
-        return by_pattern.packing, by_pattern.proven and by_pattern.packing is None
+    if by_pattern is None:
+        return None, False
+    return by_pattern.packing, by_pattern.proven and by_pattern.packing is None
+
+
+def _per_node(cap: Capacity, entries: list[Entry]) -> tuple[Packing | None, bool]:
+    """CP-SAT's own search over per-node counts within NODE_TOPUP: the packing found, and
+    whether none was proven to exist."""
     per_node = exact_packing(cap, entries, NODE_TOPUP, ordered=False)
     return per_node.packing, per_node.proven and per_node.packing is None
 

@@ -32,3 +32,32 @@ def test_a_level_stopped_by_the_gap_limit_is_not_optimal(monkeypatch: pytest.Mon
     value, bound, optimal = out[0]
     assert bound > value  # stopped short of the bound
     assert not optimal
+
+
+@pytest.mark.parametrize("light", [True, False])
+def test_a_large_component_presolves_lightly(monkeypatch: pytest.MonkeyPatch, light: bool) -> None:
+    """From LIGHT_PRESOLVE_FROM variables, one presolve pass and no probing (half of level
+    1's time at bench L); below it, CP-SAT's own presolve settings."""
+    from ortools.sat.python import cp_model
+
+    monkeypatch.setattr(cpsat, "LIGHT_PRESOLVE_FROM", 0 if light else 10**9)
+    seen: list[tuple[int, int]] = []
+    real = cp_model.CpSolver.solve
+
+    def solve(self: cp_model.CpSolver, model: cp_model.CpModel, *args: object) -> object:
+        seen.append(
+            (self.parameters.max_presolve_iterations, self.parameters.cp_model_probing_level)
+        )
+        return real(self, model)
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", solve)
+    agg = _aggregate(SLOW)
+    assert agg.nodes is not None
+    counts = agg.nodes.fit(best_hint(agg, lp_solve(agg)[1]))
+    (comp,) = components(agg)
+    terms = [[(c, v) for c, v in level.terms] for level in agg.levels]
+    cpsat._solve_component(agg, comp, terms, counts, 0.2)
+    defaults = cp_model.CpSolver().parameters
+    default = (defaults.max_presolve_iterations, defaults.cp_model_probing_level)
+    assert seen[0] == ((1, 0) if light else default)  # level 1's solve (packing checks follow)
+    assert default != (1, 0)
