@@ -100,14 +100,16 @@ class Resources:
         if self.gpu_type:
             out["gpu_type"] = self.gpu_type
         if self.replicas_max:
-            out["replicas"] = {"min": self.replicas_min, "max": self.replicas_max}
+            out["replicas"] = {"max": self.replicas_max, "min": self.replicas_min}
         if self.mig:
             out["mig"] = self.mig
         if self.array_parallel:
             out["array_parallel"] = self.array_parallel
         if self.mpi_launcher:
             out["mpi_launcher"] = True
-        return out
+        # Keys in sorted order, as plan.json has them: its text is then written without
+        # being read back (plan/document.py _fast).
+        return dict(sorted(out.items()))
 
 
 @dataclass

@@ -126,7 +126,7 @@ def plan_document(plan: Plan, later: Callable[[], Later] | None = None) -> dict[
             "cluster": p.cluster,
             "kind": p.workload.kind,
             "nodes": node_json(plan, p.nodes, names),  # one per pod, or per whole node
-            "options": p.options,
+            "options": _in_order(p.options) if p.options else {},
             "rank": p.rank,
             "resources": p.resources.to_json(),
             "rule": p.rule,
@@ -201,6 +201,16 @@ def plan_document(plan: Plan, later: Callable[[], Later] | None = None) -> dict[
     return doc
 
 
+def _in_order(value: Any) -> Any:
+    """`value` with every mapping's keys in sorted order (as plan.json writes them): so the
+    document's own text is its sorted text (_fast)."""
+    if isinstance(value, dict):
+        return {k: _in_order(value[k]) for k in sorted(value)}
+    if isinstance(value, list):
+        return [_in_order(x) for x in value]
+    return value
+
+
 def target_usage(plan: Plan) -> list[dict[str, Any]]:
     """Per target: capacity and what the plan uses of it (GPUs, CPUs, memory, whole nodes)."""
     by_target: dict[str, list[Placement]] = {}
@@ -223,7 +233,7 @@ def target_usage(plan: Plan) -> list[dict[str, Any]]:
                 else sum(usage(resource, p.resources, ref) for p in mine)
             )
             row[key] = {"capacity": capacity(ref, resource), "used": used}
-        out.append(row)
+        out.append(dict(sorted(row.items())))  # in plan.json's order (_fast)
     return out
 
 
@@ -317,9 +327,16 @@ def _fast(doc: dict[str, Any] | list[Any]) -> str | None:
     that back (keeping the order) and must write the very same compact text, so every string
     escape, float and int is proven to be json.dumps's for this document (they differ on some:
     "1e-05" against "0.00001"); what is left, where the newlines and spaces go, is the same for
-    both (tests/plan compares them over generated documents). None when the texts differ."""
+    both (tests/plan compares them over generated documents). None when the texts differ.
+    The document itself is written first: plan_document makes its keys in sorted order, so
+    its own compact text is that one as a rule, without reading the text back (bench L:
+    0.08 s less); the text read back is for a document whose keys are not all in order."""
     try:
         compact = json.dumps(doc, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+        # The top level's few keys put in order here (sections are added last).
+        ordered = {k: doc[k] for k in sorted(doc)} if isinstance(doc, dict) else doc
+        if pydantic_core.to_json(ordered).decode() == compact:
+            return pydantic_core.to_json(ordered, indent=2).decode() + "\n"
         value = pydantic_core.from_json(compact)
         if pydantic_core.to_json(value).decode() != compact:
             return None
