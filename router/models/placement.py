@@ -85,31 +85,30 @@ class Resources:
         return self.memory_per_node * self.units - self.spare_launchers * MPI_LAUNCHER_MEMORY
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "cpus": self.cpus,
-            "cpus_per_node": self.cpus_per_node,
-            "exclusive": self.exclusive,
-            "gpus": self.gpus,
-            "gpus_per_node": self.gpus_per_node,
-            "memory_mib": self.memory,
-            "memory_per_node_mib": self.memory_per_node,
-            "nodes": self.nodes,
-            "time_seconds": self.time,
-            "whole_nodes": self.whole_nodes,
-        }
-        if self.gpu_type:
-            out["gpu_type"] = self.gpu_type
-        if self.replicas_max:
-            out["replicas"] = {"max": self.replicas_max, "min": self.replicas_min}
-        if self.mig:
-            out["mig"] = self.mig
+        # Keys made in sorted order, as plan.json has them: its text is then written without
+        # being read back (plan/document.py _fast), and no sort per placement is needed.
+        out: dict[str, Any] = {}
         if self.array_parallel:
             out["array_parallel"] = self.array_parallel
+        out["cpus"] = self.cpus
+        out["cpus_per_node"] = self.cpus_per_node
+        out["exclusive"] = self.exclusive
+        if self.gpu_type:
+            out["gpu_type"] = self.gpu_type
+        out["gpus"] = self.gpus
+        out["gpus_per_node"] = self.gpus_per_node
+        out["memory_mib"] = self.memory
+        out["memory_per_node_mib"] = self.memory_per_node
+        if self.mig:
+            out["mig"] = self.mig
         if self.mpi_launcher:
             out["mpi_launcher"] = True
-        # Keys in sorted order, as plan.json has them: its text is then written without
-        # being read back (plan/document.py _fast).
-        return dict(sorted(out.items()))
+        out["nodes"] = self.nodes
+        if self.replicas_max:
+            out["replicas"] = {"max": self.replicas_max, "min": self.replicas_min}
+        out["time_seconds"] = self.time
+        out["whole_nodes"] = self.whole_nodes
+        return out
 
 
 @dataclass

@@ -33,13 +33,15 @@ def json_schema(kind: Literal["inventory", "workload"]) -> dict[str, Any]:
     else:
         raise ValueError(f"no schema for {kind!r}: choose inventory or workload")
     schema["$schema"] = DIALECT
-    out: dict[str, Any] = _sorted(schema)
+    out: dict[str, Any] = sorted_keys(schema)
     return out
 
 
-def _sorted(value: Any) -> Any:
+def sorted_keys(value: Any) -> Any:
+    """`value` with every mapping's keys in sorted order, at every level (the schemas here;
+    plan.json's placement options, plan/document.py)."""
     if isinstance(value, dict):
-        return {k: _sorted(value[k]) for k in sorted(value)}
+        return {k: sorted_keys(value[k]) for k in sorted(value)}
     if isinstance(value, list):
-        return [_sorted(v) for v in value]
+        return [sorted_keys(v) for v in value]
     return value

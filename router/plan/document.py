@@ -22,6 +22,7 @@ from router.evaluate.quota import capacity, usage
 from router.gcpause import paused_gc
 from router.models.placement import Placement
 from router.models.plan import PlanDocument, ReasonsEntry, ScaleOut
+from router.models.schema import sorted_keys
 from router.plan.build import Plan, input_hashes
 from router.plan.packcheck import scale_out
 from router.version import __version__
@@ -126,7 +127,7 @@ def plan_document(plan: Plan, later: Callable[[], Later] | None = None) -> dict[
             "cluster": p.cluster,
             "kind": p.workload.kind,
             "nodes": node_json(plan, p.nodes, names),  # one per pod, or per whole node
-            "options": _in_order(p.options) if p.options else {},
+            "options": sorted_keys(p.options) if p.options else {},  # in order: see _fast
             "rank": p.rank,
             "resources": p.resources.to_json(),
             "rule": p.rule,
@@ -199,16 +200,6 @@ def plan_document(plan: Plan, later: Callable[[], Later] | None = None) -> dict[
     if made.preempted is not None:  # planned against a previous plan
         doc["preempted"] = made.preempted
     return doc
-
-
-def _in_order(value: Any) -> Any:
-    """`value` with every mapping's keys in sorted order (as plan.json writes them): so the
-    document's own text is its sorted text (_fast)."""
-    if isinstance(value, dict):
-        return {k: _in_order(value[k]) for k in sorted(value)}
-    if isinstance(value, list):
-        return [_in_order(x) for x in value]
-    return value
 
 
 def target_usage(plan: Plan) -> list[dict[str, Any]]:

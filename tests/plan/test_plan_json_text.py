@@ -123,3 +123,21 @@ def test_splicing_needs_one_top_level_empty_list() -> None:
     for doc in docs:
         with pytest.raises(ValueError, match="no single top-level 'unplaced'"):
             document.spliced(indented(doc), "unplaced", "[]\n")
+
+
+def test_resources_are_written_in_plan_json_order() -> None:
+    from router.models.placement import Resources
+
+    base = Resources(nodes=1, gpus_per_node=1, cpus_per_node=4, memory_per_node=1024,
+                     time=60, exclusive=False, whole_nodes=0)  # fmt: skip
+    everything = Resources(nodes=2, gpus_per_node=0, cpus_per_node=4, memory_per_node=1024,
+                           time=60, exclusive=False, whole_nodes=0, replicas_min=1,
+                           replicas_max=3, gpu_type="a100", mig="1g.10gb", array_parallel=2,
+                           mpi_launcher=True)  # fmt: skip
+    for r in (base, everything):
+        out = r.to_json()
+        assert list(out) == sorted(out)
+    assert {"array_parallel", "gpu_type", "mig", "mpi_launcher", "replicas"} <= set(
+        everything.to_json()
+    )
+    assert list(everything.to_json()["replicas"]) == ["max", "min"]
