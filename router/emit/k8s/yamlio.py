@@ -222,10 +222,10 @@ def _mapping(out: list[str], d: dict[Any, Any], indent: str, inline: bool) -> No
         if key is None:
             key = _key(k)
         if inline:
-            out.append(key)
+            lead = key
             inline = False
         else:
-            out.append(indent + key)
+            lead = indent + key
         t = type(v)
         if t is str:
             s = values.get(v)
@@ -234,24 +234,24 @@ def _mapping(out: list[str], d: dict[Any, Any], indent: str, inline: bool) -> No
             if isinstance(s, str):
                 if len(key) + len(s) > room:
                     raise _Outside
-                out.append(f": {s}\n")
+                out.append(f"{lead}: {s}\n")
             else:
-                out.append(": ")
+                out.append(lead + ": ")
                 _block(out, s, child)
         elif t is dict:
             if v:
-                out.append(":\n")
+                out.append(lead + ":\n")
                 _mapping(out, v, child, False)
             else:
-                out.append(": {}\n")
+                out.append(lead + ": {}\n")
         elif t is list:
             if v:
-                out.append(":\n")
+                out.append(lead + ":\n")
                 _sequence(out, v, indent, False)  # PyYAML does not indent a list in a mapping
             else:
-                out.append(": []\n")
+                out.append(lead + ": []\n")
         else:
-            out.append(f": {_other(v)}\n")
+            out.append(f"{lead}: {_other(v)}\n")
 
 
 def _sequence(out: list[str], items: list[Any], indent: str, inline: bool) -> None:
@@ -261,10 +261,10 @@ def _sequence(out: list[str], items: list[Any], indent: str, inline: bool) -> No
     room = _FOLD_SAFE - len(indent)
     for v in items:
         if inline:
-            out.append("- ")
+            lead = "- "
             inline = False
         else:
-            out.append(dash)
+            lead = dash
         t = type(v)
         if t is str:
             s = _values.get(v)
@@ -273,21 +273,24 @@ def _sequence(out: list[str], items: list[Any], indent: str, inline: bool) -> No
             if isinstance(s, str):
                 if len(s) > room:
                     raise _Outside
-                out.append(s + "\n")
+                out.append(f"{lead}{s}\n")
             else:
+                out.append(lead)
                 _block(out, s, child)
         elif t is dict:
+            out.append(lead)
             if v:
                 _mapping(out, v, child, True)
             else:
                 out.append("{}\n")
         elif t is list:
+            out.append(lead)
             if v:
                 _sequence(out, v, child, True)
             else:
                 out.append("[]\n")
         else:
-            out.append(_other(v) + "\n")
+            out.append(f"{lead}{_other(v)}\n")
 
 
 def _fast(docs: list[dict[str, Any]]) -> str | None:
