@@ -52,13 +52,30 @@ def run_project(platform: Platform, workers: int, keep: Path | None = None) -> d
         "plan_system_seconds": first["system_seconds"],
         "replan_system_seconds": again["system_seconds"],
         "plan_peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        # How fast the machine was just before each run (_reference): compare runs by it
+        "plan_reference_seconds": first["reference_seconds"],
+        "replan_reference_seconds": again["reference_seconds"],
         "exit_code": first["exit_code"],
         "summary": first["summary"],
         "same_bytes": first["digest"] == again["digest"],
     }
 
 
+# A fixed pure-Python loop, run in a fresh interpreter: its wall time says how fast this
+# machine ran at that moment. A shared VM's speed can swing by half within minutes (on the
+# 2-core CI machine, L seed 0's plan took 4.2 s in one minute and 6.2 s a few later, with
+# this loop 50% slower), so figures from different runs are read beside it.
+REFERENCE_LOOP = "sum(i * i for i in range(3_000_000))"
+
+
+def _reference() -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-S", "-c", REFERENCE_LOOP], check=True)
+    return round(time.perf_counter() - started, 3)
+
+
 def _plan(folder: Path, workers: int) -> dict[str, Any]:
+    reference = _reference()
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     cmd = [sys.executable, "-m", "router", "plan", str(folder), "-q", "--workers", str(workers)]
@@ -70,6 +87,7 @@ def _plan(folder: Path, workers: int) -> dict[str, Any]:
     digest = _digest(folder / "out")
     return {
         "seconds": round(seconds, 3),
+        "reference_seconds": reference,
         "cpu_seconds": round(
             after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime, 3
         ),

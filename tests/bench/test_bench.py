@@ -81,6 +81,8 @@ def test_bench_project_plans_the_written_folder(tmp_path: Path) -> None:
     assert data["plan_seconds"] > 0 and data["plan_peak_rss_mb"] > 0
     assert 0 < data["plan_system_seconds"] < data["plan_cpu_seconds"]
     assert 0 < data["replan_system_seconds"] < data["replan_cpu_seconds"]
+    # the machine's speed beside each run: a fresh interpreter's fixed loop, timed
+    assert data["plan_reference_seconds"] > 0 and data["replan_reference_seconds"] > 0
     plan = json.loads((folder / "out" / "plan.json").read_text())
     assert len(plan["placements"]) == int(data["summary"].split()[1])
 
