@@ -24,4 +24,15 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         if was:
+            _aged()
             gc.enable()
+
+
+def _aged() -> None:
+    """Everything the collector tracks moved to its oldest generation (gc.freeze then
+    gc.unfreeze: two list splices). Else the first collection after the pause walks all that
+    the pause made, as young: 0.18 s after `router plan` on 10,000 workloads. Not where
+    something else keeps objects frozen (unfreeze would let them go too)."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import sys
 import threading
 from collections.abc import Iterator
@@ -19,6 +18,7 @@ from router.cli.main import (
 )
 from router.cli.options import workers_option
 from router.errors import PlanError
+from router.gcpause import paused_gc
 
 SPINNER_AFTER = 1.0  # seconds: quick plans print nothing while they run
 
@@ -83,6 +83,11 @@ def _progress(message: str, enabled: bool) -> Iterator[None]:
     "-q", "--quiet", is_flag=True, help="Print only the summary line (and errors), for pipelines."
 )
 @reports_errors
+# No cyclic collection while the command runs (a command line only: the library leaves the
+# collector alone). The plan's data lives until the end, and each pass walked it again:
+# gc.freeze after loading still left 0.2 s of passes at 10,000 workloads, on the serial
+# path. What is cyclic garbage by the end is small: 2 MiB more peak memory at L.
+@paused_gc()
 def plan(
     directory: str,
     policy: str | None,
@@ -130,12 +135,6 @@ def plan(
     platform = router.load(
         directory, policy=policy, inventory=inventory, workloads=workloads, out=out, running=running
     )
-    # The inputs, loaded now, live as long as this process: moved out of the cyclic
-    # collector's reach (gc.freeze), its passes no longer walk them again and again while
-    # the plan is made (a sixth of the CPU of a 50,000-workload plan). A command line only:
-    # the library leaves the collector alone.
-    platform.inputs()
-    gc.freeze()
     spinner = not quiet and sys.stderr.isatty()
     with _progress("Planning…", spinner):
         # Decisions of one routing signature share their candidate lists (read-only), as
