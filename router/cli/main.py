@@ -126,7 +126,7 @@ def project_options(fn: F) -> F:
 def fmt_command(files: tuple[str, ...], check_only: bool) -> None:
     """Rewrite .route FILES (or folders of them) in canonical form, comments kept."""
     from router.language.fmt import format_policy_file
-    from router.language.parser import parse_text
+    from router.language.sources import parse_text
     from router.models.yamlsource import read_source  # not UTF-8: an error at the byte
 
     paths: list[Path] = []

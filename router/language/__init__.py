@@ -10,7 +10,7 @@ from pathlib import Path
 from router.errors import PolicyError
 from router.language.ast import Policy
 from router.language.checker import check_policy
-from router.language.parser import parse_files, parse_sources, parse_text
+from router.language.sources import parse_files, parse_sources, parse_text
 
 __all__ = [
     "check_policy",

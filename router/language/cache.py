@@ -18,10 +18,10 @@ import hashlib
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import lark
-from lark import Lark, Transformer
+if TYPE_CHECKING:
+    from lark import Lark, Transformer
 
 CACHE_ENV = "ROUTER_CACHE_DIR"  # where the tables go; "" turns the cache off
 
@@ -37,6 +37,8 @@ def cache_folder() -> Path | None:
 
 def table_key(grammar: str, options: dict[str, Any]) -> str:
     """What the tables depend on, hashed: the file name of the cached tables."""
+    import lark  # here: a run whose policy trees are all kept (sources.py) never imports it
+
     shown = repr(sorted((k, getattr(v, "__qualname__", repr(v))) for k, v in options.items()))
     text = "\0".join([grammar, shown, lark.__version__, sys.version])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
@@ -45,18 +47,22 @@ def table_key(grammar: str, options: dict[str, Any]) -> str:
 def cached_lark(grammar: str, transformer: Transformer[Any, Any], **options: Any) -> Lark:
     """`Lark(grammar, transformer=transformer, **options)`, its tables read from the cache
     folder when they are there, and saved there when they were not."""
+    from lark import Lark
+
     path = _usable(cache_folder(), table_key(grammar, options))
     if path is None:
         return Lark(grammar, transformer=transformer, **options)
     return Lark(grammar, transformer=transformer, cache=str(path), **options)
 
 
-def _usable(folder: Path | None, key: str) -> Path | None:
+def _usable(
+    folder: Path | None, key: str, kind: str = "grammar", suffix: str = ".lark"
+) -> Path | None:
     """The cache file, if the cache is on, its folder can be made, and the file is not
     someone else's (it is a pickle: only the user's own is read)."""
     if folder is None:
         return None
-    path = folder / f"grammar-{key}.lark"
+    path = folder / f"{kind}-{key}{suffix}"
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         if path.exists() and path.stat().st_uid != os.getuid():

@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 
 from router.language import ast
-from router.language.parser import policy_span
+from router.language.sources import policy_span
 
 _PREC = {"or": 1, "and": 2, "+": 5, "-": 5, "*": 6, "/": 6}
 _PREC.update({op: 4 for op in ("==", "!=", "<", "<=", ">", ">=", "in", "not in")})

@@ -8,9 +8,7 @@ words ("expected a backend: slurm, kubernetes or any") and never name a lark ter
 
 from __future__ import annotations
 
-import importlib.resources
 import re
-from pathlib import Path
 from typing import Any
 
 from lark import Token
@@ -21,15 +19,12 @@ from router import quantity
 from router.errors import PolicySyntaxError, Source, Span, did_you_mean
 from router.language.ast import Literal, Name, Route
 from router.language.names import QUOTA_RESOURCES
+from router.language.sources import grammar_file
 
 
 def grammar_text() -> str:
-    """The text of router.lark: the copy shipped in the wheel first, else the repository's."""
-    packaged = importlib.resources.files("router") / "grammar" / "router.lark"
-    if packaged.is_file():
-        return packaged.read_text(encoding="utf-8")
-    checkout = Path(__file__).resolve().parents[2] / "grammar" / "router.lark"
-    return checkout.read_text(encoding="utf-8")
+    """The text of router.lark (sources.grammar_file)."""
+    return grammar_file().read_text(encoding="utf-8")
 
 
 class RouteLexer(Lexer):

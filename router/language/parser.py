@@ -13,17 +13,14 @@ import contextvars
 import dataclasses
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from lark import Lark, Token, Transformer
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 
 from router.errors import (
-    ErrorGroup,
     PolicyError,
     PolicySyntaxError,
-    RouterError,
     Source,
     Span,
 )
@@ -484,69 +481,3 @@ def parse_text(text: str, path: str) -> ast.PolicyFile:
     last_line = text.rstrip("\n").rsplit("\n", 1)[-1]
     span = Span(source, 1, 1, text.rstrip("\n").count("\n") + 1, len(last_line) + 1)
     return ast.PolicyFile(path, name.name if name else None, statements, span, _comments(text))
-
-
-def policy_span(pf: ast.PolicyFile) -> Span:
-    """Where the file's `policy NAME` is (the tree keeps the name, not the statement)."""
-    pattern = re.compile(rf"(\s*)policy\s+{re.escape(pf.name or '')}\b")
-    for number, line in enumerate(pf.span.source.text.splitlines(), 1):
-        if m := pattern.match(line):
-            start = len(m.group(1)) + 1
-            return Span(pf.span.source, number, start, number, m.end() + 1)
-    return Span(pf.span.source, 1, 1)
-
-
-def parse_files(paths: list[str | Path] | list[str] | list[Path]) -> ast.Policy:
-    """Parse several policy files, in file-name order, into one Policy (not yet checked)."""
-    texts: list[tuple[str, str]] = []
-    errors: list[RouterError] = []
-    for path in sorted(paths, key=str):
-        try:
-            texts.append((str(path), Path(path).read_text(encoding="utf-8-sig")))
-        except OSError as e:
-            errors.append(PolicyError(f"cannot read {path}: {e.strerror}", path=str(path)))
-        except UnicodeDecodeError:
-            from router.models.yamlsource import read_source  # the same position and hint
-
-            try:
-                read_source(Path(path), str(path))
-            except RouterError as e:
-                errors.append(PolicyError(e.message, e.span, hint=e.hint, path=str(path)))
-    return parse_sources(texts, errors)
-
-
-def parse_sources(
-    texts: list[tuple[str, str]], errors: list[RouterError] | None = None
-) -> ast.Policy:
-    """Parse (path, text) pairs, in the order given, into one Policy (not yet checked);
-    `path` is how errors and rule sources name each text."""
-    errors = list(errors or [])
-    files: list[ast.PolicyFile] = []
-    for path, text in texts:
-        try:
-            files.append(parse_text(text, path))
-        except RouterError as e:
-            errors.append(e)
-    policy = ast.Policy(None, files)
-    for pf in files:
-        if policy.name is None:
-            policy.name = pf.name
-        elif pf.name is not None and pf.name != policy.name:
-            message = f"policy `{pf.name}`, but another file names it `{policy.name}`"
-            errors.append(PolicyError(message, policy_span(pf), hint="one name for all files"))
-        for st in pf.statements:
-            if isinstance(st, ast.Let):
-                policy.lets.append(st)
-            elif isinstance(st, ast.Deny):
-                policy.denies.append(st)
-            elif isinstance(st, ast.Rule):
-                policy.rules.append(st)
-            elif isinstance(st, ast.Quota):
-                policy.quotas.append(st)
-            elif isinstance(st, ast.Spread):
-                policy.spreads.append(st)
-            else:
-                policy.checks.append(st)
-    if errors:
-        raise errors[0] if len(errors) == 1 else ErrorGroup(errors)
-    return policy

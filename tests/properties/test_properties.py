@@ -13,9 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from router.errors import RouterError, Span
-from router.language import check_policy
+from router.language import check_policy, parse_sources, parse_text
 from router.language.fmt import format_policy_file
-from router.language.parser import parse_sources, parse_text
 from router.testing import grammar_texts, platforms, policies, previous_plans, workload_dicts
 from tests.profiles import BOUNDED
 
