@@ -160,8 +160,6 @@ def build_plan(
     """Evaluate, model and solve; placements carry their artifact paths. `evaluator` may be
     one already made for these inputs (its decisions are cached by signature)."""
     from router.solve.cpsat import solve_aggregate
-    from router.solve.greedy import best_hint, previous_hint
-    from router.solve.lp import lp_solve
 
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
@@ -184,9 +182,10 @@ def build_plan(
     t3 = time.perf_counter()
     agg = problem.aggregate
     assert agg is not None
-    # One LP: the bound reported, and (without a previous plan) the rounded first hint.
-    bound, lp_values = lp_solve(agg)
-    result = solve_aggregate(agg, options, hint=previous_hint(agg) or best_hint(agg, lp_values))
+    # The LP (the bound reported) and, without a previous plan, the first hint are made per
+    # component where it is solved (cpsat.solve_aggregate).
+    result = solve_aggregate(agg, options)
+    bound = result.lp_bound
     t4 = time.perf_counter()
     seconds.update(parse=t1 - t0, evaluate=t2 - t1, model=t3 - t2, solve=t4 - t3)
 

@@ -179,8 +179,13 @@ joined by quota and spread rows and by shared nodes), solved apart. Each compone
 level starts from the greedy first-fit-decreasing plan as a complete hint — greedy places each
 member on real nodes (greedy.Filler), so the hint packs and the plan is never below the greedy
 baseline — and each later level from the previous level's solution; a level never ends worse
-than its hint. The first hint is the better of greedy and the LP optimum rounded down, fitted
-to the nodes (least worth out first) and completed greedily (lp.py, greedy.py); when
+than its hint. The first hint is, per component, the better of greedy and the LP optimum
+rounded down, fitted to the nodes (least worth out first) and completed greedily (lp.py,
+greedy.py), made (with the component's LP, whose optima add up to the bound reported) in the
+process that solves the component: they were 0.3 s of one core before the solve at bench
+L, with the other idle. Where greedy and the rounded LP are chosen per component, a
+component can start from the better of the two where the whole plan's choice was the
+other (bench L seed 1: one of four components, greedy there). When
 re-planning with a previous plan, the hint puts planned work back where it was as far as it
 fits, then completes it greedily (preempt.py), so the search starts from the stable answer.
 The plan's node assignment (which node holds each pod) is a fresh packing of the solver's
@@ -441,6 +446,8 @@ class SolveResult:
     counts: list[int] = field(default_factory=list)  # per aggregate variable
     components: int = 0
     hint_objective: int = 0  # level 1 of the greedy hint
+    # The LP relaxation's optimum (lp.py), the components' optima added; None if GLOP failed
+    lp_bound: float | None = None
     deterministic_limit: float = 0.0  # level 1's budget, as given or by auto_limit
     # workload name -> (node set id, node index) per pod or whole node (benders.Nodes.assign)
     nodes: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
@@ -467,15 +474,29 @@ def solve(problem: Problem, options: SolveOptions | None = None) -> SolveResult:
 def solve_aggregate(
     agg: Aggregate, options: SolveOptions | None = None, hint: list[int] | None = None
 ) -> SolveResult:
+    """Solve the aggregated model level by level (the module docstring), from `hint` if it
+    is given (e.g. previous_hint), else from each component's best_hint; the LP bound of
+    every component is solved beside it."""
+    from router.solve.lp import component_lp, lp_solve
+
     opts = options or SolveOptions()
     started = time.perf_counter()
-    if hint is None:
-        from router.solve.lp import lp_solve
-
-        hint = previous_hint(agg) or best_hint(agg, lp_solve(agg)[1])
+    nodes = agg.nodes
+    in_parts = nodes is not None and bool(agg.variables)
+    lp_bound: float | None = None
+    if not in_parts:
+        lp_bound, lp_values = lp_solve(agg)
+        hint = hint or previous_hint(agg) or best_hint(agg, lp_values)
+    else:
+        hint = hint or previous_hint(agg)
     # Every hint packs node by node (greedy.Filler); one that does not is repaired here.
-    counts = agg.nodes.fit(hint) if agg.nodes is not None else list(hint)
-    hint_objective = sum(c * counts[v] for c, v in agg.levels[0].terms) if agg.levels else 0
+    # Without one yet, each component's is made where it is solved (solved(k) below).
+    counts = (
+        (nodes.fit(hint) if nodes is not None else list(hint))
+        if hint is not None
+        else [0] * len(agg.variables)
+    )
+    given = hint is not None
     comps = components(agg)
     comp_of = [0] * len(agg.variables)
     for k, comp in enumerate(comps):
@@ -508,8 +529,9 @@ def solve_aggregate(
 
     packings = None
     check_time, checks = 0.0, 0
-    nodes = agg.nodes
-    if nodes is not None and agg.variables:
+    hint_objective = 0
+    if in_parts:
+        assert nodes is not None
         # Whatever still fits next to the plan, node by node, goes in (greedy, best worth
         # first): a level that stopped at its limit or was repaired leaves none of it out.
         from router.solve.greedy import solved_and_completed
@@ -519,11 +541,19 @@ def solve_aggregate(
             g for comp in comps if len(comp.variables) > SMALL_COMPONENT for g in comp.groups
         )
 
-        def solved(k: int) -> tuple[list[tuple[int, int, bool]], float, float, int]:
+        def solved(k: int) -> tuple[list[tuple[int, int, bool]], float, float, int, Any]:
+            comp = comps[k]
+            bound, values = component_lp(agg, comp)
+            if not given:
+                own = nodes.fit(best_hint(agg, values, comp.groups))
+                for v in comp.variables:
+                    counts[v] = own[v]
+            mine = set(comp.variables)
+            start = sum(c * counts[v] for c, v in agg.levels[0].terms if v in mine)
             per_level, det = run(k)
-            caps = {agg.cap_of[v] for v in comps[k].variables}
+            caps = {agg.cap_of[v] for v in comp.variables}
             spent = sum(nodes.spent[ci] for ci in caps)
-            return per_level, det, spent, sum(nodes.searches[ci] for ci in caps)
+            return per_level, det, spent, sum(nodes.searches[ci] for ci in caps), (bound, start)
 
         # Per component (no shared rows or nodes), each solved and then completed in one
         # forked child, side by side: none waits for the others' solves.
@@ -532,10 +562,15 @@ def solve_aggregate(
         filled, packings, got = solved_and_completed(
             agg, counts, polish, parts, opts.workers, solved
         )
-        outcomes = [(per_level, det) for per_level, det, _, _ in got]
-        check_time = sum(spent for _, _, spent, _ in got)
-        checks = sum(n for _, _, _, n in got)
+        outcomes = [(per_level, det) for per_level, det, _, _, _ in got]
+        check_time = sum(spent for _, _, spent, _, _ in got)
+        checks = sum(n for _, _, _, n, _ in got)
+        # Added in component order, as lp_solve adds them: the same float.
+        known = [b for *_, (b, _) in got if b is not None]
+        lp_bound = sum(known) if len(known) == len(got) else None
+        hint_objective = sum(s for *_, (_, s) in got)
     else:
+        hint_objective = sum(c * counts[v] for c, v in agg.levels[0].terms) if agg.levels else 0
         # Components are independent and each is solved by one deterministic search thread,
         # so they can run side by side (CP-SAT releases the GIL): the same plan for any count.
         with ThreadPoolExecutor(max_workers=max(1, opts.workers)) as pool:
@@ -580,6 +615,7 @@ def solve_aggregate(
         counts=counts,
         components=len(comps),
         hint_objective=hint_objective,
+        lp_bound=lp_bound,
         deterministic_limit=budget,
         nodes=on_nodes,
         check_time=check_time,

@@ -676,11 +676,14 @@ def level_value(agg: Aggregate, level: int, counts: list[int]) -> int:
     return sum(c * counts[v] for c, v in agg.levels[level].terms)
 
 
-def rounded(agg: Aggregate, lp_values: list[float], rounds: int = 0) -> list[int]:
+def rounded(
+    agg: Aggregate, lp_values: list[float], rounds: int = 0, groups: list[int] | None = None
+) -> list[int]:
     """The LP optimum rounded down, the LP of what is left solved and rounded down again (a
     few times, while it still rounds something), then completed first-fit decreasing.
     Rounding down keeps every row (all coefficients are ≥ 0), and a class of many members
-    loses at most one per target, so on large platforms this starts near the LP bound."""
+    loses at most one per target, so on large platforms this starts near the LP bound.
+    `groups`: completed with only those classes (the LP's values are zero off them)."""
     from router.solve.lp import lp_solve
 
     start = [int(x + 1e-6) for x in lp_values]
@@ -694,17 +697,21 @@ def rounded(agg: Aggregate, lp_values: list[float], rounds: int = 0) -> list[int
         start = [a + b for a, b in zip(start, step, strict=True)]
     if agg.nodes is not None:  # what does not fit node by node gives way, least worth first
         start = agg.nodes.fit(start)
-        return first_fit_decreasing(agg, start, packed=True)
-    return first_fit_decreasing(agg, start)
+        return first_fit_decreasing(agg, start, groups=groups, packed=True)
+    return first_fit_decreasing(agg, start, groups=groups)
 
 
 @paused_gc()
-def best_hint(agg: Aggregate, lp_values: list[float] | None) -> list[int]:
-    """The better (level 1) of first-fit decreasing and the rounded LP; ties go to greedy."""
-    greedy = first_fit_decreasing(agg)
+def best_hint(
+    agg: Aggregate, lp_values: list[float] | None, groups: list[int] | None = None
+) -> list[int]:
+    """The better (level 1) of first-fit decreasing and the rounded LP; ties go to greedy.
+    `groups`: of those classes only (a solver component's, with its LP values), zero off
+    them."""
+    greedy = first_fit_decreasing(agg, groups=groups)
     if lp_values is None:
         return greedy
-    lp = rounded(agg, lp_values)
+    lp = rounded(agg, lp_values, groups=groups)
     return lp if level_value(agg, 0, lp) > level_value(agg, 0, greedy) else greedy
 
 

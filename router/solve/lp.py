@@ -38,6 +38,15 @@ def lp_solve(
     return total, values
 
 
+@paused_gc()
+def component_lp(agg: Aggregate, comp: Component) -> tuple[float | None, list[float] | None]:
+    """lp_solve of one component: its LP optimum and solution (zero off the component), or
+    (None, None) if GLOP fails on it. The components' optima, added, are lp_solve's."""
+    values = [0.0] * len(agg.variables)
+    value = _component_bound(agg, comp, values, [0] * len(agg.variables))
+    return (None, None) if value is None else (value, values)
+
+
 def _relaxation(
     solver: Any,
     agg: Aggregate,
