@@ -477,6 +477,7 @@ def solve_aggregate(
     """Solve the aggregated model level by level (the module docstring), from `hint` if it
     is given (e.g. previous_hint), else from each component's best_hint; the LP bound of
     every component is solved beside it."""
+    from router.solve import lp
     from router.solve.lp import component_lp, lp_solve
 
     opts = options or SolveOptions()
@@ -489,6 +490,7 @@ def solve_aggregate(
         hint = hint or previous_hint(agg) or best_hint(agg, lp_values)
     else:
         hint = hint or previous_hint(agg)
+        lp.load()  # before the components' children are forked
     # Every hint packs node by node (greedy.Filler); one that does not is repaired here.
     # Without one yet, each component's is made where it is solved (solved(k) below).
     counts = (

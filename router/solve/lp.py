@@ -38,6 +38,12 @@ def lp_solve(
     return total, values
 
 
+def load() -> None:
+    """GLOP's modules imported, here once rather than in every forked child that solves a
+    component's LP (each imported them anew: ~0.06 s with protobuf's Python parts)."""
+    from ortools.linear_solver import linear_solver_pb2, pywraplp  # noqa: F401
+
+
 @paused_gc()
 def component_lp(agg: Aggregate, comp: Component) -> tuple[float | None, list[float] | None]:
     """lp_solve of one component: its LP optimum and solution (zero off the component), or
