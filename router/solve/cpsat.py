@@ -185,7 +185,7 @@ greedy.py), made (with the component's LP, whose optima add up to the bound repo
 process that solves the component: they were 0.3 s of one core before the solve at bench
 L, with the other idle. Where greedy and the rounded LP are chosen per component, a
 component can start from the better of the two where the whole plan's choice was the
-other (bench L seed 1: one of four components, greedy there). When
+other (bench L seed 1: one of four components, greedy there; its plan came out the same). When
 re-planning with a previous plan, the hint puts planned work back where it was as far as it
 fits, then completes it greedily (preempt.py), so the search starts from the stable answer.
 The plan's node assignment (which node holds each pod) is a fresh packing of the solver's
@@ -485,11 +485,13 @@ def solve_aggregate(
     nodes = agg.nodes
     in_parts = nodes is not None and bool(agg.variables)
     lp_bound: float | None = None
+    if hint is None:
+        hint = previous_hint(agg)
     if not in_parts:
         lp_bound, lp_values = lp_solve(agg)
-        hint = hint or previous_hint(agg) or best_hint(agg, lp_values)
+        if hint is None:
+            hint = best_hint(agg, lp_values)
     else:
-        hint = hint or previous_hint(agg)
         lp.load()  # before the components' children are forked
     # Every hint packs node by node (greedy.Filler); one that does not is repaired here.
     # Without one yet, each component's is made where it is solved (solved(k) below).
@@ -543,7 +545,9 @@ def solve_aggregate(
             g for comp in comps if len(comp.variables) > SMALL_COMPONENT for g in comp.groups
         )
 
-        def solved(k: int) -> tuple[list[tuple[int, int, bool]], float, float, int, Any]:
+        def solved(
+            k: int,
+        ) -> tuple[list[tuple[int, int, bool]], float, float, int, tuple[float | None, int]]:
             comp = comps[k]
             bound, values = component_lp(agg, comp)
             if not given:

@@ -9,6 +9,7 @@ optimum bounds every plan. Independent parts are solved apart and their optima a
 
 from __future__ import annotations
 
+import importlib
 import math
 from typing import Any
 
@@ -41,7 +42,8 @@ def lp_solve(
 def load() -> None:
     """GLOP's modules imported, here once rather than in every forked child that solves a
     component's LP (each imported them anew: ~0.06 s with protobuf's Python parts)."""
-    from ortools.linear_solver import linear_solver_pb2, pywraplp  # noqa: F401
+    for name in ("linear_solver_pb2", "pywraplp"):
+        importlib.import_module(f"ortools.linear_solver.{name}")
 
 
 @paused_gc()

@@ -1,9 +1,14 @@
-"""solve/lp.py on hand-made models: the relaxation's value, residual LPs, level bounds."""
+"""solve/lp.py on hand-made models (the relaxation's value, residual LPs, level bounds) and
+per component beside the solve, on a bench platform."""
 
 from __future__ import annotations
 
+import router
+from router.bench.generator import generate
 from router.solve.aggregate import Level
-from router.solve.lp import lp_level_bound, lp_solve
+from router.solve.decompose import components
+from router.solve.greedy import best_hint, level_value
+from router.solve.lp import component_lp, lp_level_bound, lp_solve
 from tests.solve.handmade import Cls, aggregate, var
 
 
@@ -50,3 +55,33 @@ def test_level_bound_under_a_reached_level() -> None:
     agg.levels.append(Level("stability", 1, [(1, var(agg, 0, "t1"))]))
     assert lp_level_bound(agg, "stability", {"placed_work": 2}) == 1.0
     assert lp_level_bound(agg, "no-such-level", {}) is None
+
+
+def test_per_component_lps_and_hints_beside_the_solve() -> None:
+    # The LP and the first hint are made per component where it is solved (cpsat.py): the
+    # optima added are the whole LP's, and each component starts from the better of its
+    # greedy and rounded hints, so no worse than the whole plan's one choice of the two.
+    g = generate("M", 1)
+    plan = router.plan(
+        router.Platform.from_objects(policy=g.policy, inventory=g.inventory, workloads=g.workloads),
+        workers=2,
+    )
+    agg = plan.built.problem.aggregate
+    assert agg is not None and agg.nodes is not None
+    comps = components(agg)
+    assert len(comps) >= 2
+    bound, values = lp_solve(agg)
+    assert bound is not None and values is not None
+    assert plan.built.lp_bound == bound  # the same float, added in the same order
+    whole = agg.nodes.fit(best_hint(agg, values))
+    hint = plan.built.solve.hint_objective
+    assert hint >= level_value(agg, 0, whole)
+    total = 0.0
+    for comp in comps:
+        own, got = component_lp(agg, comp)
+        assert own is not None and got is not None
+        mine = set(comp.variables)
+        assert [got[v] for v in sorted(mine)] == [values[v] for v in sorted(mine)]
+        assert not any(x for v, x in enumerate(got) if v not in mine)
+        total += own
+    assert total == bound
