@@ -23,6 +23,11 @@ from router.solve.pack import Answer, Block, Entry, Packing, fits_count
 
 PATTERNS = 3_000
 STEPS = 30_000
+# maximal()'s answers by its arguments: the last step asks again for the same component
+# after each class it could not top up (bench L seed 0: four times the same 14 kinds, each
+# ending past STEPS after ~0.025 s). The answer is a function of the arguments alone.
+_FOUND: dict[tuple[object, ...], list[tuple[int, ...]] | None] = {}
+_FOUND_MOST = 256
 
 
 def pattern_packing(cap: Capacity, entries: list[Entry], limit: float) -> Answer | None:
@@ -67,7 +72,21 @@ def maximal(
     """Every maximal pattern (pods per kind on one node), or None past PATTERNS / STEPS.
     Depth first, the count of kind k from its most down to 0 (the last kind takes all it
     can: with fewer the pattern is not maximal); the same steps and order as the plain
-    recursion, written with local lists: this search was the exact last step's Python cost."""
+    recursion, written with local lists: this search was the exact last step's Python cost.
+    Answers are kept by the arguments (_FOUND); the lists returned are not to be changed."""
+    key = (free, tuple(demands), tuple(most))
+    if key in _FOUND:
+        return _FOUND[key]
+    found = _maximal(free, demands, most)
+    if len(_FOUND) >= _FOUND_MOST:
+        _FOUND.clear()
+    _FOUND[key] = found
+    return found
+
+
+def _maximal(
+    free: tuple[int, ...], demands: list[tuple[int, ...]], most: list[int]
+) -> list[tuple[int, ...]] | None:
     out: list[tuple[int, ...]] = []
     kinds = len(demands)
     if kinds == 0:

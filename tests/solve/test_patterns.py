@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from router.solve.nodes import Capacity, Item, NodeGroup
 from router.solve.pack import Entry, Packing, plain_first_fit
 from router.solve.patterns import maximal, pattern_packing
@@ -130,3 +134,28 @@ def test_maximal_lists_every_maximal_pattern_in_search_order() -> None:
         demands = sorted({d for d in picks if any(d)}, reverse=True)[: rng.randint(1, 4)]
         most = [rng.randint(0, 6) for _ in demands]
         assert maximal(free, demands, most) == _brute_maximal(free, demands, most)
+
+
+def test_maximal_answers_again_from_what_it_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The last step asks again for the same arguments (a component after each class it
+    # could not top up): the search runs once, and a search past its steps stays None.
+    from router.solve import patterns
+
+    monkeypatch.setattr(patterns, "_FOUND", {})
+    calls: list[int] = []
+    real = patterns._maximal
+
+    def counted(*args: Any) -> Any:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(patterns, "_maximal", counted)
+    free: tuple[int, ...] = (10, 10)
+    demands: list[tuple[int, ...]] = [(3, 2), (1, 4)]
+    most = [3, 2]
+    first = maximal(free, demands, most)
+    assert maximal(free, list(demands), list(most)) is first and len(calls) == 1
+    assert first == _brute_maximal(free, demands, most)
+    monkeypatch.setattr(patterns, "STEPS", 2)
+    assert maximal((40, 40), [(1, 1), (2, 1)], [9, 9]) is None
+    assert maximal((40, 40), [(1, 1), (2, 1)], [9, 9]) is None and len(calls) == 2
