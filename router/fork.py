@@ -5,8 +5,8 @@ this process, which sends its result back (pickled, through a pipe) and exits.
 Why fork and not threads or a process pool: writing out/ is Python code (rendering) and
 system calls (creating files) over data this process already holds; a thread would hold the
 GIL, and a pool would pickle the whole plan to its workers. A forked child reads the plan
-where it is (the pages stay shared until written; `gc.freeze`, which `router plan` calls
-after loading, keeps the collector from touching them).
+where it is (the pages stay shared until written; the cyclic collector, off while `router
+plan` runs, does not touch them).
 
 The results and the error are what the loop would give: results in item order, and when
 items fail, the first failing item's exception (a RouterError comes back as itself, with its

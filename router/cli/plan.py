@@ -126,6 +126,7 @@ def plan(
     Denied workloads are a planned outcome, never a failure.
     """
     import router
+    from router.models import prescan
     from router.plan.render import render_rich
 
     if detailed_exitcode and not previous:
@@ -135,11 +136,17 @@ def plan(
     platform = router.load(
         directory, policy=policy, inventory=inventory, workloads=workloads, out=out, running=running
     )
+    # The workload files are scanned in a child while this process imports CP-SAT and
+    # reads the policy and the inventory (router/models/prescan.py).
+    prescan.start(platform.project.workloads)
     spinner = not quiet and sys.stderr.isatty()
-    with _progress("Planning…", spinner):
-        # Decisions of one routing signature share their candidate lists (read-only), as
-        # in `router bench`: copying them was most of evaluating a large plan.
-        result = router.plan(platform, previous, workers=workers, share_candidates=True)
+    try:
+        with _progress("Planning…", spinner):
+            # Decisions of one routing signature share their candidate lists (read-only),
+            # as in `router bench`: copying them was most of evaluating a large plan.
+            result = router.plan(platform, previous, workers=workers, share_candidates=True)
+    finally:
+        prescan.cancel()  # taken by now, unless the plan failed before the workloads
     if result.previous and result.previous.note and not quiet:
         click.echo(f"router: {result.previous.note}", err=True)
     files: list[str] = []

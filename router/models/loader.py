@@ -19,6 +19,7 @@ from yaml.nodes import Node, ScalarNode, SequenceNode
 
 from router.errors import ErrorGroup, LoadError, RouterError, Source, Span, did_you_mean
 from router.gcpause import paused_gc
+from router.models import prescan
 from router.models.blockyaml import plain_reader, scan
 from router.models.classes import WorkloadClasses
 from router.models.dependencies import dependency_errors
@@ -372,7 +373,9 @@ def _load_fast(
     what it reads, or anything in it is wrong, it is loaded again by _load_file, which has
     the nodes for its messages. The positions of `after` entries are found only if an error
     asks for them (_AfterAt)."""
-    items = scan(source.text, plain_reader(Builder(source)))
+    known, items = prescan.scanned(source.path, source.text)  # scanned in a child, or not
+    if not known:
+        items = scan(source.text, plain_reader(Builder(source)))
     if items is None:
         return None
     nodes: _Nodes | None = None
