@@ -6,9 +6,10 @@ and keeps the tree. The parser is lark with the grammar's tables: importing lark
 the parser was ~0.1 s of every `router plan`, where reading a kept tree back takes ~3 ms,
 and a run whose trees are all kept does not import lark at all.
 
-A kept tree is keyed by its path and text and by the bytes of the grammar and of the
-modules that make a tree or define what it holds (TREE_MODULES), so an edited grammar,
-parser or ast never reads a stale tree. One file per policy path (named by a hash of the
+A kept tree is keyed by its path and text and by the bytes of the grammar, of lark's
+`__init__.py` (its version) and of the modules that make a tree or define what it holds
+(TREE_MODULES), so an edited grammar, parser or ast, or another lark, never reads a stale
+tree. One file per policy path (named by a hash of the
 path): an edited policy replaces its entry. Only trees are kept, never errors, and only as
 a speed-up: a file that is missing, broken, of another key or someone else's is ignored,
 and one that cannot be written is not. `ROUTER_CACHE_DIR=""` turns it off with the tables.
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
+import importlib.util
 import os
 import pickle
 import re
@@ -57,17 +59,22 @@ def tree_key(text: str, path: str) -> bytes | None:
     to read (then no tree is kept)."""
     if not _MAKERS:
         digest = hashlib.sha256(sys.version.encode())
+        # lark's version (the line in its __init__.py), read without importing it
+        spec = importlib.util.find_spec("lark")
         try:
-            for file in (*TREE_MODULES, grammar_file()):
+            if spec is None or spec.origin is None:
+                return None
+            for file in (*TREE_MODULES, grammar_file(), Path(spec.origin)):
                 digest.update(file.read_bytes())
         except OSError:
             return None
         _MAKERS.append(digest.digest())
-    return hashlib.sha256(b"\0".join([_MAKERS[0], path.encode(), text.encode()])).digest()
+    parts = [_MAKERS[0], path.encode(errors="surrogatepass"), text.encode(errors="surrogatepass")]
+    return hashlib.sha256(b"\0".join(parts)).digest()
 
 
 def _entry(path: str) -> Path | None:
-    name = hashlib.sha256(os.path.abspath(path).encode()).hexdigest()[:32]
+    name = hashlib.sha256(os.path.abspath(path).encode(errors="surrogatepass")).hexdigest()[:32]
     return _usable(cache_folder(), name, kind="tree", suffix=".pickle")
 
 

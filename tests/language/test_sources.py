@@ -108,6 +108,7 @@ def test_the_key_follows_the_text_and_the_path() -> None:
     assert key is not None and key == sources.tree_key("rule a: route slurm", "p.route")
     assert key != sources.tree_key("rule a: route slurm ", "p.route")
     assert key != sources.tree_key("rule a: route slurm", "q.route")
+    assert sources.tree_key("rule a: route slurm", "p\udc80.route") is not None  # from memory
 
 
 class _Classes(pickle.Pickler):
