@@ -74,7 +74,7 @@ def maximal(
     can: with fewer the pattern is not maximal); the same steps and order as the plain
     recursion, written with local lists: this search was the exact last step's Python cost.
     Answers are kept by the arguments (_FOUND); the lists returned are not to be changed."""
-    key = (free, tuple(demands), tuple(most))
+    key = (free, tuple(demands), tuple(most), STEPS, PATTERNS)  # the limits: tests set them
     if key in _FOUND:
         return _FOUND[key]
     found = _maximal(free, demands, most)
