@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 from collections.abc import Iterator
@@ -17,7 +18,7 @@ from router.cli.main import (
     reports_errors,
 )
 from router.cli.options import workers_option
-from router.errors import PlanError
+from router.errors import PlanError, RouterError
 from router.gcpause import paused_gc
 
 SPINNER_AFTER = 1.0  # seconds: quick plans print nothing while they run
@@ -127,6 +128,7 @@ def plan(
     """
     import router
     from router.models import prescan
+    from router.models.loader import workload_files
     from router.plan.render import render_rich
 
     if detailed_exitcode and not previous:
@@ -138,7 +140,8 @@ def plan(
     )
     # The workload files are scanned in a child while this process imports CP-SAT and
     # reads the policy and the inventory (router/models/prescan.py).
-    prescan.start(platform.project.workloads)
+    with contextlib.suppress(RouterError):  # the loader reports it
+        prescan.start(workload_files(platform.project.workloads))
     spinner = not quiet and sys.stderr.isatty()
     try:
         with _progress("Planning…", spinner):

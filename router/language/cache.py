@@ -15,8 +15,10 @@ means the tables are built as without it.
 from __future__ import annotations
 
 import hashlib
+import importlib.resources
 import os
 import sys
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +26,13 @@ if TYPE_CHECKING:
     from lark import Lark, Transformer
 
 CACHE_ENV = "ROUTER_CACHE_DIR"  # where the tables go; "" turns the cache off
+
+
+def grammar_file() -> Traversable:
+    """router.lark: the copy shipped in the wheel first, else the repository's."""
+    packaged = importlib.resources.files("router") / "grammar" / "router.lark"
+    here = Path(__file__).resolve().parents[2] / "grammar" / "router.lark"
+    return packaged if packaged.is_file() else here
 
 
 def cache_folder() -> Path | None:

@@ -18,12 +18,12 @@ from lark.lexer import Lexer, LexerState
 from router import quantity
 from router.errors import PolicySyntaxError, Source, Span, did_you_mean
 from router.language.ast import Literal, Name, Route
+from router.language.cache import grammar_file
 from router.language.names import QUOTA_RESOURCES
-from router.language.sources import grammar_file
 
 
 def grammar_text() -> str:
-    """The text of router.lark (sources.grammar_file)."""
+    """The text of router.lark (cache.grammar_file)."""
     return grammar_file().read_text(encoding="utf-8")
 
 

@@ -18,19 +18,17 @@ and one that cannot be written is not. `ROUTER_CACHE_DIR=""` turns it off with t
 from __future__ import annotations
 
 import hashlib
-import importlib.resources
 import importlib.util
 import os
 import pickle
 import re
 import sys
 import tempfile
-from importlib.resources.abc import Traversable
 from pathlib import Path
 
 from router.errors import ErrorGroup, PolicyError, RouterError, Span
 from router.language import ast
-from router.language.cache import _usable, cache_folder
+from router.language.cache import _usable, cache_folder, grammar_file
 
 _HERE = Path(__file__).resolve().parent
 # Modules whose code makes a tree (parser, grammar, limits, names) or defines its classes
@@ -46,12 +44,6 @@ TREE_MODULES = (
     _HERE.parent / "quantity.py",
 )
 _MAKERS: list[bytes] = []  # the bytes above and the grammar's, hashed once per process
-
-
-def grammar_file() -> Traversable:
-    """router.lark: the copy shipped in the wheel first, else the repository's."""
-    packaged = importlib.resources.files("router") / "grammar" / "router.lark"
-    return packaged if packaged.is_file() else _HERE.parents[1] / "grammar" / "router.lark"
 
 
 def tree_key(text: str, path: str) -> bytes | None:

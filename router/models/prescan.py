@@ -12,7 +12,7 @@ since) means the file is scanned here, as without it: the items are the same eit
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from router.errors import RouterError
 from router.fork import Started, can_fork
@@ -24,17 +24,12 @@ _PENDING: list[Started[dict[str, tuple[str, list[Item] | None]]]] = []
 _SCANNED: dict[str, tuple[str, list[Item] | None]] = {}
 
 
-def start(path: str | os.PathLike[str]) -> None:
-    """Scan the workload files at `path` (a file or a folder) in a child, from now."""
-    from router.models.loader import workload_files
-
+def start(files: list[tuple[Path, str]]) -> None:
+    """Scan the workload `files` (loader.workload_files: path, display name) in a child,
+    from now."""
     cancel()
     if not can_fork():
         return
-    try:
-        files = workload_files(path)
-    except RouterError:
-        return  # the loader reports it
 
     def scan_all() -> dict[str, tuple[str, list[Item] | None]]:
         out: dict[str, tuple[str, list[Item] | None]] = {}

@@ -55,12 +55,12 @@ def test_router_plan_takes_the_childs_scan_and_writes_the_same_bytes(
 def test_a_text_other_than_the_one_scanned_is_scanned_here(tmp_path: Path) -> None:
     file = tmp_path / "w.yaml"
     file.write_text(_TEXT)
-    prescan.start(file)
+    prescan.start(loader.workload_files(file))
     source = read_source(file, str(file))
     expected = scan(source.text, plain_reader(Builder(source)))
     assert expected is not None
     assert prescan.scanned(str(file), source.text + "\n") == (False, None)
-    prescan.start(file)
+    prescan.start(loader.workload_files(file))
     assert prescan.scanned(str(file), source.text) == (True, expected)
     assert prescan.scanned(str(file), source.text) == (False, None)  # taken once
     prescan.cancel()
@@ -76,6 +76,6 @@ def test_a_child_that_fails_leaves_every_file_to_this_process(
         return fork.start(lambda: 1 // 0)
 
     monkeypatch.setattr(prescan, "start_child", failing)
-    prescan.start(file)
+    prescan.start(loader.workload_files(file))
     assert prescan.scanned(str(file), file.read_text()) == (False, None)
     assert [w.name for w in loader.load_workloads(file)] == ["a"]
