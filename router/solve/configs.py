@@ -29,9 +29,13 @@ pattern order (deterministic), checked node by node and kept only if they add wo
 Pods asking whole GPUs take part too (A18: 60-169 nodes of 8 h100, 96 CPUs and 1 TiB,
 22 shapes of 0-8 GPUs, kept 19-44 jobs out that router's referee re-packs): the patterns
 are then over GPUs, CPUs and memory (_dims), and the pricing knapsack, a table too large
-there, is solved by CP-SAT (_priced_cp). Components where a whole-node member, a pod with
-MIG slices, a member of several pods, more than MAX_SHAPES shapes or more than PATTERN_CAP
-patterns take part are left to the rest of the last step (greedy._topped).
+there, is solved by CP-SAT (_priced_cp). A member that takes one whole node (an exclusive
+job) is a shape of its own whose only pattern is that node alone, on node classes where
+nothing runs (cpucomp small seed 9: 7 exclusive jobs on 53 nodes kept the component out of
+this model, and 27 shared jobs stayed out that a re-packing takes). Components where a pod
+with MIG slices, a member of several pods or of several whole nodes, more than MAX_SHAPES
+shapes or more than PATTERN_CAP patterns take part are left to the rest of the last step
+(greedy._topped).
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from router.solve import dive
 from router.solve.aggregate import gpu_waste
 from router.solve.nodes import Capacity
 from router.solve.pack import Block, Packing, fits_count, runs, valid_layout
@@ -56,10 +61,13 @@ LIMIT = 1.0  # deterministic seconds per component (A15 big-s0: optimal at 0.56)
 SEED = 0
 PRICE_SCALE = 10**9  # the largest dual, scaled to an integer, in _priced_cp
 FORCED = 3  # pods of one shape forced into a priced pattern (_forced)
+ONE_MORE_TRIES = 32  # dives per component in _one_more
+REST_STEPS, REST_PATTERNS = 2_000, 300  # a dive's rest solved over all its patterns within
 
 # The pattern model's LP: its value, and per node class the duals of its node row and of
 # each shape's slot row.
 LP = tuple[float, list[tuple[float, dict[int, float]]]]
+Pattern = tuple[int, ...]
 Aggregate = Any  # aggregate.Aggregate (typed Any so that imports flow one way)
 Filler = Any  # greedy.Filler
 
@@ -79,6 +87,7 @@ class _Model:
     shape_of: dict[int, int]
     on: list[list[int]]
     dims: tuple[int, ...]
+    alone: list[list[tuple[int, ...]]]  # per node class, the patterns of one whole node
 
 
 def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
@@ -102,15 +111,17 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
     if not _room_somewhere(cap, pack, agg, left):
         return False
     shape_of: dict[int, int] = {}
-    shapes: list[tuple[int, ...]] = []
+    kinds: list[tuple[tuple[int, ...], bool]] = []  # a whole node is never a pod's shape
     for v in live:
-        d = agg.items[v].demand
-        if d not in shapes:
-            shapes.append(d)
-        shape_of[v] = shapes.index(d)
-    if len(shapes) > MAX_SHAPES:
+        key = (agg.items[v].demand, bool(agg.items[v].whole))
+        if key not in kinds:
+            kinds.append(key)
+        shape_of[v] = kinds.index(key)
+    if len(kinds) > MAX_SHAPES:
         return False
-    dims = _dims(cap, shapes)
+    shapes = [d for d, _ in kinds]
+    whole = {s for s, (_, w) in enumerate(kinds) if w}
+    dims = _dims(cap, [d for d, w in kinds if not w])
     most = [0] * len(shapes)  # members of a shape that could be placed at all
     for v in live:
         most[shape_of[v]] += fill.counts[v] + left.get(v, 0)
@@ -118,14 +129,23 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
     for grp in cap.groups:
         on.append([v for v in live if grp.node_set in agg.allowed[v]])
     now = _current(cap, pack, shape_of, len(shapes))
-    caps = [
+    caps = [  # pods of each shape one node may hold (whole nodes apart: `alone`)
         {
             s: min(most[s], fits_count(grp.free, shapes[s]))
-            for s in sorted({shape_of[v] for v in on[c]})
+            for s in sorted({shape_of[v] for v in on[c]} - whole)
         }
         for c, grp in enumerate(cap.groups)
     ]
-    model = _Model(agg, fill, cap, live, left, shape_of, on, dims)
+    alone = [
+        [
+            tuple(int(k == s) for k in range(len(shapes)))
+            for s in sorted({shape_of[v] for v in on[c]} & whole)
+        ]
+        if grp.empty
+        else []
+        for c, grp in enumerate(cap.groups)
+    ]
+    model = _Model(agg, fill, cap, live, left, shape_of, on, dims, alone)
     got = _generated(model, shapes, caps, now)
     if got is None:
         return False
@@ -145,28 +165,92 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
                 patterns[c].extend(p for p in ps if p not in patterns[c])
     for c, nodes in enumerate(now.nodes):
         patterns[c].extend(p for p in sorted(nodes, reverse=True) if p not in patterns[c])
+        patterns[c].extend(p for p in alone[c] if p not in patterns[c])
     sol = _solve(model, patterns, now)
     if sol is not None and sol.worth(agg, live) <= now.worth(agg, live):
         sol = None
-    if sol is None:
+    took = False
+    if sol is not None:
+        counts = sol.counts(live)
+        packing = _laid_out(cap, shapes, shape_of, sol, whole)
+        if valid_layout(agg, cap, packing, counts):  # one pod per member here
+            for v in live:
+                if counts[v] != fill.counts[v]:
+                    fill.add(v, counts[v] - fill.counts[v])
+            fill.packs[ci] = packing
+            took = True
+    # Below the LP bound still: one member more at a time, by a dive (dive.py).
+    return _one_more(model, ci, shapes, whole) or took
+
+
+def _one_more(m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int]) -> bool:
+    """On a component of one node class: members left out added one at a time, best worth
+    first (preferred candidates first among equals), each where the placed pods and it
+    still pack onto the nodes by dive.packed, the whole component laid out afresh; a shape
+    that does not fit ends the tries of every shape asking at least as much, and at most
+    ONE_MORE_TRIES dives are made. True if any is added."""
+    agg, fill, cap = m.agg, m.fill, m.cap
+    if len(cap.groups) != 1 or len(m.on[0]) != len(m.live):
         return False
-    counts = sol.counts(live)
-    packing = _laid_out(cap, shapes, shape_of, sol)
-    if not valid_layout(agg, cap, packing, counts):  # one pod per member here
+    grp = cap.groups[0]
+    most = [0 if s in whole else fits_count(grp.free, d) for s, d in enumerate(shapes)]
+
+    def price(caps: dict[int, int], duals: dict[int, float]) -> tuple[float, Pattern] | None:
+        return _priced(m.dims, grp.free, shapes, caps, duals)
+
+    flat = [tuple(d[a] for a in m.dims) for d in shapes]
+    free = tuple(grp.free[a] for a in m.dims)
+
+    def listed(caps: dict[int, int]) -> list[Pattern] | None:
+        found = _maximal(free, flat, sorted(caps), caps, [REST_STEPS])
+        return found if found is not None and len(found) <= REST_PATTERNS else None
+
+    place = _places(agg, m.live)
+    weight = {v: agg.groups[agg.variables[v][0]].weight for v in m.live}
+    failed: list[int] = []
+    tries, added = ONE_MORE_TRIES, False
+    for v in sorted(m.live, key=lambda v: (-weight[v], place[v], v)):
+        s = m.shape_of[v]
+        while tries > 0 and not any(_covers(shapes, whole, s, f) for f in failed):
+            n = fill.unplaced(agg.variables[v][0])
+            for r, coef in fill.touches[v]:
+                n = min(n, fill.slack[r] // coef)
+            if n <= 0:
+                break
+            tries -= 1
+            now = _current(cap, fill.packs[ci], m.shape_of, len(shapes))
+            members = dict(now.members[0])
+            members[v] = members.get(v, 0) + 1
+            demand = [0] * len(shapes)
+            for u, k in members.items():
+                demand[m.shape_of[u]] += k
+            start = sorted(now.nodes[0], reverse=True) + m.alone[0]
+            got = dive.packed(demand, grp.count, most, whole, start, price, listed)
+            sol = Solution([dict(got)], [members]) if got is not None else None
+            counts = sol.counts(m.live) if sol is not None else {}
+            packing = _laid_out(cap, shapes, m.shape_of, sol, whole) if sol is not None else None
+            if packing is None or not valid_layout(agg, cap, packing, counts):
+                failed.append(s)
+                break
+            fill.add(v, 1)
+            fill.packs[ci] = packing
+            added = True
+    return added
+
+
+def _covers(shapes: list[tuple[int, ...]], whole: set[int], s: int, f: int) -> bool:
+    """A pod of shape s asks at least what one of f does (a whole node: any whole node)."""
+    if (s in whole) != (f in whole):
         return False
-    for v in live:
-        if counts[v] != fill.counts[v]:
-            fill.add(v, counts[v] - fill.counts[v])
-    fill.packs[ci] = packing
-    return True
+    return s in whole or all(x >= y for x, y in zip(shapes[s], shapes[f], strict=True))
 
 
 def _simple(cap: Capacity, item: Any) -> bool:
-    """One pod asking whole GPUs, CPUs and memory only (no MIG slices)."""
-    return (
-        not item.whole
-        and item.pods == 1
-        and all(d == 0 for a, d in zip(cap.axes, item.demand, strict=True) if a not in AXES)
+    """One pod asking whole GPUs, CPUs and memory only (no MIG slices), or one whole node."""
+    if item.whole:
+        return bool(item.whole == 1)
+    return item.pods == 1 and all(
+        d == 0 for a, d in zip(cap.axes, item.demand, strict=True) if a not in AXES
     )
 
 
@@ -183,7 +267,8 @@ def _dims(cap: Capacity, shapes: list[tuple[int, ...]]) -> tuple[int, ...]:
 
 def _room_somewhere(cap: Capacity, pack: Packing, agg: Aggregate, left: dict[int, int]) -> bool:
     """A quick necessary condition: some member left out has, on each axis, that much free
-    in total on its node sets (else no re-packing adds it)."""
+    in total on its node sets (a whole node's worth for a whole-node member), else no
+    re-packing adds it."""
     free: dict[str, list[int]] = {}
     for b in pack.blocks:
         s = cap.groups[b.group].node_set
@@ -191,7 +276,7 @@ def _room_somewhere(cap: Capacity, pack: Packing, agg: Aggregate, left: dict[int
         for a, f in enumerate(b.free):
             acc[a] += b.count * f
     for v in left:
-        d = agg.items[v].demand
+        d = cap.full if agg.items[v].whole else agg.items[v].demand
         tot = [0] * len(cap.axes)
         for s in agg.allowed[v]:
             for a, f in enumerate(free.get(s, ())):
@@ -239,6 +324,7 @@ def _generated(
             alone = tuple(n if k == s else 0 for k in range(len(shapes)))
             if n and alone not in mine:
                 mine.append(alone)
+        mine.extend(p for p in m.alone[c] if p not in mine)
         cols.append(mine)
     for _ in range(CG_ROUNDS):
         lp = _master(m, cols)
@@ -581,6 +667,7 @@ def _current(cap: Capacity, pack: Packing, shape_of: dict[int, int], n: int) -> 
     for b in pack.blocks:
         a = [0] * n
         for key, per in b.content:
+            per = per if per > 0 else 1  # -1: the node is the member's whole node
             a[shape_of[key]] += per
             m = out.members[b.group]
             m[key] = m.get(key, 0) + per * b.count
@@ -643,10 +730,12 @@ def _laid_out(
     shapes: list[tuple[int, ...]],
     shape_of: dict[int, int],
     sol: Solution,
+    whole: set[int],
 ) -> Packing:
     """The solution on the nodes: each class's nodes in index order take its patterns
     (largest first), then each shape's slots, node by node, take the variables' members in
-    key order. Runs of nodes that hold the same are one block."""
+    key order (a whole-node member's node holds it alone, as pack.Packing writes it: pods
+    -1, nothing free). Runs of nodes that hold the same are one block."""
     p = Packing(cap)
     for c, grp in enumerate(cap.groups):
         got = sol.members[c]
@@ -663,12 +752,16 @@ def _laid_out(
                     v = next(queues[s], None)
                     if v is None:
                         break
-                    content[v] = content.get(v, 0) + 1
+                    content[v] = -1 if s in whole else content.get(v, 0) + 1
             contents.append(tuple(sorted(content.items())))
         contents.extend([()] * (grp.count - len(contents)))
         for lo, count, held in runs(contents):
             free = list(grp.free)
             for v, per in held:
+                if per < 0:
+                    free = [0] * len(free)
+                    p.placed[v] = p.placed.get(v, 0) + count
+                    continue
                 free = [f - per * d for f, d in zip(free, shapes[shape_of[v]], strict=True)]
                 p.placed[v] = p.placed.get(v, 0) + per * count
             p.blocks.append(Block(c, lo, count, tuple(free), grp.empty and not held, held))

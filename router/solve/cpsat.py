@@ -145,8 +145,9 @@ CPU s in it, shared3-s10 0.4 (FEASIBLE -> OPTIMAL at 7,061), the audit's awkward
 seed 0 0.2 on a component of 134 nodes and 439 members (not proven: the rounds' plan kept).
 
 Node patterns where shapes are few (configs.py, after _topped in the last fill). Where a
-capacity component's work is single-pod CPU work of at most 12 shapes (no GPUs, MIG slices,
-whole nodes or multi-pod members), the component is re-packed exactly by a node-pattern
+capacity component's work is single-pod work of at most configs.MAX_SHAPES shapes (no MIG
+slices or multi-pod members; pods of whole GPUs since stop 22, single whole nodes since stop
+31, below), the component is re-packed exactly by a node-pattern
 (configuration) model: per node class, integer counts of nodes per pattern (pods of each
 shape on one node) and of each variable's members per class, within the rows, quotas,
 spreads and class sizes that the fill holds, members placed staying placed, maximising the
@@ -171,6 +172,14 @@ from the XL plan's own state (tests/solve/data/patterns), 352 / 195 / 96 / 47 / 
 unplaced, +4 / +3 / +7 / +5 / +5 placed; bench L (--workers 1) the step costs 0.40 / 0.02 /
 0.03 CPU s at seeds 0 / 1 / 2 (200 components each; the LP bound ends most of them), and
 seeds 1 and 2 place the same (falsely unplaced 0, unplaced 1,341 and 1,293).
+Since stop 31 a single-node exclusive job takes part too (its only pattern: the node alone,
+where nothing runs), and where the pattern model ends below its LP bound on a component of
+one node class, members left out are added one at a time where the placed pods and one more
+still pack, found by diving on the LP of node patterns (dive.py: min nodes covering the pod
+counts, priced by the same knapsack, the last few patterns solved exactly). The audit's
+cpucomp small seed 9 (53 nodes, 7 exclusive jobs) and big small seed 5 (153 nodes, 25
+shapes) had 27 and 56 jobs left out that router's referee re-packs; 0 after, placed work
+5,494 -> 5,522 and 48,629 -> 48,649.
 
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------

@@ -605,6 +605,24 @@ def node_rows(m: Any, n: Node, got: list[tuple[Any, Unit]]) -> None:
         m.add(sum(y * u.slices.get(prof, 0) for y, u in got) <= n.slices.get(prof, 0))
 
 
+def _short(nodes: list[Node], units: list[Unit]) -> bool:
+    """A bound the per-node model below can take minutes to prove: whole-node units take
+    that many idle nodes, each at least the smallest idle one, and the rest must fit in what
+    is left of each resource's sum (a relaxation of every target's own nodes)."""
+    whole = sum(1 for u in units if u.whole)
+    if not whole:
+        return False
+    usable = [n for n in nodes if not n.blocked]
+    idle = [n for n in usable if not n.busy]
+    if len(idle) < whole:
+        return True
+    for axis in ("gpus", "cpus", "mem"):
+        left = sum(getattr(n, axis) for n in usable) - whole * min(getattr(n, axis) for n in idle)
+        if sum(getattr(u, axis) for u in units if not u.whole) > left:
+            return True
+    return False
+
+
 def repack(
     p: Platform, base: dict[tuple[str, int], Node], comp: set[str], units: list[Unit], limit: float
 ) -> bool | None:
@@ -612,8 +630,10 @@ def repack(
     as they are with what runs)?"""
     from ortools.sat.python import cp_model
 
-    m = cp_model.CpModel()
     nodes = [base[n.key] for s in sorted(comp) for n in p.nodes[s]]
+    if _short(nodes, units):
+        return False
+    m = cp_model.CpModel()
     classes: dict[tuple[Any, ...], list[Unit]] = defaultdict(list)
     for u in units:
         classes[(u.target, u.shape(), u.group if u.whole or u.group else "")].append(u)

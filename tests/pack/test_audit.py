@@ -20,7 +20,7 @@ from click.testing import CliRunner
 
 from router.cli.main import cli
 from tests.pack import audit
-from tests.pack.audit_check import judge
+from tests.pack.audit_check import Node, Unit, _short, judge
 from tests.pack.audit_parts import write
 
 DATA = Path(__file__).parent / "data" / "audit"
@@ -236,6 +236,63 @@ def test_a4_cpu_jobs_are_placed_on_identical_nodes_that_take_them(name: str, now
     assert placed_work["name"] == "placed_work"
     assert placed_work["value"] > now, placed_work
     assert audit.router_judges(DATA / name) == ([], [])
+
+
+def test_a24_exclusive_jobs_take_part_in_the_node_pattern_step() -> None:
+    """cpucomp small seed 9 (stop 31): 53 identical CPU nodes, 7 exclusive jobs among 174.
+    A whole-node member kept the component out of the node-pattern step (solve/configs.py),
+    and router's referee re-packed 27 of the shared jobs left out (placed work 5494). Now
+    each exclusive job is a pattern of one node alone there."""
+    import router
+
+    folder = DATA / "cpucomp-s9"
+    doc = router.plan(router.load(folder), workers=1, share_candidates=True).document()
+    placed_work = doc["solver"]["levels"][0]
+    assert placed_work["name"] == "placed_work"
+    assert placed_work["value"] > 5494, placed_work
+    placements = doc["placements"]
+    assert isinstance(placements, list)
+    nodes = [(n["node_set"], n["node"]) for p in placements for n in p["nodes"]]
+    whole = [
+        (n["node_set"], n["node"])
+        for p in placements
+        if p["resources"]["exclusive"]
+        for n in p["nodes"]
+    ]
+    assert len(whole) == 7 and all(nodes.count(n) == 1 for n in whole), whole  # each alone
+    assert audit.router_judges(folder) == ([], [])
+
+
+def test_a25_one_more_by_a_dive_where_the_pattern_model_stops_short() -> None:
+    """big small seed 5 (stop 31): 153 identical nodes (128 CPUs, 512 GiB), 854 jobs of 25
+    shapes. The node-pattern model ended at placed work 48,629 under its LP's 48,676, and
+    router's referee re-packed 56 of the jobs left out, one at a time. Now such jobs are
+    added one at a time where a dive on the pattern LP packs them (solve/dive.py)."""
+    import router
+
+    folder = DATA / "big-s5"
+    doc = router.plan(router.load(folder), workers=1, share_candidates=True).document()
+    placed_work = doc["solver"]["levels"][0]
+    assert placed_work["value"] > 48_629, placed_work
+    assert audit.router_judges(folder, packcheck_too=False) == ([], [])
+
+
+def _node(i: int, cpus: int, busy: bool = False) -> Node:
+    return Node(("cpu", i), (0, 48, 1024, ()), 0, cpus, 1024, {}, busy)
+
+
+def _unit(cpus: int, whole: bool = False) -> Unit:
+    return Unit("w", "hpc/cpu", 0, cpus, 1, {}, whole)
+
+
+def test_the_audits_bound_on_whole_nodes() -> None:
+    """audit_check._short: a whole-node job takes an idle node, and the rest must fit what the
+    other nodes leave (the per-node CP-SAT re-pack took minutes to prove that on 40 nodes)."""
+    nodes = [_node(0, 48), _node(1, 48), _node(2, 20, busy=True)]
+    assert not _short(nodes, [_unit(40), _unit(28), _unit(1, whole=True)])  # 68 <= 116 - 48
+    assert _short(nodes, [_unit(40), _unit(29), _unit(1, whole=True)])  # 69 > 68
+    assert _short(nodes, [_unit(1, whole=True)] * 3)  # two idle nodes for three
+    assert not _short(nodes, [_unit(48), _unit(48), _unit(20)])  # no whole unit: no bound
 
 
 def test_a6_the_node_reason_names_the_per_node_blocker(tmp_path: Path) -> None:

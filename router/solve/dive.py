@@ -1,0 +1,148 @@
+"""One more member on identical nodes: a packing of given pod counts by diving on the LP of
+node patterns (the last fill's final try, configs.py).
+
+The worth model of configs.py is solved over a fixed set of patterns within a deterministic
+limit; on a component of many memory-bound nodes and 20-30 shapes it can end below its LP
+bound while single members left out would still fit a re-packing (the `big` family, small
+seed 5: 153 nodes of 128 CPUs and 512 GiB, 25 shapes, 96 left out, of which router's
+referee re-packed 56 one at a time). Here the question is only whether the placed pods
+plus one more pack onto the N nodes of one class: with z_p nodes on pattern p (a_ps pods of
+shape s) and d_s pods of each shape,
+
+  min Σ_p z_p   s.t.   Σ_p a_ps z_p ≥ d_s  (every shape s)
+
+whose LP (GLOP) is priced by configs' knapsack (a pattern with Σ_s π_s a_ps > 1 joins; a
+whole-node shape's only pattern is that node alone). Past N nodes the LP says no. Else a
+dive: the pattern of largest z taken on its integer part (at least one node), the rest
+re-solved, a few alternatives per step, a bounded number of LPs in all; an integral LP
+solution ends it. Deterministic: fixed orders, no time limit (GLOP's LPs are exact on these
+small integer rows), and a step budget.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+Pattern = tuple[int, ...]
+# per-shape caps, duals -> the pattern of most dual worth on one node (value, pattern)
+Price = Callable[[dict[int, int], dict[int, float]], tuple[float, Pattern] | None]
+# per-shape caps -> every maximal pattern of one node within them, or None: too many
+Listed = Callable[[dict[int, int]], list[Pattern] | None]
+
+CG_ROUNDS = 30  # patterns priced in per LP, at most
+DIVE_TRIES = 3  # patterns tried at each step of the dive, largest z first ...
+DIVE_STEPS = 40  # ... and LPs solved in all, steps back included
+REST_LIMIT = 0.2  # deterministic s of CP-SAT over every pattern of the rest (_rest)
+EPS = 1e-6
+SEED = 0
+
+
+def packed(
+    demand: list[int],
+    nodes: int,
+    most: list[int],
+    whole: set[int],
+    columns: list[Pattern],
+    price: Price,
+    listed: Listed,
+) -> list[tuple[Pattern, int]] | None:
+    """Nodes per pattern (at most `nodes` in all) holding at least `demand[s]` pods of each
+    shape s, or None if the LP says they do not fit or the dive finds none. `most[s]`: pods
+    of s one node may hold; `columns`: patterns to start from (the current nodes', and the
+    whole-node ones); `price`: the best pattern under duals within per-shape caps; `listed`:
+    all maximal patterns within caps, where few (then the rest is solved exactly, _rest)."""
+    cols = [p for p in columns if any(p)]
+    for s, n in enumerate(most):
+        alone = tuple(min(n, demand[s]) if k == s else 0 for k in range(len(demand)))
+        if s not in whole and alone[s] and alone not in cols:
+            cols.append(alone)
+    budget = [DIVE_STEPS]
+
+    def down(left: list[int], room: int) -> list[tuple[Pattern, int]] | None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            return None
+        every = listed({s: min(n, left[s]) for s, n in enumerate(most) if left[s] and n})
+        if every is not None:  # few patterns hold what is left: all of them, exactly
+            alone = [p for p in cols if any(p[s] for s in whole)]
+            return _rest(left, room, every + alone)
+        lp = _generated(left, most, whole, cols, price)
+        if lp is None or lp[0] > room + EPS:
+            return None
+        z = lp[1]
+        if all(abs(x - round(x)) < EPS for x in z):
+            return [(cols[i], round(x)) for i, x in enumerate(z) if round(x) > 0]
+        order = sorted((i for i, x in enumerate(z) if x > EPS), key=lambda i: (-z[i], i))
+        for i in order[:DIVE_TRIES]:
+            n = min(room, max(1, int(z[i] + EPS)))
+            after = [max(0, d - a * n) for d, a in zip(left, cols[i], strict=True)]
+            if not any(after):
+                return [(cols[i], n)]
+            deeper = down(after, room - n)
+            if deeper is not None:
+                return [(cols[i], n), *deeper]
+            if budget[0] < 0:
+                return None
+        return None
+
+    got = down(list(demand), nodes)
+    if got is None:
+        return None
+    merged: dict[Pattern, int] = {}
+    for p, n in got:
+        merged[p] = merged.get(p, 0) + n
+    return sorted(merged.items(), reverse=True)
+
+
+def _generated(
+    demand: list[int],
+    most: list[int],
+    whole: set[int],
+    cols: list[Pattern],
+    price: Price,
+) -> tuple[float, list[float]] | None:
+    """The LP over `cols`, with patterns priced in while one has reduced cost below 0 (new
+    ones appended to `cols`): its value and z per column, or None if GLOP fails."""
+    from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
+
+    shapes = [s for s, d in enumerate(demand) if d > 0]
+    for _ in range(CG_ROUNDS):
+        lp = pywraplp.Solver.CreateSolver("GLOP")
+        z = [lp.NumVar(0, lp.infinity(), "") for _ in cols]
+        rows = {}
+        for s in shapes:
+            row = lp.Constraint(demand[s], lp.infinity())
+            for k, p in enumerate(cols):
+                if p[s]:
+                    row.SetCoefficient(z[k], p[s])
+            rows[s] = row
+        lp.Minimize(sum(z))
+        if lp.Solve() != pywraplp.Solver.OPTIMAL:
+            return None
+        duals = {s: max(0.0, row.dual_value()) for s, row in rows.items()}
+        caps = {s: min(most[s], demand[s]) for s in shapes if s not in whole}
+        best = price(caps, duals)
+        if best is None or best[0] <= 1 + EPS or best[1] in cols:
+            return float(lp.Objective().Value()), [v.solution_value() for v in z]
+        cols.append(best[1])
+    return None
+
+
+def _rest(left: list[int], room: int, patterns: list[Pattern]) -> list[tuple[Pattern, int]] | None:
+    """CP-SAT over `patterns` (one worker, fixed seed, REST_LIMIT): nodes per pattern, at
+    most `room`, covering `left`; None if it finds none."""
+    from ortools.sat.python import cp_model
+
+    m = cp_model.CpModel()
+    z = [m.new_int_var(0, room, "") for _ in patterns]
+    m.add(sum(z) <= room)
+    for s, d in enumerate(left):
+        if d:
+            m.add(sum(p[s] * z[k] for k, p in enumerate(patterns) if p[s]) >= d)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.random_seed = SEED
+    solver.parameters.max_deterministic_time = REST_LIMIT
+    if solver.solve(m) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        return None
+    return [(p, n) for p, v in zip(patterns, z, strict=True) if (n := int(solver.value(v)))]

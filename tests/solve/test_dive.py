@@ -1,0 +1,70 @@
+"""solve/dive.py: pod counts packed onto identical nodes by diving on the node-pattern LP,
+checked here by arithmetic on the patterns it returns (nothing of dive.py re-used)."""
+
+from __future__ import annotations
+
+from router.solve import configs, dive
+
+# One node: no GPUs, 48 CPUs, 192 GiB (in GiB); shapes as (gpus, cpus, GiB) per pod.
+FREE = (0, 48, 192)
+DIMS = (1, 2)
+SHAPES: list[tuple[int, ...]] = [(0, 1, 150), (0, 32, 16), (0, 4, 96), (0, 16, 8)]
+
+
+def _price(caps: dict[int, int], duals: dict[int, float]) -> tuple[float, dive.Pattern] | None:
+    return configs._priced(DIMS, FREE, SHAPES, caps, duals)
+
+
+def _listed(caps: dict[int, int]) -> list[dive.Pattern] | None:
+    flat = [tuple(s[a] for a in DIMS) for s in SHAPES]
+    return configs._maximal(tuple(FREE[a] for a in DIMS), flat, sorted(caps), caps, [2_000])
+
+
+def _most() -> list[int]:
+    return [min(FREE[a] // s[a] for a in DIMS) for s in SHAPES]
+
+
+def _valid(got: list[tuple[dive.Pattern, int]], demand: list[int], nodes: int) -> bool:
+    """At most `nodes` nodes, each pattern within one node, every shape's demand covered."""
+    if sum(n for _, n in got) > nodes:
+        return False
+    for p, _ in got:
+        for a in DIMS:
+            if sum(k * s[a] for k, s in zip(p, SHAPES, strict=True)) > FREE[a]:
+                return False
+    held = [sum(p[s] * n for p, n in got) for s in range(len(SHAPES))]
+    return all(h >= d for h, d in zip(held, demand, strict=True))
+
+
+def test_a_tight_mix_is_packed() -> None:
+    """Counts made from a packing of 12 nodes: 8 × (a 150-GiB pod, a 32-CPU pod), 2 × (two
+    96-GiB pods), 2 × (a 32-CPU pod, a 16-CPU pod); the dive finds one as small."""
+    demand = [8, 10, 4, 2]
+    got = dive.packed(demand, 12, _most(), set(), [], _price, _listed)
+    assert got is not None and _valid(got, demand, 12), got
+
+
+def test_past_the_lp_it_says_no() -> None:
+    """Eleven 150-GiB pods on ten nodes: no node holds two (300 > 192)."""
+    assert dive.packed([11, 0, 0, 0], 10, _most(), set(), [], _price, _listed) is None
+
+
+def test_a_whole_node_shape_takes_its_own_pattern_only() -> None:
+    """Shape 1 as a whole-node member: 3 of them take 3 of 6 nodes, the 3 left hold 9 pods
+    of 16 CPUs (3 to a node), and a tenth does not fit."""
+    whole = {1}
+    alone: list[dive.Pattern] = [(0, 1, 0, 0)]
+    most = _most()
+    most[1] = 0
+    ok = dive.packed([0, 3, 0, 9], 6, most, whole, list(alone), _price, _listed)
+    assert ok is not None and _valid(ok, [0, 3, 0, 9], 6), ok
+    assert all(p == alone[0] or p[1] == 0 for p, _ in ok)  # a whole node holds nothing else
+    assert dive.packed([0, 3, 0, 10], 6, most, whole, list(alone), _price, _listed) is None
+
+
+def test_the_dive_alone_packs_a_larger_mix() -> None:
+    """The same mix five times over, with no pattern listing (the dive's LPs to the end):
+    58 nodes (the construction's 60 less two its patterns waste)."""
+    demand = [40, 50, 20, 10]
+    got = dive.packed(demand, 58, _most(), set(), [], _price, lambda caps: None)
+    assert got is not None and _valid(got, demand, 58), got
