@@ -180,7 +180,13 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
             fill.packs[ci] = packing
             took = True
     # Below the LP bound still: one member more at a time, by a dive (dive.py).
+    if lp is not None and math.floor(lp[0] + 1e-6) <= _worth(agg, fill, live):
+        return took
     return _one_more(model, ci, shapes, whole) or took
+
+
+def _worth(agg: Aggregate, fill: Filler, live: list[int]) -> int:
+    return sum(agg.groups[agg.variables[v][0]].weight * fill.counts[v] for v in live)
 
 
 def _one_more(m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int]) -> bool:
