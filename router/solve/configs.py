@@ -61,7 +61,8 @@ LIMIT = 1.0  # deterministic seconds per component (A15 big-s0: optimal at 0.56)
 SEED = 0
 PRICE_SCALE = 10**9  # the largest dual, scaled to an integer, in _priced_cp
 FORCED = 3  # pods of one shape forced into a priced pattern (_forced)
-ONE_MORE_TRIES = 32  # dives per component in _one_more
+ONE_MORE_TRIES = 32  # dives per component in _one_more ...
+ONE_MORE_LPS = 1_000  # ... and LPs they solve in all (big small seed 5: 2 dives, 112 LPs)
 REST_STEPS, REST_PATTERNS = 2_000, 300  # a dive's rest solved over all its patterns within
 
 # The pattern model's LP: its value, and per node class the duals of its node row and of
@@ -194,7 +195,7 @@ def _one_more(m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int]
     first (preferred candidates first among equals), each where the placed pods and it
     still pack onto the nodes by dive.packed, the whole component laid out afresh; a shape
     that does not fit ends the tries of every shape asking at least as much, and at most
-    ONE_MORE_TRIES dives are made. True if any is added."""
+    ONE_MORE_TRIES dives (ONE_MORE_LPS LPs in all) are made. True if any is added."""
     agg, fill, cap = m.agg, m.fill, m.cap
     if len(cap.groups) != 1 or len(m.on[0]) != len(m.live):
         return False
@@ -214,7 +215,7 @@ def _one_more(m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int]
     place = _places(agg, m.live)
     weight = {v: agg.groups[agg.variables[v][0]].weight for v in m.live}
     failed: list[int] = []
-    tries, added = ONE_MORE_TRIES, False
+    tries, added, lps = ONE_MORE_TRIES, False, [ONE_MORE_LPS]
     for v in sorted(m.live, key=lambda v: (-weight[v], place[v], v)):
         s = m.shape_of[v]
         while tries > 0 and not any(_covers(shapes, whole, s, f) for f in failed):
@@ -231,7 +232,7 @@ def _one_more(m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int]
             for u, k in members.items():
                 demand[m.shape_of[u]] += k
             start = sorted(now.nodes[0], reverse=True) + m.alone[0]
-            got = dive.packed(demand, grp.count, most, whole, start, price, listed)
+            got = dive.packed(demand, grp.count, most, whole, start, price, listed, lps)
             sol = Solution([dict(got)], [members]) if got is not None else None
             counts = sol.counts(m.live) if sol is not None else {}
             packing = _laid_out(cap, shapes, m.shape_of, sol, whole) if sol is not None else None

@@ -16,7 +16,7 @@ whole-node shape's only pattern is that node alone). Past N nodes the LP says no
 dive: the pattern of largest z taken on its integer part (at least one node), the rest
 re-solved, a few alternatives per step, a bounded number of LPs in all; an integral LP
 solution ends it. Deterministic: fixed orders, no time limit (GLOP's LPs are exact on these
-small integer rows), and a step budget.
+small integer rows), and budgets of steps and of LPs.
 """
 
 from __future__ import annotations
@@ -45,12 +45,14 @@ def packed(
     columns: list[Pattern],
     price: Price,
     listed: Listed,
+    lps: list[int],
 ) -> list[tuple[Pattern, int]] | None:
     """Nodes per pattern (at most `nodes` in all) holding at least `demand[s]` pods of each
     shape s, or None if the LP says they do not fit or the dive finds none. `most[s]`: pods
     of s one node may hold; `columns`: patterns to start from (the current nodes', and the
     whole-node ones); `price`: the best pattern under duals within per-shape caps; `listed`:
-    all maximal patterns within caps, where few (then the rest is solved exactly, _rest)."""
+    all maximal patterns within caps, where few (then the rest is solved exactly, _rest);
+    `lps`: LPs left to solve, shared by the caller's tries (decremented here)."""
     cols = [p for p in columns if any(p)]
     for s, n in enumerate(most):
         alone = tuple(min(n, demand[s]) if k == s else 0 for k in range(len(demand)))
@@ -66,7 +68,7 @@ def packed(
         if every is not None:  # few patterns hold what is left: all of them, exactly
             alone = [p for p in cols if any(p[s] for s in whole)]
             return _rest(left, room, every + alone)
-        lp = _generated(left, most, whole, cols, price)
+        lp = _generated(left, most, whole, cols, price, lps)
         if lp is None or lp[0] > room + EPS:
             return None
         z = lp[1]
@@ -100,13 +102,18 @@ def _generated(
     whole: set[int],
     cols: list[Pattern],
     price: Price,
+    lps: list[int],
 ) -> tuple[float, list[float]] | None:
     """The LP over `cols`, with patterns priced in while one has reduced cost below 0 (new
-    ones appended to `cols`): its value and z per column, or None if GLOP fails."""
+    ones appended to `cols`): its value and z per column, or None if GLOP fails or `lps`
+    runs out."""
     from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
 
     shapes = [s for s, d in enumerate(demand) if d > 0]
     for _ in range(CG_ROUNDS):
+        lps[0] -= 1
+        if lps[0] < 0:
+            return None
         lp = pywraplp.Solver.CreateSolver("GLOP")
         z = [lp.NumVar(0, lp.infinity(), "") for _ in cols]
         rows = {}

@@ -40,13 +40,13 @@ def test_a_tight_mix_is_packed() -> None:
     """Counts made from a packing of 12 nodes: 8 × (a 150-GiB pod, a 32-CPU pod), 2 × (two
     96-GiB pods), 2 × (a 32-CPU pod, a 16-CPU pod); the dive finds one as small."""
     demand = [8, 10, 4, 2]
-    got = dive.packed(demand, 12, _most(), set(), [], _price, _listed)
+    got = dive.packed(demand, 12, _most(), set(), [], _price, _listed, [1_000])
     assert got is not None and _valid(got, demand, 12), got
 
 
 def test_past_the_lp_it_says_no() -> None:
     """Eleven 150-GiB pods on ten nodes: no node holds two (300 > 192)."""
-    assert dive.packed([11, 0, 0, 0], 10, _most(), set(), [], _price, _listed) is None
+    assert dive.packed([11, 0, 0, 0], 10, _most(), set(), [], _price, _listed, [1_000]) is None
 
 
 def test_a_whole_node_shape_takes_its_own_pattern_only() -> None:
@@ -56,15 +56,15 @@ def test_a_whole_node_shape_takes_its_own_pattern_only() -> None:
     alone: list[dive.Pattern] = [(0, 1, 0, 0)]
     most = _most()
     most[1] = 0
-    ok = dive.packed([0, 3, 0, 9], 6, most, whole, list(alone), _price, _listed)
+    ok = dive.packed([0, 3, 0, 9], 6, most, whole, list(alone), _price, _listed, [1_000])
     assert ok is not None and _valid(ok, [0, 3, 0, 9], 6), ok
     assert all(p == alone[0] or p[1] == 0 for p, _ in ok)  # a whole node holds nothing else
-    assert dive.packed([0, 3, 0, 10], 6, most, whole, list(alone), _price, _listed) is None
+    assert dive.packed([0, 3, 0, 10], 6, most, whole, list(alone), _price, _listed, [1_000]) is None
 
 
 def test_the_dive_alone_packs_a_larger_mix() -> None:
     """The same mix five times over, with no pattern listing (the dive's LPs to the end):
     58 nodes (the construction's 60 less two its patterns waste)."""
     demand = [40, 50, 20, 10]
-    got = dive.packed(demand, 58, _most(), set(), [], _price, lambda caps: None)
+    got = dive.packed(demand, 58, _most(), set(), [], _price, lambda caps: None, [1_000])
     assert got is not None and _valid(got, demand, 58), got
