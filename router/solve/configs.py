@@ -233,10 +233,11 @@ def _one_more(m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int]
                 demand[m.shape_of[u]] += k
             start = sorted(now.nodes[0], reverse=True) + m.alone[0]
             got = dive.packed(demand, grp.count, most, whole, start, price, listed, lps)
-            sol = Solution([dict(got)], [members]) if got is not None else None
-            counts = sol.counts(m.live) if sol is not None else {}
-            packing = _laid_out(cap, shapes, m.shape_of, sol, whole) if sol is not None else None
-            if packing is None or not valid_layout(agg, cap, packing, counts):
+            packing = None
+            if got is not None:
+                sol = Solution([dict(got)], [members])
+                packing = _laid_out(cap, shapes, m.shape_of, sol, whole)
+            if packing is None or not valid_layout(agg, cap, packing, sol.counts(m.live)):
                 failed.append(s)
                 break
             fill.add(v, 1)

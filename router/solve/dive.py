@@ -32,7 +32,7 @@ Listed = Callable[[dict[int, int]], list[Pattern] | None]
 
 CG_ROUNDS = 30  # patterns priced in per LP, at most
 DIVE_TRIES = 3  # patterns tried at each step of the dive, largest z first ...
-DIVE_STEPS = 40  # ... and LPs solved in all, steps back included
+DIVE_STEPS = 40  # ... and steps in all, steps back included (each solves an LP or _rest)
 REST_LIMIT = 0.2  # deterministic s of CP-SAT over every pattern of the rest (_rest)
 EPS = 1e-6
 SEED = 0
