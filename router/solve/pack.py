@@ -445,14 +445,22 @@ def aggregate_fits(cap: Capacity, entries: list[Entry]) -> bool:
 
 
 def exact_packing(
-    cap: Capacity, entries: list[Entry], limit: float = EXACT_LIMIT, ordered: bool = True
+    cap: Capacity,
+    entries: list[Entry],
+    limit: float = EXACT_LIMIT,
+    ordered: bool = True,
+    linearization: int = 1,
+    seed: int = 0,
 ) -> Answer:
     """CP-SAT bin packing over the component's node classes (see the module docstring).
     `ordered`: identical nodes in decreasing order of a load, searched depth first in
     first-fit-decreasing order; else CP-SAT's own (LP-based) search with neither, which
     finds the last step's tight re-packings (greedy._topped) where that one does not: bench
     L seed 0's CPU partitions of 9-25 nodes, memory or CPUs full to within one job, none
-    found in 0.1 deterministic s, most at once so."""
+    found in 0.1 deterministic s, most at once so. `linearization` (CP-SAT's LP
+    linearization level; 2 puts every capacity row in its LP) and `seed` (CP-SAT's random
+    seed): the last step's deep tries (greedy._deepened), short searches restarted with
+    other seeds."""
     from ortools.sat.python import cp_model
 
     kinds: dict[tuple[object, ...], list[Entry]] = {}
@@ -544,8 +552,9 @@ def exact_packing(
         model.add_decision_strategy(order, cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
-    solver.parameters.random_seed = 0
+    solver.parameters.random_seed = seed
     solver.parameters.max_deterministic_time = limit
+    solver.parameters.linearization_level = linearization
     if ordered:
         solver.parameters.search_branching = cp_model.FIXED_SEARCH
     status = solver.solve(model)

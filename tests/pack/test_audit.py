@@ -277,6 +277,24 @@ def test_a25_one_more_by_a_dive_where_the_pattern_model_stops_short() -> None:
     assert audit.router_judges(folder, packcheck_too=False) == ([], [])
 
 
+def test_a26_one_more_where_most_nodes_must_change() -> None:
+    """justfit medium seed 0 (stop 32): 23 nodes of (4 h100, 61 CPUs, 509 GiB) under running
+    work, 205 jobs of 123 shapes; every GPU and all but 31 CPUs taken at placed work 32,395,
+    and the audit's own checker re-packed the partition with any one of six 20-CPU jobs
+    added (a packing that differs from the plan's on 17 nodes). Now the last step's deep
+    tries (solve/greedy.py _deepened) add one, and router's referee finds nothing left out
+    and nothing undecided (the audit's checker agrees: `python -m tests.pack.audit --family
+    justfit --size medium --seeds 0`)."""
+    import router
+
+    folder = DATA / "justfit-m0"
+    doc = router.plan(router.load(folder), workers=1, share_candidates=True).document()
+    placed_work = doc["solver"]["levels"][0]
+    assert placed_work["name"] == "placed_work"
+    assert placed_work["value"] > 32_395, placed_work
+    assert audit.router_judges(folder, packcheck_too=False) == ([], [])
+
+
 def _node(i: int, cpus: int, busy: bool = False) -> Node:
     return Node(("cpu", i), (0, 48, 1024, ()), 0, cpus, 1024, {}, busy)
 
