@@ -32,17 +32,18 @@ are then over GPUs, CPUs and memory (_dims), and the pricing knapsack, a table t
 there, is solved by CP-SAT (_priced_cp). A member that takes one whole node (an exclusive
 job) is a shape of its own whose only pattern is that node alone, on node classes where
 nothing runs (cpucomp small seed 9: 7 exclusive jobs on 53 nodes kept the component out of
-this model, and 27 shared jobs stayed out that a re-packing takes). Components where a pod
-with MIG slices, a member of several pods or of several whole nodes, more than MAX_SHAPES
-shapes or more than PATTERN_CAP patterns take part are left to the rest of the last step
-(greedy._topped).
+this model, and 27 shared jobs stayed out that a re-packing takes). A member of k whole
+nodes (a multi-node job) fills k such slots, on k distinct nodes since each holds one
+(since stop 32: x_vc counts slots, k per member, and the rows count members). Components
+where a pod with MIG slices, a member of several pods, more than MAX_SHAPES shapes or more
+than PATTERN_CAP patterns take part are left to the rest of the last step (greedy._topped).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from router.solve import dive
@@ -64,6 +65,7 @@ FORCED = 3  # pods of one shape forced into a priced pattern (_forced)
 ONE_MORE_TRIES = 32  # dives per component in _one_more ...
 ONE_MORE_LPS = 1_000  # ... and LPs they solve in all (big small seed 5: 2 dives, 112 LPs)
 REST_STEPS, REST_PATTERNS = 2_000, 300  # a dive's rest solved over all its patterns within
+REST_SHAPES = 12  # ... listed past MAX_SHAPES only once at most this many shapes are left
 
 # The pattern model's LP: its value, and per node class the duals of its node row and of
 # each shape's slot row.
@@ -89,6 +91,7 @@ class _Model:
     on: list[list[int]]
     dims: tuple[int, ...]
     alone: list[list[tuple[int, ...]]]  # per node class, the patterns of one whole node
+    unit: dict[int, int]  # slots one member fills: its whole nodes, else its one pod
 
 
 def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
@@ -118,18 +121,20 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
         if key not in kinds:
             kinds.append(key)
         shape_of[v] = kinds.index(key)
-    if len(kinds) > MAX_SHAPES:
+    many = len(kinds) > MAX_SHAPES  # one class only, and one member at a time (_one_more)
+    if many and len(cap.groups) != 1:
         return False
     shapes = [d for d, _ in kinds]
     whole = {s for s, (_, w) in enumerate(kinds) if w}
     dims = _dims(cap, [d for d, w in kinds if not w])
-    most = [0] * len(shapes)  # members of a shape that could be placed at all
+    unit = {v: agg.items[v].whole or 1 for v in live}
+    most = [0] * len(shapes)  # slots of a shape that could be filled at all
     for v in live:
-        most[shape_of[v]] += fill.counts[v] + left.get(v, 0)
+        most[shape_of[v]] += unit[v] * (fill.counts[v] + left.get(v, 0))
     on: list[list[int]] = []  # per node class, the variables that may go there
     for grp in cap.groups:
         on.append([v for v in live if grp.node_set in agg.allowed[v]])
-    now = _current(cap, pack, shape_of, len(shapes))
+    now = _current(cap, pack, shape_of, len(shapes), unit)
     caps = [  # pods of each shape one node may hold (whole nodes apart: `alone`)
         {
             s: min(most[s], fits_count(grp.free, shapes[s]))
@@ -146,13 +151,15 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
         else []
         for c, grp in enumerate(cap.groups)
     ]
-    model = _Model(agg, fill, cap, live, left, shape_of, on, dims, alone)
+    model = _Model(agg, fill, cap, live, left, shape_of, on, dims, alone, unit)
     got = _generated(model, shapes, caps, now)
     if got is None:
         return False
     cols, lp = got
     if lp is not None and math.floor(lp[0] + 1e-6) <= now.worth(agg, live):
         return False  # the LP bound: nothing more goes in (most components end here)
+    if many:
+        return _one_more(model, ci, shapes, whole)
     # Only these axes are asked (_simple, _dims): patterns over them.
     flat: list[tuple[int, ...]] = [tuple(d[a] for a in dims) for d in shapes]
     patterns = _enumerated([tuple(g.free[a] for a in dims) for g in cap.groups], flat, caps)
@@ -195,22 +202,34 @@ def _one_more(m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int]
     first (preferred candidates first among equals), each where the placed pods and it
     still pack onto the nodes by dive.packed, the whole component laid out afresh; a shape
     that does not fit ends the tries of every shape asking at least as much, and at most
-    ONE_MORE_TRIES dives (ONE_MORE_LPS LPs in all) are made. True if any is added."""
+    ONE_MORE_TRIES dives (ONE_MORE_LPS LPs in all) are made. True if any is added.
+
+    Past MAX_SHAPES shapes (the pattern model is not built then, repacked) a dive's LP
+    needs more columns (dive.MANY_ROUNDS pricings per LP), so each is priced by
+    _priced_greedy first and exactly only where that finds no column of reduced cost
+    below 0, and the rest is listed exactly only once at most REST_SHAPES shapes are
+    left (the listing spent its whole step budget for nothing at each step before)."""
     agg, fill, cap = m.agg, m.fill, m.cap
     if len(cap.groups) != 1 or len(m.on[0]) != len(m.live):
         return False
     grp = cap.groups[0]
     most = [0 if s in whole else fits_count(grp.free, d) for s, d in enumerate(shapes)]
+    many = len(shapes) > MAX_SHAPES
 
     def price(caps: dict[int, int], duals: dict[int, float]) -> tuple[float, Pattern] | None:
+        if many:
+            quick = _priced_greedy(m.dims, grp.free, shapes, caps, duals)
+            if quick is not None and quick[0] > 1 + dive.EPS:
+                return quick
         return _priced(m.dims, grp.free, shapes, caps, duals)
 
     flat = [tuple(d[a] for a in m.dims) for d in shapes]
     free = tuple(grp.free[a] for a in m.dims)
 
     def listed(caps: dict[int, int]) -> list[Pattern] | None:
-        found = _maximal(free, flat, sorted(caps), caps, [REST_STEPS])
-        return found if found is not None and len(found) <= REST_PATTERNS else None
+        if many and len(caps) > REST_SHAPES:
+            return None
+        return _maximal(free, flat, sorted(caps), caps, [REST_STEPS], most=REST_PATTERNS)
 
     place = _places(agg, m.live)
     weight = {v: agg.groups[agg.variables[v][0]].weight for v in m.live}
@@ -225,17 +244,18 @@ def _one_more(m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int]
             if n <= 0:
                 break
             tries -= 1
-            now = _current(cap, fill.packs[ci], m.shape_of, len(shapes))
+            now = _current(cap, fill.packs[ci], m.shape_of, len(shapes), m.unit)
             members = dict(now.members[0])
-            members[v] = members.get(v, 0) + 1
+            members[v] = members.get(v, 0) + m.unit[v]
             demand = [0] * len(shapes)
             for u, k in members.items():
                 demand[m.shape_of[u]] += k
             start = sorted(now.nodes[0], reverse=True) + m.alone[0]
-            got = dive.packed(demand, grp.count, most, whole, start, price, listed, lps)
+            rounds = dive.MANY_ROUNDS if many else dive.CG_ROUNDS
+            got = dive.packed(demand, grp.count, most, whole, start, price, listed, lps, rounds)
             packing = None
             if got is not None:
-                sol = Solution([dict(got)], [members])
+                sol = Solution([dict(got)], [members], m.unit)
                 packing = _laid_out(cap, shapes, m.shape_of, sol, whole)
             if packing is None or not valid_layout(agg, cap, packing, sol.counts(m.live)):
                 failed.append(s)
@@ -254,9 +274,9 @@ def _covers(shapes: list[tuple[int, ...]], whole: set[int], s: int, f: int) -> b
 
 
 def _simple(cap: Capacity, item: Any) -> bool:
-    """One pod asking whole GPUs, CPUs and memory only (no MIG slices), or one whole node."""
+    """One pod asking whole GPUs, CPUs and memory only (no MIG slices), or whole nodes."""
     if item.whole:
-        return bool(item.whole == 1)
+        return True
     return item.pods == 1 and all(
         d == 0 for a, d in zip(cap.axes, item.demand, strict=True) if a not in AXES
     )
@@ -284,7 +304,8 @@ def _room_somewhere(cap: Capacity, pack: Packing, agg: Aggregate, left: dict[int
         for a, f in enumerate(b.free):
             acc[a] += b.count * f
     for v in left:
-        d = cap.full if agg.items[v].whole else agg.items[v].demand
+        item = agg.items[v]
+        d = tuple(item.whole * f for f in cap.full) if item.whole else item.demand
         tot = [0] * len(cap.axes)
         for s in agg.allowed[v]:
             for a, f in enumerate(free.get(s, ())):
@@ -434,7 +455,7 @@ def _master(
     for c, grp in enumerate(m.cap.groups):
         z = [lp.NumVar(0, grp.count, "") for _ in cols[c]]
         node_rows.append(lp.Add(sum(z) <= grp.count))
-        x.append({v: lp.NumVar(0, m.fill.counts[v] + m.left.get(v, 0), "") for v in m.on[c]})
+        x.append({v: lp.NumVar(0, _slots(m, v), "") for v in m.on[c]})
         rows: dict[int, Any] = {}
         for s in sorted({m.shape_of[v] for v in m.on[c]}):
             row = lp.Constraint(-inf, 0)
@@ -446,7 +467,7 @@ def _master(
                     row.SetCoefficient(z[k], -pat[s])
             rows[s] = row
         slot_rows.append(rows)
-    total = _limited(lp.Add, x, m)
+    total = _limited(lp.Add, x, m, lambda v, slots: slots * (1.0 / m.unit[v]))
     lp.Maximize(sum(m.agg.groups[m.agg.variables[v][0]].weight * total[v] for v in m.live))
     if lp.Solve() != pywraplp.Solver.OPTIMAL:
         return None
@@ -503,6 +524,42 @@ def _priced(
     return float(dp[tuple(width)]), tuple(pat)
 
 
+def _priced_greedy(
+    dims: tuple[int, ...],
+    free: tuple[int, ...],
+    shapes: list[tuple[int, ...]],
+    caps: dict[int, int],
+    duals: dict[int, float],
+) -> tuple[float, tuple[int, ...]] | None:
+    """A pattern of high dual worth found greedily: shapes by dual worth per share of the
+    node (on their largest axis, then on each axis of `dims` in turn), each as many as fit,
+    the best of these fillings. Not the best pattern: _priced's knapsack decides when this
+    finds none worth taking."""
+    items = [s for s in sorted(caps) if caps[s] and duals.get(s, 0.0) > 1e-9]
+    if not items:
+        return None
+    scale = [max(1, free[a]) for a in range(len(free))]
+
+    def share(s: int, axes: Sequence[int]) -> float:
+        return max(shapes[s][a] / scale[a] for a in axes) or 1e-12
+
+    best: tuple[float, tuple[int, ...]] | None = None
+    for axes in [dims, *((a,) for a in dims)]:
+        order = sorted(items, key=lambda s: (-duals[s] / share(s, axes), s))
+        rem = list(free)
+        pat = [0] * len(shapes)
+        worth = 0.0
+        for s in order:
+            k = min(caps[s], fits_count(tuple(rem), shapes[s]))
+            if k > 0:
+                pat[s] = k
+                worth += k * duals[s]
+                rem = [f - k * x for f, x in zip(rem, shapes[s], strict=True)]
+        if best is None or worth > best[0] + 1e-12:
+            best = (worth, tuple(pat))
+    return best
+
+
 def _priced_cp(
     dims: tuple[int, ...],
     free: tuple[int, ...],
@@ -543,11 +600,12 @@ def _maximal(
     budget: list[int],
     duals: dict[int, float] | None = None,
     least: float = 0.0,
+    most: int | None = None,
 ) -> list[tuple[int, ...]] | None:
     """The maximal patterns of a node with `free` over shapes `ss` (each at most caps[s]),
     as pods per shape (all shapes' positions); with `duals`, only those worth at least
     `least` by them (a branch is cut when even its best fractional filling by either axis
-    is worth less). None past the step budget."""
+    is worth less). None past the step budget, or past `most` patterns."""
     order = sorted(ss, key=lambda s: tuple(-x for x in shapes[s]))
     out: list[tuple[int, ...]] = []
     a = [0] * len(shapes)
@@ -580,6 +638,8 @@ def _maximal(
                 a[s] >= caps[s] or not fits_count(rem, shapes[s]) for s in order
             ):
                 out.append(tuple(a))
+                if most is not None and len(out) > most:
+                    return False
             return True
         s = order[i]
         top = min(caps[s], fits_count(rem, shapes[s]))
@@ -615,13 +675,21 @@ def _solve(
         for v in m.on[c]:
             s = m.shape_of[v]
             if any(p[s] for p in patterns[c]):
-                x[c][v] = model.new_int_var(0, m.fill.counts[v] + m.left.get(v, 0), "")
+                x[c][v] = model.new_int_var(0, _slots(m, v), "")
         for s in sorted({m.shape_of[v] for v in x[c]}):
             slots = [(p[s], z[c][k]) for k, p in enumerate(patterns[c]) if p[s]]
             model.add(
                 sum(x[c][v] for v in x[c] if m.shape_of[v] == s) <= sum(a * zz for a, zz in slots)
             )
-    total = _limited(model.add, x, m)
+
+    def members(v: int, slots: Any) -> Any:
+        if m.unit[v] == 1:
+            return slots
+        n = model.new_int_var(0, m.fill.counts[v] + m.left.get(v, 0), "")
+        model.add(slots == m.unit[v] * n)
+        return n
+
+    total = _limited(model.add, x, m, members)
     # Worth first; among equal worth, each class's preferred candidates (greedy.preferred).
     place = _places(m.agg, m.live)
     scale = 1 + sum(place[v] * (m.fill.counts[v] + m.left.get(v, 0)) for v in m.live)
@@ -651,27 +719,32 @@ def _solve(
             {v: n for v, var in x[c].items() if (n := int(solver.value(var)))}
             for c in range(len(m.cap.groups))
         ],
+        m.unit,
     )
 
 
 @dataclass
 class Solution:
-    """Per node class: nodes per pattern, and members per variable."""
+    """Per node class: nodes per pattern, and slots filled per variable (its members, or
+    for a whole-node member its nodes: `unit` per member, 1 where not given)."""
 
     nodes: list[dict[tuple[int, ...], int]]
     members: list[dict[int, int]]
+    unit: dict[int, int] = field(default_factory=dict)
 
     def counts(self, live: list[int]) -> dict[int, int]:
-        return {v: sum(m.get(v, 0) for m in self.members) for v in live}
+        return {v: sum(m.get(v, 0) for m in self.members) // self.unit.get(v, 1) for v in live}
 
     def worth(self, agg: Aggregate, live: list[int]) -> int:
         c = self.counts(live)
         return sum(agg.groups[agg.variables[v][0]].weight * c[v] for v in live)
 
 
-def _current(cap: Capacity, pack: Packing, shape_of: dict[int, int], n: int) -> Solution:
+def _current(
+    cap: Capacity, pack: Packing, shape_of: dict[int, int], n: int, unit: dict[int, int]
+) -> Solution:
     """The current packing as a solution: its nodes' contents are patterns."""
-    out = Solution([{} for _ in cap.groups], [{} for _ in cap.groups])
+    out = Solution([{} for _ in cap.groups], [{} for _ in cap.groups], unit)
     for b in pack.blocks:
         a = [0] * n
         for key, per in b.content:
@@ -684,12 +757,18 @@ def _current(cap: Capacity, pack: Packing, shape_of: dict[int, int], n: int) -> 
     return out
 
 
-def _limited(add: Callable[[Any], Any], x: list[dict[int, Any]], m: _Model) -> dict[int, Any]:
-    """Each variable's total over the node classes, bounded by what is placed and what is
-    left, within its class's unplaced members and the fill's rows (quotas, spreads): the
-    same rows for the LP of the column generation and for the CP-SAT model (`add`)."""
+def _limited(
+    add: Callable[[Any], Any],
+    x: list[dict[int, Any]],
+    m: _Model,
+    members: Callable[[int, Any], Any],
+) -> dict[int, Any]:
+    """Each variable's members over the node classes (`members`: of its slots filled, which
+    is the same but for whole-node members), bounded by what is placed and what is left,
+    within its class's unplaced members and the fill's rows (quotas, spreads): the same
+    rows for the LP of the column generation and for the CP-SAT model (`add`)."""
     live, agg, fill, left = m.live, m.agg, m.fill, m.left
-    total = {v: sum(x[c][v] for c in range(len(x)) if v in x[c]) for v in live}
+    total = {v: members(v, sum(x[c][v] for c in range(len(x)) if v in x[c])) for v in live}
     for v in live:
         add(total[v] >= fill.counts[v])
         add(total[v] <= fill.counts[v] + left.get(v, 0))
@@ -700,6 +779,11 @@ def _limited(add: Callable[[Any], Any], x: list[dict[int, Any]], m: _Model) -> d
         if sum(coef * left.get(v, 0) for coef, v in terms) > fill.slack[r]:
             add(sum(coef * (total[v] - fill.counts[v]) for coef, v in terms) <= fill.slack[r])
     return total
+
+
+def _slots(m: _Model, v: int) -> int:
+    """The most slots v's members may fill: one per pod, or per whole node."""
+    return int(m.unit[v] * (m.fill.counts[v] + m.left.get(v, 0)))
 
 
 def _by_class(agg: Aggregate, live: list[int]) -> dict[int, list[int]]:
@@ -773,4 +857,8 @@ def _laid_out(
                 free = [f - per * d for f, d in zip(free, shapes[shape_of[v]], strict=True)]
                 p.placed[v] = p.placed.get(v, 0) + per * count
             p.blocks.append(Block(c, lo, count, tuple(free), grp.empty and not held, held))
+    for s in whole:  # a member of several whole nodes is placed once
+        for v in shape_of:
+            if shape_of[v] == s and v in p.placed:
+                p.placed[v] //= sol.unit.get(v, 1)
     return p

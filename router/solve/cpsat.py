@@ -180,6 +180,20 @@ counts, priced by the same knapsack, the last few patterns solved exactly). The 
 cpucomp small seed 9 (53 nodes, 7 exclusive jobs) and big small seed 5 (153 nodes, 25
 shapes) had 27 and 56 jobs left out that router's referee re-packs; 0 after, placed work
 5,494 -> 5,522 and 48,629 -> 48,649.
+Since stop 32 a member of k whole nodes (a multi-node job) takes part in that step too (it
+fills k node-alone slots, one member in the rows), and a component of one node class with
+more than MAX_SHAPES shapes skips the pattern model but takes the one-more dives, their
+LPs priced greedily first (configs._priced_greedy, the knapsack only where that finds no
+column) with up to dive.MANY_ROUNDS columns each. The audit's shared medium seed 0 (k8s/k0:
+58 nodes, 20 held by multi-node jobs, 103 shapes, nearly full) had four jobs left out that
+router's referee re-packed; 2 more placed (329,291 -> 330,319), 0 left out that fit. And on
+a small component of several node classes, shapes that every exact try of the last step
+left undecided get CP-SAT's per-node search again (greedy._deepened: every capacity row in
+its LP, 0.5 deterministic s a try, restarted under seeds 0-3, 3 s a component): the
+audit's justfit medium seed 0 (23 nodes under running work, 123 shapes, every GPU and all
+but 31 CPUs taken) had six 20-CPU jobs left out that fit a packing differing from the
+plan's on 17 nodes; one is placed (32,395 -> 32,437) and the rest are proven out. Neither
+path is taken at bench L seeds 0-2 or XL seed 0 (their plans are the same bytes).
 
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------

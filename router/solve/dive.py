@@ -31,6 +31,7 @@ Price = Callable[[dict[int, int], dict[int, float]], tuple[float, Pattern] | Non
 Listed = Callable[[dict[int, int]], list[Pattern] | None]
 
 CG_ROUNDS = 30  # patterns priced in per LP, at most
+MANY_ROUNDS = 300  # ... where the shapes are many (configs.MAX_SHAPES): more columns needed
 DIVE_TRIES = 3  # patterns tried at each step of the dive, largest z first ...
 DIVE_STEPS = 40  # ... and steps in all, steps back included (each solves an LP or _rest)
 REST_LIMIT = 0.2  # deterministic s of CP-SAT over every pattern of the rest (_rest)
@@ -47,13 +48,15 @@ def packed(
     price: Price,
     listed: Listed,
     lps: list[int],
+    rounds: int = CG_ROUNDS,
 ) -> list[tuple[Pattern, int]] | None:
     """Nodes per pattern (at most `nodes` in all) holding at least `demand[s]` pods of each
     shape s, or None if the LP says they do not fit or the dive finds none. `most[s]`: pods
     of s one node may hold; `columns`: patterns to start from (the current nodes', and the
     whole-node ones); `price`: the best pattern under duals within per-shape caps; `listed`:
     all maximal patterns within caps, where few (then the rest is solved exactly, _rest);
-    `lps`: LPs left to solve, shared by the caller's tries (decremented here)."""
+    `lps`: LPs left to solve, shared by the caller's tries (decremented here); `rounds`:
+    pricings per LP at most."""
     cols = [p for p in columns if any(p)]
     for s, n in enumerate(most):
         alone = tuple(min(n, demand[s]) if k == s else 0 for k in range(len(demand)))
@@ -69,7 +72,7 @@ def packed(
         if every is not None:  # few patterns hold what is left: all of them, exactly
             alone = [p for p in cols if any(p[s] for s in whole)]
             return _rest(left, room, every + alone)
-        lp = _generated(left, most, whole, cols, price, lps)
+        lp = _generated(left, most, whole, cols, price, lps, rounds)
         if lp is None or lp[0] > room + EPS:
             return None
         z = lp[1]
@@ -104,6 +107,7 @@ def _generated(
     cols: list[Pattern],
     price: Price,
     lps: list[int],
+    rounds: int = CG_ROUNDS,
 ) -> tuple[float, list[float]] | None:
     """The LP over `cols`, with patterns priced in while one has reduced cost below 0 (new
     ones appended to `cols`): its value and z per column, or None if GLOP fails or `lps`
@@ -111,7 +115,7 @@ def _generated(
     from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
 
     shapes = [s for s, d in enumerate(demand) if d > 0]
-    for _ in range(CG_ROUNDS):
+    for _ in range(rounds):
         lps[0] -= 1
         if lps[0] < 0:
             return None
@@ -124,7 +128,10 @@ def _generated(
                 if p[s]:
                     row.SetCoefficient(z[k], p[s])
             rows[s] = row
-        lp.Minimize(sum(z))
+        objective = lp.Objective()  # Σ z, set term by term (Minimize(sum(z)) builds an expression)
+        for v in z:
+            objective.SetCoefficient(v, 1)
+        objective.SetMinimization()
         if lp.Solve() != pywraplp.Solver.OPTIMAL:
             return None
         duals = {s: max(0.0, row.dual_value()) for s, row in rows.items()}

@@ -295,6 +295,35 @@ def test_a26_one_more_where_most_nodes_must_change() -> None:
     assert audit.router_judges(folder, packcheck_too=False) == ([], [])
 
 
+def test_a27_a_pool_of_many_shapes_and_multi_node_jobs_takes_one_more() -> None:
+    """shared medium seed 0 (stop 31's note): k8s/k0, 58 × (8 h100, 47 CPUs, 383 GiB), 20
+    nodes held by multi-node jobs, 103 pod shapes, nearly full (GPUs 455 of 464, CPUs 2,714
+    of 2,726); router's referee re-packed the pool with any one of four (1 GPU, 8 CPUs,
+    250 GiB) jobs added. Multi-node members and more than MAX_SHAPES shapes kept the pool
+    out of the node-pattern step and its dive (solve/configs.py); now both take part, and
+    two more are placed. The referee, asked about those four only, admits none."""
+    import router
+    from router.plan.admits import referee
+
+    planned = router.plan(router.load(DATA / "shared-m0"), workers=1, share_candidates=True)
+    built = planned.built
+    placed_work = planned.document()["solver"]["levels"][0]
+    assert placed_work["name"] == "placed_work"
+    assert placed_work["value"] > 329_291, placed_work
+    i = built.inputs
+    placed = {p.workload.name for p in built.placements}
+    asked = {"j114", "j447", "j746", "j845"}
+    judged = referee(
+        i.policy,
+        i.inventory,
+        [w for w in i.workloads if w.name in placed | asked],
+        built.placements,
+        i.running,
+    )
+    assert sorted(judged.checked) == sorted(asked - placed)
+    assert judged.admitted == [] and judged.undecided == []
+
+
 def _node(i: int, cpus: int, busy: bool = False) -> Node:
     return Node(("cpu", i), (0, 48, 1024, ()), 0, cpus, 1024, {}, busy)
 

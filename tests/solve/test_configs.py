@@ -9,9 +9,11 @@ with it, none, and the plan's node assignment is valid node by node.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -20,6 +22,8 @@ from router.plan import build
 from router.plan.admits import referee
 from router.plan.packcheck import check_assignment
 from router.solve import configs, region
+from router.solve.nodes import Capacity, Item, NodeGroup
+from router.solve.pack import Packing, valid_layout
 from tests.solve.patterns_repro import DATA, planned
 
 # Two of XL seed 0's five reproducers that the last step without configurations still
@@ -112,3 +116,57 @@ def test_maximal_patterns() -> None:
     }
     assert set(got) == every
     assert configs._maximal(free, shapes, [0, 1, 2], caps, [3]) is None  # over its budget
+
+
+def _simple_agg(items: list[Item], sets: frozenset[str]) -> SimpleNamespace:
+    """What valid_layout reads of an aggregate: per variable its Item and node sets."""
+    return SimpleNamespace(items=items, allowed=[sets] * len(items))
+
+
+def test_a_member_of_several_whole_nodes_fills_that_many_slots() -> None:
+    """A 2-node job and six 16-CPU pods on 5 idle nodes: the packing read as a solution
+    counts the job once (its two nodes are two slots), and laid out again it holds two
+    distinct nodes alone, valid node by node."""
+    group = NodeGroup("p", 5, (0, 48, 192), True, tuple(range(5)))
+    cap = Capacity("p", ("gpus", "cpus", "memory"), (0, 48, 192), [group], {"t": frozenset({"p"})})
+    job, pod = Item(2, 0, (0, 0, 0)), Item(0, 1, (0, 16, 8))
+    sets = frozenset({"p"})
+    packing = Packing.fresh(cap)
+    assert packing.place(0, job, sets, 1) == 1
+    assert packing.place(1, pod, sets, 6) == 6
+    shape_of = {0: 0, 1: 1}
+    unit = {0: 2, 1: 1}
+    now = configs._current(cap, packing, shape_of, 2, unit)
+    assert now.counts([0, 1]) == {0: 1, 1: 6}
+    assert now.nodes[0] == {(1, 0): 2, (0, 3): 2, (0, 0): 1}
+    shapes: list[tuple[int, ...]] = [(0, 0, 0), (0, 16, 8)]
+    laid = configs._laid_out(cap, shapes, shape_of, now, {0})
+    assert laid.placed == {0: 1, 1: 6}
+    alone = [b for b in laid.blocks if b.content == ((0, -1),)]
+    assert sum(b.count for b in alone) == 2
+    assert valid_layout(_simple_agg([job, pod], sets), cap, laid, {0: 1, 1: 6})
+    # Counted as two members, the same layout is not valid: the job's nodes are one member.
+    assert not valid_layout(_simple_agg([job, pod], sets), cap, laid, {0: 2, 1: 6})
+
+
+def test_greedy_pricing_is_a_pattern_no_better_than_the_knapsack() -> None:
+    """_priced_greedy's pattern fits one node within its caps, is worth what it says, and
+    never more than _priced's exact knapsack (over seeded random duals)."""
+    free = (8, 47, 383)
+    dims = (0, 1, 2)
+    shapes: list[tuple[int, ...]] = [(1, 8, 250), (0, 4, 16), (2, 13, 100), (1, 3, 40), (0, 30, 8)]
+    caps = {0: 1, 1: 11, 2: 3, 3: 8, 4: 1}
+    rng = random.Random(7)
+    for _ in range(50):
+        duals = {s: rng.choice([0.0, rng.random()]) for s in caps}
+        quick = configs._priced_greedy(dims, free, shapes, caps, duals)
+        exact = configs._priced(dims, free, shapes, caps, duals)
+        if quick is None:
+            assert all(d <= 1e-9 for d in duals.values())
+            continue
+        worth, pattern = quick
+        used = [sum(k * s[a] for k, s in zip(pattern, shapes, strict=True)) for a in dims]
+        assert all(u <= f for u, f in zip(used, free, strict=True))
+        assert all(pattern[s] <= caps[s] for s in caps)
+        assert abs(worth - sum(duals[s] * pattern[s] for s in caps)) < 1e-9
+        assert exact is not None and worth <= exact[0] + 1e-9
