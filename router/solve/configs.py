@@ -94,9 +94,20 @@ class _Model:
     unit: dict[int, int]  # slots one member fills: its whole nodes, else its one pod
 
 
-def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
+def many_shapes(agg: Aggregate, ci: int) -> bool:
+    """Component ci is one node class whose variables have more than MAX_SHAPES shapes:
+    where repacked takes the one-more dives alone (counted before the fill, from the
+    inputs)."""
+    if len(agg.capacity[ci].groups) != 1:
+        return False
+    kinds = {(agg.items[v].demand, bool(agg.items[v].whole)) for v in agg.nodes.by_cap[ci]}
+    return len(kinds) > MAX_SHAPES
+
+
+def repacked(agg: Aggregate, fill: Filler, ci: int, many_lps: int = ONE_MORE_LPS) -> bool:
     """Component ci re-packed by the pattern model with unplaced members added, if that
-    adds worth (see the module docstring); True if the fill took it."""
+    adds worth (see the module docstring); True if the fill took it. `many_lps`: the
+    one-more dives' LPs where the shapes are too many for the pattern model."""
     cap: Capacity = agg.capacity[ci]
     pack: Packing | None = fill.packs.get(ci)
     if pack is None:
@@ -159,7 +170,7 @@ def repacked(agg: Aggregate, fill: Filler, ci: int) -> bool:
     if lp is not None and math.floor(lp[0] + 1e-6) <= now.worth(agg, live):
         return False  # the LP bound: nothing more goes in (most components end here)
     if many:
-        return _one_more(model, ci, shapes, whole)
+        return _one_more(model, ci, shapes, whole, many_lps)
     # Only these axes are asked (_simple, _dims): patterns over them.
     flat: list[tuple[int, ...]] = [tuple(d[a] for a in dims) for d in shapes]
     patterns = _enumerated([tuple(g.free[a] for a in dims) for g in cap.groups], flat, caps)
@@ -197,12 +208,14 @@ def _worth(agg: Aggregate, fill: Filler, live: list[int]) -> int:
     return sum(agg.groups[agg.variables[v][0]].weight * fill.counts[v] for v in live)
 
 
-def _one_more(m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int]) -> bool:
+def _one_more(
+    m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int], lps: int = ONE_MORE_LPS
+) -> bool:
     """On a component of one node class: members left out added one at a time, best worth
     first (preferred candidates first among equals), each where the placed pods and it
     still pack onto the nodes by dive.packed, the whole component laid out afresh; a shape
     that does not fit ends the tries of every shape asking at least as much, and at most
-    ONE_MORE_TRIES dives (ONE_MORE_LPS LPs in all) are made. True if any is added.
+    ONE_MORE_TRIES dives (`lps` LPs in all) are made. True if any is added.
 
     Past MAX_SHAPES shapes (the pattern model is not built then, repacked) a dive's LP
     needs more columns (dive.MANY_ROUNDS pricings per LP), so each is priced by
@@ -234,7 +247,7 @@ def _one_more(m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int]
     place = _places(agg, m.live)
     weight = {v: agg.groups[agg.variables[v][0]].weight for v in m.live}
     failed: list[int] = []
-    tries, added, lps = ONE_MORE_TRIES, False, [ONE_MORE_LPS]
+    tries, added, left_lps = ONE_MORE_TRIES, False, [lps]
     for v in sorted(m.live, key=lambda v: (-weight[v], place[v], v)):
         s = m.shape_of[v]
         while tries > 0 and not any(_covers(shapes, whole, s, f) for f in failed):
@@ -252,7 +265,9 @@ def _one_more(m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int]
                 demand[m.shape_of[u]] += k
             start = sorted(now.nodes[0], reverse=True) + m.alone[0]
             rounds = dive.MANY_ROUNDS if many else dive.CG_ROUNDS
-            got = dive.packed(demand, grp.count, most, whole, start, price, listed, lps, rounds)
+            got = dive.packed(
+                demand, grp.count, most, whole, start, price, listed, left_lps, rounds
+            )
             packing = None
             if got is not None:
                 sol = Solution([dict(got)], [members], m.unit)

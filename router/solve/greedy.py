@@ -12,6 +12,7 @@ node by node: a complete, feasible hint for CP-SAT.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from router.fork import run_parts
@@ -65,6 +66,29 @@ EXACT_TOPUP = 0.1
 DEEP_TOPUP = 0.5
 DEEP_SEEDS = 4
 DEEP_BUDGET = 3.0
+# A plan of many such components shares DEEP_TOTAL evenly (at most DEEP_BUDGET each), and
+# of many components that take configs' one-more dives past MAX_SHAPES, MANY_LPS_TOTAL
+# LPs (at most configs.ONE_MORE_LPS each): each costs seconds per component. The shares
+# are counted from the inputs alone, so they do not depend on the worker count.
+DEEP_TOTAL = 12.0
+MANY_LPS_TOTAL = 3_000
+
+
+@dataclass(frozen=True)
+class Shares:
+    """Per component, the deep tries' budget and the many-shape dives' LPs."""
+
+    deep: float
+    many_lps: int
+
+    @classmethod
+    def of(cls, agg: Aggregate) -> Shares:
+        deep = sum(1 for c in agg.capacity if c.nodes <= TOPPED_NODES and len(c.groups) > 1)
+        many = sum(1 for ci in range(len(agg.capacity)) if configs.many_shapes(agg, ci))
+        return cls(
+            min(DEEP_BUDGET, DEEP_TOTAL / max(1, deep)),
+            min(configs.ONE_MORE_LPS, MANY_LPS_TOTAL // max(1, many)),
+        )
 
 
 def rows_of(agg: Aggregate) -> list[list[tuple[int, int]]]:
@@ -276,6 +300,7 @@ def solved_and_completed(
     rows_of(agg)  # the per-model caches, once here rather than in every child
     if agg.groups:
         preferred(agg, 0)
+    shares = Shares.of(agg) if agg.nodes is not None else Shares(0.0, 0)
 
     def run(
         bucket: list[int],
@@ -290,7 +315,7 @@ def solved_and_completed(
                     if counts[v] != fill.counts[v]:
                         fill.add(v, counts[v] - fill.counts[v])
                 solved += [(v, counts[v]) for v in vs]
-            _completed_part(agg, fill, groups_of[k], polish)
+            _completed_part(agg, fill, groups_of[k], polish, shares)
         vs = [v for k in bucket for g in groups_of[k] for v in agg.choices[g]]
         cis = sorted({agg.cap_of[v] for v in vs}) if agg.capacity else []
         packs = {
@@ -335,7 +360,7 @@ def _buckets(agg: Aggregate, parts: list[list[int]], workers: int) -> list[list[
 
 
 def _completed_part(
-    agg: Aggregate, fill: Filler, groups: list[int], polish: frozenset[int]
+    agg: Aggregate, fill: Filler, groups: list[int], polish: frozenset[int], shares: Shares
 ) -> None:
     """completed() for the classes `groups`, on `fill` (their rows and capacity components
     are theirs alone). FILL_PASSES counts this part's passes: it stops once a pass changes
@@ -366,8 +391,8 @@ def _completed_part(
             _rebalanced(agg, fill, ci)
         # Last, what only an exact re-packing admits (topup.py).
         for ci in cis:
-            _topped(agg, fill, ci)
-            configs.repacked(agg, fill, ci)  # few shapes on many nodes: exact by patterns
+            _topped(agg, fill, ci, shares.deep)
+            configs.repacked(agg, fill, ci, shares.many_lps)  # exact by node patterns
 
 
 class _Room:
@@ -459,7 +484,7 @@ def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
     return added
 
 
-def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
+def _topped(agg: Aggregate, fill: Filler, ci: int, deep: float = DEEP_BUDGET) -> bool:
     """Unplaced members of component ci's classes added, best worth first, as rows allow:
     by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
     targets to make room), else by node patterns (_by_patterns, where the nodes are alike),
@@ -468,8 +493,8 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
     more (_per_node), else a pod by best fit afresh (pack.best_fit, on the axis the
     component's members ask most of). A class that cannot take one more
     is done (its members are identical), and so is any class that asks at least as much.
-    The exact packing only on components of at most TOPPED_NODES nodes. True if any is
-    added."""
+    The exact packing only on components of at most TOPPED_NODES nodes; then the deep
+    tries (_deepened, within `deep` deterministic s). True if any is added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
@@ -530,9 +555,9 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
             left -= 1
             added = True
             fill.add(v, 1)
-    if undecided and len(cap.groups) > 1:
+    if undecided and len(cap.groups) > 1 and deep > 0:
         assert state is not None
-        deepened = _deepened(agg, fill, ci, state, undecided)
+        deepened = _deepened(agg, fill, ci, state, undecided, deep)
         if deepened is not None:
             state, added = deepened, True
     if added:
@@ -542,18 +567,17 @@ def _topped(agg: Aggregate, fill: Filler, ci: int) -> bool:
 
 
 def _deepened(
-    agg: Aggregate, fill: Filler, ci: int, state: Ejecting, undecided: list[int]
+    agg: Aggregate, fill: Filler, ci: int, state: Ejecting, undecided: list[int], budget: float
 ) -> Ejecting | None:
     """The last step's deep tries (DEEP_TOPUP): for the variables `undecided` (in worth
     order), one more member by CP-SAT's per-node search of the whole component, every
-    capacity row in its LP, seed 0 for each in turn, then seed 1 ..., while DEEP_BUDGET
-    lasts. A variable whose try is proven to have no room is done, with every variable
-    asking at least as much; one that takes a member is tried again at once. Returns the
-    new state if any member was added (the fill's counts changed), else None. Deterministic:
-    fixed seeds and deterministic limits, in variable order."""
+    capacity row in its LP, seed 0 for each in turn, then seed 1 ..., while `budget`
+    (deterministic s) lasts. A variable whose try is proven to have no room is done, with
+    every variable asking at least as much; one that takes a member is tried again at
+    once. Returns the new state if any member was added (the fill's counts changed), else
+    None. Deterministic: fixed seeds and deterministic limits, in variable order."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
-    budget = DEEP_BUDGET
     live = list(undecided)
     changed = False
     for seed in range(DEEP_SEEDS):
