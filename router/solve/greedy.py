@@ -72,6 +72,7 @@ DEEP_BUDGET = 3.0
 # are counted from the inputs alone, so they do not depend on the worker count.
 DEEP_TOTAL = 12.0
 MANY_LPS_TOTAL = 3_000
+TOPPED_PASSES = 3  # the last step's passes over a component, while each adds members
 
 
 @dataclass(frozen=True)
@@ -391,7 +392,15 @@ def _completed_part(
             _rebalanced(agg, fill, ci)
         # Last, what only an exact re-packing admits (topup.py).
         for ci in cis:
-            _topped(agg, fill, ci, shares.deep)
+            # Again while a pass adds members: what failed beside one packing may fit
+            # beside the next (running medium seed 0, a 78-node partition: a class that
+            # failed early ended the tries of 440 jobs asking as much, and its regions
+            # found room for them once 4 other members were in).
+            deep: list[float] = [shares.deep]
+            out: list[int] = []
+            for _ in range(TOPPED_PASSES):
+                if not _topped(agg, fill, ci, deep, out):
+                    break
             configs.repacked(agg, fill, ci, shares.many_lps)  # exact by node patterns
 
 
@@ -484,7 +493,13 @@ def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
     return added
 
 
-def _topped(agg: Aggregate, fill: Filler, ci: int, deep: float = DEEP_BUDGET) -> bool:
+def _topped(
+    agg: Aggregate,
+    fill: Filler,
+    ci: int,
+    deep: list[float] | None = None,
+    out: list[int] | None = None,
+) -> bool:
     """Unplaced members of component ci's classes added, best worth first, as rows allow:
     by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
     targets to make room), else by node patterns (_by_patterns, where the nodes are alike),
@@ -492,15 +507,19 @@ def _topped(agg: Aggregate, fill: Filler, ci: int, deep: float = DEEP_BUDGET) ->
     failed, by first fit only), else by an exact per-node search of the component with one
     more (_per_node), else a pod by best fit afresh (pack.best_fit, on the axis the
     component's members ask most of). A class that cannot take one more
-    is done (its members are identical), and so is any class that asks at least as much.
-    The exact packing only on components of at most TOPPED_NODES nodes; then the deep
-    tries (_deepened, within `deep` deterministic s). True if any is added."""
+    is done (its members are identical), and so is any class that asks at least as much:
+    for this pass, or for good where an exact try proved it (`out`, kept across passes:
+    more members placed never make room). The exact packing only on components of at most
+    TOPPED_NODES nodes; then the deep tries (_deepened, within what is left of `deep[0]`
+    deterministic s, spent here). True if any is added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
     if pack is None:
         return False  # nothing placed (nothing to move: _put_rest placed what fits)
     exact = cap.nodes <= TOPPED_NODES
+    deep = [DEEP_BUDGET] if deep is None else deep
+    out = [] if out is None else out
     order = sorted(nodes.by_cap[ci], key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v))
     state: Ejecting | None = None
     added = False
@@ -512,7 +531,7 @@ def _topped(agg: Aggregate, fill: Filler, ci: int, deep: float = DEEP_BUDGET) ->
         left = fill.unplaced(g)
         for r, coef in fill.touches[v]:
             left = min(left, fill.slack[r] // coef)
-        if left <= 0 or any(_at_least(agg, v, u) for u in failed):
+        if left <= 0 or any(_at_least(agg, v, u) for u in failed + out):
             continue
         if state is None:
             state = _ejecting(agg, pack, nodes.by_cap[ci])
@@ -549,15 +568,17 @@ def _topped(agg: Aggregate, fill: Filler, ci: int, deep: float = DEEP_BUDGET) ->
                     state = _ejecting(agg, found, nodes.by_cap[ci])
                 elif not regional:
                     failed.append(v)
-                    if not proven and exact:
+                    if proven:
+                        out.append(v)
+                    elif exact:
                         undecided.append(v)
                     break
             left -= 1
             added = True
             fill.add(v, 1)
-    if undecided and len(cap.groups) > 1 and deep > 0:
+    if undecided and len(cap.groups) > 1 and deep[0] > 0:
         assert state is not None
-        deepened = _deepened(agg, fill, ci, state, undecided, deep)
+        deepened = _deepened(agg, fill, ci, state, undecided, deep, out)
         if deepened is not None:
             state, added = deepened, True
     if added:
@@ -567,22 +588,29 @@ def _topped(agg: Aggregate, fill: Filler, ci: int, deep: float = DEEP_BUDGET) ->
 
 
 def _deepened(
-    agg: Aggregate, fill: Filler, ci: int, state: Ejecting, undecided: list[int], budget: float
+    agg: Aggregate,
+    fill: Filler,
+    ci: int,
+    state: Ejecting,
+    undecided: list[int],
+    budget: list[float],
+    out: list[int],
 ) -> Ejecting | None:
     """The last step's deep tries (DEEP_TOPUP): for the variables `undecided` (in worth
     order), one more member by CP-SAT's per-node search of the whole component, every
-    capacity row in its LP, seed 0 for each in turn, then seed 1 ..., while `budget`
-    (deterministic s) lasts. A variable whose try is proven to have no room is done, with
-    every variable asking at least as much; one that takes a member is tried again at
-    once. Returns the new state if any member was added (the fill's counts changed), else
-    None. Deterministic: fixed seeds and deterministic limits, in variable order."""
+    capacity row in its LP, seed 0 for each in turn, then seed 1 ..., while `budget[0]`
+    (deterministic s, spent here) lasts. A variable whose try is proven to have no room is
+    done (added to `out`), with every variable asking at least as much; one that takes a
+    member is tried again at once. Returns the new state if any member was added (the
+    fill's counts changed), else None. Deterministic: fixed seeds and deterministic limits,
+    in variable order."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     live = list(undecided)
     changed = False
     for seed in range(DEEP_SEEDS):
         for v in list(live):
-            while v in live and budget > 0:
+            while v in live and budget[0] > 0:
                 g = agg.variables[v][0]
                 left = fill.unplaced(g)
                 for r, coef in fill.touches[v]:
@@ -594,11 +622,17 @@ def _deepened(
                 trial[v] += 1
                 entries = nodes.entries(nodes.key(ci, trial)[1])
                 got = exact_packing(
-                    cap, entries, min(DEEP_TOPUP, budget), ordered=False, linearization=2, seed=seed
+                    cap,
+                    entries,
+                    min(DEEP_TOPUP, budget[0]),
+                    ordered=False,
+                    linearization=2,
+                    seed=seed,
                 )
-                budget -= got.spent
+                budget[0] -= got.spent
                 if got.packing is None:
                     if got.proven:
+                        out.append(v)
                         live = [u for u in live if not _at_least(agg, u, v)]
                     break
                 fill.add(v, 1)

@@ -324,6 +324,34 @@ def test_a27_a_pool_of_many_shapes_and_multi_node_jobs_takes_one_more() -> None:
     assert judged.admitted == [] and judged.undecided == []
 
 
+def test_a28_the_last_step_passes_again_after_it_adds() -> None:
+    """running medium seed 0 (stop 32): hpc/p0, 78 × (53 CPUs, 97 GiB) under running work
+    (42 node classes), 245 of 690 jobs placed with 197 CPUs free only beside no memory and
+    668 GiB only beside no CPUs; router's referee re-packed the partition with any one of
+    440 of the jobs left out added (w0, w2 and w3 among them). The last step's one pass had
+    given up on every class asking at least what an early failure asked; the state after
+    its later additions has room. Now it passes again while a pass adds members."""
+    import router
+    from router.plan.admits import referee
+
+    planned = router.plan(router.load(DATA / "running-m0"), workers=1, share_candidates=True)
+    built = planned.built
+    placed_work = planned.document()["solver"]["levels"][0]
+    assert placed_work["name"] == "placed_work"
+    assert placed_work["value"] > 19_722, placed_work
+    i = built.inputs
+    placed = {p.workload.name for p in built.placements}
+    asked = {"w0", "w2", "w3"}
+    judged = referee(
+        i.policy,
+        i.inventory,
+        [w for w in i.workloads if w.name in placed | asked],
+        built.placements,
+        i.running,
+    )
+    assert judged.admitted == []
+
+
 def _node(i: int, cpus: int, busy: bool = False) -> Node:
     return Node(("cpu", i), (0, 48, 1024, ()), 0, cpus, 1024, {}, busy)
 
