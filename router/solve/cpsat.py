@@ -192,8 +192,13 @@ left undecided get CP-SAT's per-node search again (greedy._deepened: every capac
 its LP, 0.5 deterministic s a try, restarted under seeds 0-3, 3 s a component): the
 audit's justfit medium seed 0 (23 nodes under running work, 123 shapes, every GPU and all
 but 31 CPUs taken) had six 20-CPU jobs left out that fit a packing differing from the
-plan's on 17 nodes; one is placed (32,395 -> 32,437) and the rest are proven out. Neither
-path is taken at bench L seeds 0-2 or XL seed 0 (their plans are the same bytes).
+plan's on 17 nodes; one is placed (32,395 -> 32,437) and the rest are proven out. The
+last step also passes over a component again while a pass adds members (TOPPED_PASSES):
+a class that found no room ended the tries of every class asking as much for good, though
+later additions change the packing (the audit's running medium seed 0: 78 nodes under
+running work, 440 jobs left out that router's referee re-packed one at a time; 245 -> 249
+placed, 0 left out that fit). None of these paths adds anything at bench L seeds 0-2 or XL
+seed 0 (their plans are the same bytes).
 
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------

@@ -19,6 +19,7 @@ import yaml
 from click.testing import CliRunner
 
 from router.cli.main import cli
+from router.plan.admits import Verdicts
 from tests.pack import audit
 from tests.pack.audit_check import Node, Unit, _short, judge
 from tests.pack.audit_parts import write
@@ -295,6 +296,29 @@ def test_a26_one_more_where_most_nodes_must_change() -> None:
     assert audit.router_judges(folder, packcheck_too=False) == ([], [])
 
 
+def _judged_on(name: str, before: int, asked: set[str]) -> tuple[Verdicts, set[str]]:
+    """The folder planned as `router plan` plans it, its placed work above `before`, and
+    router's referee asked about the workloads `asked` alone (beside what is placed):
+    minutes less than about every workload left out. Returns its verdicts and the placed."""
+    import router
+    from router.plan.admits import referee
+
+    planned = router.plan(router.load(DATA / name), workers=1, share_candidates=True)
+    placed_work = planned.document()["solver"]["levels"][0]
+    assert placed_work["name"] == "placed_work"
+    assert placed_work["value"] > before, placed_work
+    i = planned.built.inputs
+    placed = {p.workload.name for p in planned.built.placements}
+    judged = referee(
+        i.policy,
+        i.inventory,
+        [w for w in i.workloads if w.name in placed | asked],
+        planned.built.placements,
+        i.running,
+    )
+    return judged, placed
+
+
 def test_a27_a_pool_of_many_shapes_and_multi_node_jobs_takes_one_more() -> None:
     """shared medium seed 0 (stop 31's note): k8s/k0, 58 × (8 h100, 47 CPUs, 383 GiB), 20
     nodes held by multi-node jobs, 103 pod shapes, nearly full (GPUs 455 of 464, CPUs 2,714
@@ -302,24 +326,8 @@ def test_a27_a_pool_of_many_shapes_and_multi_node_jobs_takes_one_more() -> None:
     250 GiB) jobs added. Multi-node members and more than MAX_SHAPES shapes kept the pool
     out of the node-pattern step and its dive (solve/configs.py); now both take part, and
     two more are placed. The referee, asked about those four only, admits none."""
-    import router
-    from router.plan.admits import referee
-
-    planned = router.plan(router.load(DATA / "shared-m0"), workers=1, share_candidates=True)
-    built = planned.built
-    placed_work = planned.document()["solver"]["levels"][0]
-    assert placed_work["name"] == "placed_work"
-    assert placed_work["value"] > 329_291, placed_work
-    i = built.inputs
-    placed = {p.workload.name for p in built.placements}
     asked = {"j114", "j447", "j746", "j845"}
-    judged = referee(
-        i.policy,
-        i.inventory,
-        [w for w in i.workloads if w.name in placed | asked],
-        built.placements,
-        i.running,
-    )
+    judged, placed = _judged_on("shared-m0", 329_291, asked)
     assert sorted(judged.checked) == sorted(asked - placed)
     assert judged.admitted == [] and judged.undecided == []
 
@@ -331,24 +339,7 @@ def test_a28_the_last_step_passes_again_after_it_adds() -> None:
     440 of the jobs left out added (w0, w2 and w3 among them). The last step's one pass had
     given up on every class asking at least what an early failure asked; the state after
     its later additions has room. Now it passes again while a pass adds members."""
-    import router
-    from router.plan.admits import referee
-
-    planned = router.plan(router.load(DATA / "running-m0"), workers=1, share_candidates=True)
-    built = planned.built
-    placed_work = planned.document()["solver"]["levels"][0]
-    assert placed_work["name"] == "placed_work"
-    assert placed_work["value"] > 19_722, placed_work
-    i = built.inputs
-    placed = {p.workload.name for p in built.placements}
-    asked = {"w0", "w2", "w3"}
-    judged = referee(
-        i.policy,
-        i.inventory,
-        [w for w in i.workloads if w.name in placed | asked],
-        built.placements,
-        i.running,
-    )
+    judged, _ = _judged_on("running-m0", 19_722, {"w0", "w2", "w3"})
     assert judged.admitted == []
 
 
