@@ -73,6 +73,7 @@ DEEP_BUDGET = 3.0
 DEEP_TOTAL = 12.0
 MANY_LPS_TOTAL = 3_000
 TOPPED_PASSES = 3  # the last step's passes over a component, while each adds members
+RETRY_BUDGET = 1.0  # deterministic s of region.regional's second tries per component
 
 
 @dataclass(frozen=True)
@@ -398,10 +399,19 @@ def _completed_part(
             # found room for them once 4 other members were in).
             deep: list[float] = [shares.deep]
             out: list[int] = []
+            counted = region.Retry()
             for _ in range(TOPPED_PASSES):
-                if not _topped(agg, fill, ci, deep, out):
+                if not _topped(agg, fill, ci, deep, out, counted):
                     break
             configs.repacked(agg, fill, ci, shares.many_lps)  # exact by node patterns
+            # Then regions that decided nothing, tried again longer (after the pattern
+            # step, which keeps what is placed: a member added before it can cost it its
+            # optimum, as on the audit's big small seed 2).
+            if counted.undecided:
+                retry = region.Retry(RETRY_BUDGET)
+                for _ in range(TOPPED_PASSES):
+                    if not _topped(agg, fill, ci, deep, out, retry):
+                        break
 
 
 class _Room:
@@ -499,6 +509,7 @@ def _topped(
     ci: int,
     deep: list[float] | None = None,
     out: list[int] | None = None,
+    retry: region.Retry | None = None,
 ) -> bool:
     """Unplaced members of component ci's classes added, best worth first, as rows allow:
     by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
@@ -511,7 +522,8 @@ def _topped(
     for this pass, or for good where an exact try proved it (`out`, kept across passes:
     more members placed never make room). The exact packing only on components of at most
     TOPPED_NODES nodes; then the deep tries (_deepened, within what is left of `deep[0]`
-    deterministic s, spent here). True if any is added."""
+    deterministic s, spent here). `retry`: the regions' second tries (region.Retry). True
+    if any is added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
@@ -558,7 +570,7 @@ def _topped(
                 # scarcest axis (pack.best_fit).
                 regional = False
                 if found is None and not proven:
-                    regional = region.regional(state, v, exact=regions, searched=exact)
+                    regional = region.regional(state, v, exact=regions, searched=exact, retry=retry)
                     if not regional and exact:
                         regions = False  # one failed on a small component: first fit only
                         found, proven = _per_node(cap, entries)

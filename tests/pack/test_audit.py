@@ -343,6 +343,16 @@ def test_a28_the_last_step_passes_again_after_it_adds() -> None:
     assert judged.admitted == []
 
 
+def test_a29_regions_that_decided_nothing_are_tried_again_longer() -> None:
+    """manyparts medium seed 0 (stop 32): a (1 CPU, 346 GiB) job on hpc/g0 (node set ga,
+    44 GPU nodes with ga's neighbour gb, 23 node classes under running work), left out
+    where router's referee re-packed a few nodes with it added. The last step's regions
+    around it decided nothing in their 0.02 deterministic s (a 12-node region of 33 kinds
+    packs at 0.27); now such regions are tried again, longer, after the pattern step."""
+    judged, _ = _judged_on("manyparts-m0", 84_040, {"c225"})
+    assert judged.admitted == []
+
+
 def _node(i: int, cpus: int, busy: bool = False) -> Node:
     return Node(("cpu", i), (0, 48, 1024, ()), 0, cpus, 1024, {}, busy)
 

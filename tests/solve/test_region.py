@@ -98,8 +98,14 @@ def test_a_region_before_the_per_node_search(monkeypatch: pytest.MonkeyPatch) ->
         calls.append(("per_node", found[0] is not None))
         return found
 
-    def counted_region(state: Nodes, key: int, exact: bool = True, searched: bool = False) -> bool:
-        took = real(state, key, exact=exact, searched=searched)
+    def counted_region(
+        state: Nodes,
+        key: int,
+        exact: bool = True,
+        searched: bool = False,
+        retry: region.Retry | None = None,
+    ) -> bool:
+        took = real(state, key, exact=exact, searched=searched, retry=retry)
         calls.append(("region", took))
         return took
 
