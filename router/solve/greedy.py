@@ -72,7 +72,7 @@ DEEP_BUDGET = 3.0
 # are counted from the inputs alone, so they do not depend on the worker count.
 DEEP_TOTAL = 12.0
 MANY_LPS_TOTAL = 3_000
-TOPPED_PASSES = 3  # the last step's passes over a component, while each adds members
+TOPPED_PASSES = 2  # the last step's passes over a component, while the first adds members
 RETRY_BUDGET = 1.0  # deterministic s of region.regional's second tries per component
 
 
@@ -393,25 +393,23 @@ def _completed_part(
             _rebalanced(agg, fill, ci)
         # Last, what only an exact re-packing admits (topup.py).
         for ci in cis:
-            # Again while a pass adds members: what failed beside one packing may fit
-            # beside the next (running medium seed 0, a 78-node partition: a class that
-            # failed early ended the tries of 440 jobs asking as much, and its regions
-            # found room for them once 4 other members were in).
+            # Again if a pass adds members: what failed beside one packing may fit beside
+            # the next (running medium seed 0, a 78-node partition: a class that failed
+            # early ended the tries of 440 jobs asking as much, and its regions found room
+            # for them once 4 other members were in; a third pass there added nothing in
+            # 2.2 s).
             deep: list[float] = [shares.deep]
             out: list[int] = []
-            counted = region.Retry()
+            settled: set[int] = set()
+            retry = region.Retry()
             for _ in range(TOPPED_PASSES):
-                if not _topped(agg, fill, ci, deep, out, counted):
+                if not _topped(agg, fill, ci, deep, out, retry, settled):
                     break
             configs.repacked(agg, fill, ci, shares.many_lps)  # exact by node patterns
             # Then regions that decided nothing, tried again longer (after the pattern
             # step, which keeps what is placed: a member added before it can cost it its
             # optimum, as on the audit's big small seed 2).
-            if counted.undecided:
-                retry = region.Retry(RETRY_BUDGET)
-                for _ in range(TOPPED_PASSES):
-                    if not _topped(agg, fill, ci, deep, out, retry):
-                        break
+            _retried(agg, fill, ci, retry)
 
 
 class _Room:
@@ -510,6 +508,7 @@ def _topped(
     deep: list[float] | None = None,
     out: list[int] | None = None,
     retry: region.Retry | None = None,
+    settled: set[int] | None = None,
 ) -> bool:
     """Unplaced members of component ci's classes added, best worth first, as rows allow:
     by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
@@ -522,8 +521,10 @@ def _topped(
     for this pass, or for good where an exact try proved it (`out`, kept across passes:
     more members placed never make room). The exact packing only on components of at most
     TOPPED_NODES nodes; then the deep tries (_deepened, within what is left of `deep[0]`
-    deterministic s, spent here). `retry`: the regions' second tries (region.Retry). True
-    if any is added."""
+    deterministic s, spent here). `retry`: records the regions that decided nothing
+    (region.Retry). `settled`: the variables that failed at the packing the last pass ended
+    with; this pass skips them until it adds a member (the same packing, the same
+    deterministic tries), and leaves its own there. True if any is added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
@@ -532,6 +533,8 @@ def _topped(
     exact = cap.nodes <= TOPPED_NODES
     deep = [DEEP_BUDGET] if deep is None else deep
     out = [] if out is None else out
+    settled = set() if settled is None else settled
+    since: list[int] = []  # failed since the last member added, regions exact
     order = sorted(nodes.by_cap[ci], key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v))
     state: Ejecting | None = None
     added = False
@@ -543,7 +546,11 @@ def _topped(
         left = fill.unplaced(g)
         for r, coef in fill.touches[v]:
             left = min(left, fill.slack[r] // coef)
-        if left <= 0 or any(_at_least(agg, v, u) for u in failed + out):
+        if left <= 0 or any(_at_least(agg, v, u) for u in out) or (not added and v in settled):
+            continue
+        if any(_at_least(agg, v, u) for u in failed):
+            if any(_at_least(agg, v, u) for u in since):
+                since.append(v)
             continue
         if state is None:
             state = _ejecting(agg, pack, nodes.by_cap[ci])
@@ -584,17 +591,46 @@ def _topped(
                         out.append(v)
                     elif exact:
                         undecided.append(v)
+                    if regions or not exact:
+                        since.append(v)
                     break
             left -= 1
             added = True
+            since.clear()
             fill.add(v, 1)
+    settled.clear()
+    settled.update(since)
     if undecided and len(cap.groups) > 1 and deep[0] > 0:
         assert state is not None
         deepened = _deepened(agg, fill, ci, state, undecided, deep, out)
         if deepened is not None:
             state, added = deepened, True
+            settled.clear()
     if added:
         assert state is not None
+        fill.packs[ci] = state.packing()
+    return added
+
+
+def _retried(agg: Aggregate, fill: Filler, ci: int, retry: region.Retry) -> bool:
+    """The regions that decided nothing in the last step's last tries of each variable
+    (recorded in `retry`), tried again for up to region.RETRY_LIMIT each within
+    RETRY_BUDGET deterministic s, best worth first, one member a variable; True if any is
+    added. Each region is re-packed as the component is now (region._repacked checks it)."""
+    pack = fill.packs.get(ci)
+    if pack is None or not retry.regions:
+        return False
+    state = _ejecting(agg, pack, agg.nodes.by_cap[ci])
+    budget = region.Retry(RETRY_BUDGET)
+    added = False
+    for v in sorted(retry.regions, key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v)):
+        left = fill.unplaced(agg.variables[v][0])
+        for r, coef in fill.touches[v]:
+            left = min(left, fill.slack[r] // coef)
+        if left > 0 and region.retried(state, v, retry.regions[v], budget):
+            fill.add(v, 1)
+            added = True
+    if added:
         fill.packs[ci] = state.packing()
     return added
 

@@ -24,7 +24,7 @@ and fixed limits, no clock.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from router.solve.eject import Nodes
 from router.solve.nodes import Capacity, Item, NodeGroup
@@ -41,11 +41,11 @@ RETRY_LIMIT = 0.4
 
 @dataclass
 class Retry:
-    """The regions' second tries: deterministic s left for them (0: none), and how many
-    regions decided nothing in REGION_LIMIT (counted whatever the budget)."""
+    """The regions' second tries: deterministic s left for them, and per member key the
+    regions of its last regional() that decided nothing in REGION_LIMIT."""
 
     budget: float = 0.0
-    undecided: int = 0
+    regions: dict[int, list[tuple[int, ...]]] = field(default_factory=dict)
 
 
 def regional(
@@ -60,9 +60,8 @@ def regional(
     only (a fraction of the cost; most regions that pack, first fit packs). `searched`: an
     exact search of all the nodes comes next, so no region is more than half of them (bench
     L seed 0: on a 15-node partition the regions of 8 and 12 took 0.3 of the 0.44 s of a
-    failing try, and every region that packed there had at most 6 nodes). `retry`: counts
-    the regions that decided nothing, and gives them second tries (RETRY_LIMIT each)
-    within its budget, spent here."""
+    failing try, and every region that packed there had at most 6 nodes). `retry`: where
+    the regions that decided nothing are recorded (a second try is retried()'s)."""
     item = state.items[key]
     allowed = state.allowed[key]
     groups = state.cap.groups
@@ -109,15 +108,24 @@ def regional(
                 return True
             if got is None:
                 undecided.append(chosen)
-    if retry is None:
-        return False
-    retry.undecided += len(undecided)
-    for chosen in undecided:
-        if retry.budget <= 0:
+    if retry is not None:
+        if undecided:
+            retry.regions[key] = undecided
+        else:
+            retry.regions.pop(key, None)
+    return False
+
+
+def retried(state: Nodes, key: int, regions: list[tuple[int, ...]], budget: Retry) -> bool:
+    """One more member of `key` on `state` by the exact packing of one of `regions` again,
+    for up to RETRY_LIMIT deterministic s each within `budget` (spent here); False leaves
+    `state` as it was."""
+    for chosen in regions:
+        if budget.budget <= 0:
             break
         spent = [0.0]
-        got = _repacked(state, key, chosen, True, min(RETRY_LIMIT, retry.budget), spent)
-        retry.budget -= spent[0]
+        got = _repacked(state, key, chosen, True, min(RETRY_LIMIT, budget.budget), spent)
+        budget.budget -= spent[0]
         if got:
             return True
     return False
