@@ -193,8 +193,8 @@ its LP, 0.5 deterministic s a try, restarted under seeds 0-3, 3 s a component): 
 audit's justfit medium seed 0 (23 nodes under running work, 123 shapes, every GPU and all
 but 31 CPUs taken) had six 20-CPU jobs left out that fit a packing differing from the
 plan's on 17 nodes; one is placed (32,395 -> 32,437) and the rest are proven out. The
-last step also passes over a component again if its pass adds members (TOPPED_PASSES; a
-pass skips what failed at the packing the last one ended with, until it adds):
+last step also passes over a component again, after the pattern step, if its pass added
+members (the second skips what failed at the packing the first ended with, until it adds):
 a class that found no room ended the tries of every class asking as much for good, though
 later additions change the packing (the audit's running medium seed 0: 78 nodes under
 running work, 440 jobs left out that router's referee re-packed one at a time; 245 -> 249

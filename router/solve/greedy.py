@@ -72,7 +72,6 @@ DEEP_BUDGET = 3.0
 # are counted from the inputs alone, so they do not depend on the worker count.
 DEEP_TOTAL = 12.0
 MANY_LPS_TOTAL = 3_000
-TOPPED_PASSES = 2  # the last step's passes over a component, while the first adds members
 RETRY_BUDGET = 1.0  # deterministic s of region.regional's second tries per component
 
 
@@ -393,22 +392,23 @@ def _completed_part(
             _rebalanced(agg, fill, ci)
         # Last, what only an exact re-packing admits (topup.py).
         for ci in cis:
-            # Again if a pass adds members: what failed beside one packing may fit beside
-            # the next (running medium seed 0, a 78-node partition: a class that failed
-            # early ended the tries of 440 jobs asking as much, and its regions found room
-            # for them once 4 other members were in; a third pass there added nothing in
-            # 2.2 s).
             deep: list[float] = [shares.deep]
             out: list[int] = []
             settled: set[int] = set()
             retry = region.Retry()
-            for _ in range(TOPPED_PASSES):
-                if not _topped(agg, fill, ci, deep, out, retry, settled):
-                    break
-            configs.repacked(agg, fill, ci, shares.many_lps)  # exact by node patterns
-            # Then regions that decided nothing, tried again longer (after the pattern
-            # step, which keeps what is placed: a member added before it can cost it its
-            # optimum, as on the audit's big small seed 2).
+            added = _topped(agg, fill, ci, deep, out, retry, settled)
+            if configs.repacked(agg, fill, ci, shares.many_lps):  # exact by node patterns
+                settled.clear()
+            # Then, after the pattern step (which keeps what is placed: a member added
+            # before it can cost it its optimum, as on the audit's big small seeds 2 and
+            # 5), the last step once more if it added members: what failed beside one
+            # packing may fit beside the next (running medium seed 0, a 78-node
+            # partition: a class that failed early ended the tries of 440 jobs asking as
+            # much, and regions found room for them once 4 other members were in; a
+            # third pass there added nothing in 2.2 s). Last, regions that decided
+            # nothing, tried again longer.
+            if added:
+                _topped(agg, fill, ci, deep, out, retry, settled)
             _retried(agg, fill, ci, retry)
 
 
