@@ -17,9 +17,9 @@ deterministic s; every pod moves only between nodes of its own node sets, whole-
 and nodes they hold never. A whole-node member (an exclusive job) is added the same way: a
 few idle-capable nodes, their pods packed onto the others of the region (the audit's
 cpucomp small seed 0: 36 nodes, shared jobs on every one, two exclusive 1-CPU jobs left
-out). Regions whose exact packing decided nothing are tried again, longer (RETRY_LIMIT),
-once every region has failed, within the caller's budget (Retry). Deterministic: node order
-and fixed limits, no clock.
+out). Regions whose exact packing decided nothing are recorded and may be tried again,
+longer (retried, RETRY_LIMIT), within the caller's budget. Deterministic: node order and
+fixed limits, no clock.
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from router.solve.pack import Entry, aggregate_fits, exact_packing, first_fit
 
 SIZES = (2, 3, 4, 6, 8, 12)  # nodes re-packed together, tried in turn
 REGION_LIMIT = 0.02  # deterministic s per region's exact packing
-# Regions whose exact packing decided nothing in REGION_LIMIT are tried again, longer, once
-# every region has failed, within a budget the caller gives (Retry; greedy._completed_part
-# gives one to a last pass of the last step). The audit's manyparts medium seed 0: a 1-CPU,
-# 346-GiB job fits a 12-node region of 33 kinds at 0.27 deterministic s, none at 0.02 or 0.1.
+# Regions whose exact packing decided nothing in REGION_LIMIT are recorded (Retry) and tried
+# again, longer, within a budget the caller gives (retried; greedy._retried, after the last
+# step's passes and the pattern step). The audit's manyparts medium seed 0: a 1-CPU, 346-GiB
+# job fits a 12-node region of 33 kinds at 0.27 deterministic s, none at 0.02 or 0.1.
 RETRY_LIMIT = 0.4
 
 
@@ -123,6 +123,8 @@ def retried(state: Nodes, key: int, regions: list[tuple[int, ...]], budget: Retr
     for chosen in regions:
         if budget.budget <= 0:
             break
+        if any(state.whole[n] for n in chosen):
+            continue  # a whole-node member took one of its nodes since: not a region now
         spent = [0.0]
         got = _repacked(state, key, chosen, True, min(RETRY_LIMIT, budget.budget), spent)
         budget.budget -= spent[0]
