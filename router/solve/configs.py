@@ -115,9 +115,7 @@ def repacked(agg: Aggregate, fill: Filler, ci: int, many_lps: int = ONE_MORE_LPS
     keys: list[int] = agg.nodes.by_cap[ci]
     left: dict[int, int] = {}
     for v in keys:
-        n = fill.unplaced(agg.variables[v][0])
-        for r, coef in fill.touches[v]:
-            n = min(n, fill.slack[r] // coef)
+        n = fill.admitted(v)
         if n > 0:
             left[v] = n
     live = [v for v in keys if fill.counts[v] or v in left]
@@ -251,10 +249,7 @@ def _one_more(
     for v in sorted(m.live, key=lambda v: (-weight[v], place[v], v)):
         s = m.shape_of[v]
         while tries > 0 and not any(_covers(shapes, whole, s, f) for f in failed):
-            n = fill.unplaced(agg.variables[v][0])
-            for r, coef in fill.touches[v]:
-                n = min(n, fill.slack[r] // coef)
-            if n <= 0:
+            if fill.admitted(v) <= 0:
                 break
             tries -= 1
             now = _current(cap, fill.packs[ci], m.shape_of, len(shapes), m.unit)

@@ -177,6 +177,13 @@ class Filler:
         """Members of class g placed nowhere."""
         return len(self.agg.groups[g].members) - self.in_class[g]
 
+    def admitted(self, v: int) -> int:
+        """Members of v's class placed nowhere that every row v touches still admits on v."""
+        n = self.unplaced(self.agg.variables[v][0])
+        for r, coef in self.touches[v]:
+            n = min(n, self.slack[r] // coef)
+        return n
+
     def take(self, v: int, n: int) -> int:
         """Take up to n members off variable v (rows and nodes freed); returns how many."""
         agg = self.agg
@@ -452,10 +459,7 @@ def _rebalanced(agg: Aggregate, fill: Filler, ci: int) -> bool:
         must = [Entry(v, agg.items[v], agg.allowed[v], fill.counts[v]) for v in nodes.by_cap[ci]]
         extra: list[tuple[int, Item, frozenset[str]]] = []
         for v in nodes.by_cap[ci]:
-            g = agg.variables[v][0]
-            left = fill.unplaced(g)
-            for r, coef in fill.touches[v]:
-                left = min(left, fill.slack[r] // coef)
+            left = fill.admitted(v)
             if left > 0:
                 extra.extend([(v, agg.items[v], agg.allowed[v])] * left)
                 if len(extra) * cap.nodes > BALANCED_STEPS:
@@ -542,10 +546,7 @@ def _topped(
     undecided: list[int] = []  # ... of which no exact try proved that none fits
     regions = True  # region.regional still tried
     for v in order:
-        g = agg.variables[v][0]
-        left = fill.unplaced(g)
-        for r, coef in fill.touches[v]:
-            left = min(left, fill.slack[r] // coef)
+        left = fill.admitted(v)
         if left <= 0 or any(_at_least(agg, v, u) for u in out) or (not added and v in settled):
             continue
         if any(_at_least(agg, v, u) for u in failed):
@@ -624,10 +625,7 @@ def _retried(agg: Aggregate, fill: Filler, ci: int, retry: region.Retry) -> bool
     budget = region.Retry(RETRY_BUDGET)
     added = False
     for v in sorted(retry.regions, key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v)):
-        left = fill.unplaced(agg.variables[v][0])
-        for r, coef in fill.touches[v]:
-            left = min(left, fill.slack[r] // coef)
-        if left > 0 and region.retried(state, v, retry.regions[v], budget):
+        if fill.admitted(v) > 0 and region.retried(state, v, retry.regions[v], budget):
             fill.add(v, 1)
             added = True
     if added:
@@ -659,11 +657,7 @@ def _deepened(
     for seed in range(DEEP_SEEDS):
         for v in list(live):
             while v in live and budget[0] > 0:
-                g = agg.variables[v][0]
-                left = fill.unplaced(g)
-                for r, coef in fill.touches[v]:
-                    left = min(left, fill.slack[r] // coef)
-                if left <= 0:
+                if fill.admitted(v) <= 0:
                     live.remove(v)
                     break
                 trial = list(fill.counts)
@@ -757,10 +751,7 @@ def _refilled(agg: Aggregate, fill: Filler, ci: int) -> None:
     nodes = agg.nodes
     now = nodes.fresh(ci, fill.counts)
     for v in sorted(nodes.by_cap[ci], key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v)):
-        g = agg.variables[v][0]
-        left = fill.unplaced(g)
-        for r, coef in fill.touches[v]:
-            left = min(left, fill.slack[r] // coef)
+        left = fill.admitted(v)
         # What fits next to the current packing: a cheap cap (a fresh packing rarely does
         # better), so that classes with no room cost no packings at all.
         if left > 0 and now is not None:
