@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from router.fork import run_parts
 from router.gcpause import paused_gc
-from router.solve import configs, region
+from router.solve import configs, region, repair
 from router.solve.aggregate import Aggregate, gpu_waste
 from router.solve.eject import Nodes as Ejecting
 from router.solve.nodes import Capacity, Item
@@ -73,6 +73,19 @@ DEEP_BUDGET = 3.0
 DEEP_TOTAL = 12.0
 MANY_LPS_TOTAL = 3_000
 RETRY_BUDGET = 1.0  # deterministic s of region.regional's second tries per component
+# The last step's repairs (_repaired): on a component past TOPPED_NODES of several node
+# classes (running work), and on one node class of more than configs.MAX_SHAPES shapes (the
+# node patterns' step has no model there, only its dives), the members that nothing else
+# placed get a per-node try of PROOF_LIMIT (which proves most that do not fit at once) and
+# a repair (repair.py: LNS from the plan's packing), smallest first, within the
+# component's share of DEEP_TOTAL. Not on a few shapes over alike nodes (bench L and XL:
+# the node patterns decide there).
+PROOF_LIMIT = 0.1
+
+
+def repairs_on(agg: Aggregate, ci: int) -> bool:
+    cap = agg.capacity[ci]
+    return (cap.nodes > TOPPED_NODES and len(cap.groups) > 1) or configs.many_shapes(agg, ci)
 
 
 @dataclass(frozen=True)
@@ -84,7 +97,11 @@ class Shares:
 
     @classmethod
     def of(cls, agg: Aggregate) -> Shares:
-        deep = sum(1 for c in agg.capacity if c.nodes <= TOPPED_NODES and len(c.groups) > 1)
+        deep = sum(
+            1
+            for ci, c in enumerate(agg.capacity)
+            if len(c.groups) > 1 or configs.many_shapes(agg, ci)
+        )
         many = sum(1 for ci in range(len(agg.capacity)) if configs.many_shapes(agg, ci))
         return cls(
             min(DEEP_BUDGET, DEEP_TOTAL / max(1, deep)),
@@ -535,6 +552,7 @@ def _topped(
     if pack is None:
         return False  # nothing placed (nothing to move: _put_rest placed what fits)
     exact = cap.nodes <= TOPPED_NODES
+    repairs = repairs_on(agg, ci)
     deep = [DEEP_BUDGET] if deep is None else deep
     out = [] if out is None else out
     settled = set() if settled is None else settled
@@ -601,9 +619,12 @@ def _topped(
             fill.add(v, 1)
     settled.clear()
     settled.update(since)
-    if undecided and len(cap.groups) > 1 and deep[0] > 0:
-        assert state is not None
-        deepened = _deepened(agg, fill, ci, state, undecided, deep, out)
+    deepened = None
+    if state is not None and deep[0] > 0:
+        if repairs:
+            deepened = _repaired(agg, fill, ci, state, order, deep, out)
+        elif undecided and len(cap.groups) > 1:
+            deepened = _deepened(agg, fill, ci, state, undecided, deep, out)
         if deepened is not None:
             state, added = deepened, True
             settled.clear()
@@ -680,6 +701,67 @@ def _deepened(
                 fill.add(v, 1)
                 state = _ejecting(agg, got.packing, nodes.by_cap[ci])
                 changed = True
+    return state if changed else None
+
+
+def _repaired(
+    agg: Aggregate,
+    fill: Filler,
+    ci: int,
+    state: Ejecting,
+    keys: list[int],
+    budget: list[float],
+    out: list[int],
+) -> Ejecting | None:
+    """Past TOPPED_NODES on a component of several node classes: of `keys` (its variables),
+    those with members left out and not proven out, smallest member first, one more member
+    each while `budget[0]` lasts (deterministic s, spent here): a per-node search first
+    (PROOF_LIMIT: it proves most that do not fit at once, and finds some that do; a proof
+    puts the variable in `out`, which ends every variable asking as much), else a repair
+    from the plan's packing (repair.py). A variable that takes a member is tried again;
+    one the repair does not place ends the tries of every variable asking as much here.
+    Every variable, not only those the pass tried: a heuristic's failure there ended the
+    pass's tries of larger ones (the audit's mig medium seed 1: regions found no room for
+    a (17 CPUs, 2 GiB) pod on a 133-node pool, and eight larger 17-CPU pods that router's
+    referee re-packs were not tried). Returns the new state if any member was added."""
+    nodes = agg.nodes
+    cap = agg.capacity[ci]
+    scale = [f or 1 for f in cap.full]
+
+    def size(v: int) -> tuple[float, int]:
+        usage = agg.items[v].usage(cap.full)
+        return sum(d / c for d, c in zip(usage, scale, strict=True)), v
+
+    failed: list[int] = []
+    changed = False
+    for v in sorted(keys, key=size):
+        while fill.admitted(v) > 0 and not any(_at_least(agg, v, u) for u in out):
+            if region.regional(state, v, exact=True):
+                fill.add(v, 1)
+                changed = True
+                continue
+            if budget[0] <= 0 or any(_at_least(agg, v, u) for u in failed):
+                break
+            trial = list(fill.counts)
+            trial[v] += 1
+            entries = nodes.entries(nodes.key(ci, trial)[1])
+            got = exact_packing(
+                cap, entries, min(PROOF_LIMIT, budget[0]), ordered=False, cells=repair.REPAIR_CELLS
+            )
+            budget[0] -= got.spent
+            found = got.packing
+            if found is None and got.proven:
+                out.append(v)
+                break
+            if found is None and budget[0] > 0:
+                found, spent = repair.repaired(state, v, min(repair.REPAIR_LIMIT, budget[0]))
+                budget[0] -= spent
+            if found is None:
+                failed.append(v)
+                break
+            fill.add(v, 1)
+            state = _ejecting(agg, found, nodes.by_cap[ci])
+            changed = True
     return state if changed else None
 
 

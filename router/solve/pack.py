@@ -444,36 +444,38 @@ def aggregate_fits(cap: Capacity, entries: list[Entry]) -> bool:
     return True
 
 
-def exact_packing(
-    cap: Capacity,
-    entries: list[Entry],
-    limit: float = EXACT_LIMIT,
-    ordered: bool = True,
-    linearization: int = 1,
-    seed: int = 0,
-) -> Answer:
-    """CP-SAT bin packing over the component's node classes (see the module docstring).
-    `ordered`: identical nodes in decreasing order of a load, searched depth first in
-    first-fit-decreasing order; else CP-SAT's own (LP-based) search with neither, which
-    finds the last step's tight re-packings (greedy._topped) where that one does not: bench
-    L seed 0's CPU partitions of 9-25 nodes, memory or CPUs full to within one job, none
-    found in 0.1 deterministic s, most at once so. `linearization` (CP-SAT's LP
-    linearization level; 2 puts every capacity row in its LP) and `seed` (CP-SAT's random
-    seed): the last step's deep tries (greedy._deepened), short searches restarted with
-    other seeds."""
+@dataclass
+class NodeModel:
+    """CP-SAT's per-node counts of a component (node_model): x[kind, node] within each node's
+    free amounts, a node of a whole member holding nothing else; the caller adds how many
+    of each kind there are."""
+
+    model: Any
+    x: dict[tuple[int, int], Any]
+    top: dict[tuple[int, int], int]  # each x's upper bound
+    kinds: dict[tuple[object, ...], list[Entry]]  # (item, allowed) -> its entries
+    keys: list[tuple[object, ...]]  # the kinds in order (index k of x)
+    nodes: list[tuple[int, int]]  # (group, offset) per node index n of x
+
+
+def node_model(
+    cap: Capacity, entries: list[Entry], every_node: bool = False, cells: int = EXACT_CELLS
+) -> NodeModel | None:
+    """The per-node model of `entries` on `cap` (NodeModel), or None past `cells` node ×
+    kind pairs. Only as many nodes of a class as the members could use at all, unless
+    `every_node`."""
     from ortools.sat.python import cp_model
 
     kinds: dict[tuple[object, ...], list[Entry]] = {}
     for e in entries:
         kinds.setdefault((e.item, e.allowed), []).append(e)
     keys = sorted(kinds, key=lambda k: min(e.key for e in kinds[k]))
-    # Only as many nodes of a class as the members could use at all.
     pods_total = sum(e.members * (e.item.whole or e.item.pods) for e in entries)
     nodes: list[tuple[int, int]] = []  # (group, offset)
     for g, grp in enumerate(cap.groups):
-        nodes.extend((g, j) for j in range(min(grp.count, pods_total)))
-    if len(nodes) * len(keys) > EXACT_CELLS:
-        return Answer(None, False)
+        nodes.extend((g, j) for j in range(grp.count if every_node else min(grp.count, pods_total)))
+    if len(nodes) * len(keys) > cells:
+        return None
     model = cp_model.CpModel()
     x: dict[tuple[int, int], cp_model.IntVar] = {}
     # Upper bounds kept here: ortools 9.15's proto wrapper reads domain[-1] as 0, which
@@ -513,15 +515,44 @@ def exact_packing(
             model.add(sum(wholes) == taken)
             for v in pods:
                 model.add(v == 0).only_enforce_if(taken)
+    return NodeModel(model, x, top, kinds, keys, nodes)
+
+
+def exact_packing(
+    cap: Capacity,
+    entries: list[Entry],
+    limit: float = EXACT_LIMIT,
+    ordered: bool = True,
+    linearization: int = 1,
+    seed: int = 0,
+    cells: int = EXACT_CELLS,
+    fixed: bool = True,
+) -> Answer:
+    """CP-SAT bin packing over the component's node classes (see the module docstring).
+    `ordered`: identical nodes in decreasing order of a load, searched depth first in
+    first-fit-decreasing order; else CP-SAT's own (LP-based) search with neither, which
+    finds the last step's tight re-packings (greedy._topped) where that one does not: bench
+    L seed 0's CPU partitions of 9-25 nodes, memory or CPUs full to within one job, none
+    found in 0.1 deterministic s, most at once so. `linearization` (CP-SAT's LP
+    linearization level; 2 puts every capacity row in its LP) and `seed` (CP-SAT's random
+    seed): the last step's deep tries (greedy._deepened), short searches restarted with
+    other seeds."""
+    from ortools.sat.python import cp_model
+
+    built = node_model(cap, entries, cells=cells)
+    if built is None:
+        return Answer(None, False)
+    model, x, top = built.model, built.x, built.top
+    kinds, keys, nodes = built.kinds, built.keys, built.nodes
     for k, key in enumerate(keys):
         item = key[0]
         assert isinstance(item, Item)
         total = sum(e.members for e in kinds[key])
-        cells = [(k, n) for n in range(len(nodes)) if (k, n) in x]
+        ks = [(k, n) for n in range(len(nodes)) if (k, n) in x]
         need = total * (item.whole or item.pods)
-        if sum(top[c] for c in cells) < need:
+        if sum(top[c] for c in ks) < need:
             return Answer(None, True)
-        model.add(sum(x[c] for c in cells) == need)
+        model.add(sum(x[c] for c in ks) == need)
     # Identical nodes of a class in decreasing order of a load: no two permutations of one
     # packing are both searched.
     weights = [1 + k for k in range(len(keys))]
@@ -548,14 +579,14 @@ def exact_packing(
         for n in range(len(nodes))
         if (k, n) in x
     ]
-    if ordered:
+    if ordered and fixed:
         model.add_decision_strategy(order, cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
     solver.parameters.max_deterministic_time = limit
     solver.parameters.linearization_level = linearization
-    if ordered:
+    if ordered and fixed:
         solver.parameters.search_branching = cp_model.FIXED_SEARCH
     status = solver.solve(model)
     spent = solver.deterministic_time
@@ -563,19 +594,16 @@ def exact_packing(
         return Answer(None, True, spent)
     if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
         return Answer(None, False, spent)
-    return Answer(_witness(cap, entries, kinds, keys, nodes, x, solver), True, spent)
+    values = {c: int(solver.value(v)) for c, v in x.items()}
+    return Answer(witness(cap, entries, built, values), True, spent)
 
 
-def _witness(
-    cap: Capacity,
-    entries: list[Entry],
-    kinds: dict[tuple[object, ...], list[Entry]],
-    keys: list[tuple[object, ...]],
-    nodes: list[tuple[int, int]],
-    x: Mapping[tuple[int, int], object],
-    solver: object,
+def witness(
+    cap: Capacity, entries: list[Entry], built: NodeModel, values: Mapping[tuple[int, int], int]
 ) -> Packing:
-    """The solver's per-node counts as a Packing, members of a kind given out in key order."""
+    """A solution's per-node counts of `built` (values of its x) as a Packing, members of a
+    kind given out in key order."""
+    kinds, keys, nodes = built.kinds, built.keys, built.nodes
     p = Packing.fresh(cap)
     per_node: list[list[tuple[int, int]]] = [[] for _ in nodes]
     for k, key in enumerate(keys):
@@ -586,9 +614,7 @@ def _witness(
             queue.append([e.key, e.members * (item.whole or item.pods)])
             p.placed[e.key] = p.placed.get(e.key, 0) + e.members
         for n in range(len(nodes)):
-            if (k, n) not in x:
-                continue
-            got = int(solver.value(x[k, n]))  # type: ignore[attr-defined]
+            got = values.get((k, n), 0)
             while got:
                 take = min(got, queue[0][1]) if not item.whole else 1
                 per_node[n].append((queue[0][0], -1 if item.whole else take))
