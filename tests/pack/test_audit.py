@@ -417,3 +417,29 @@ def test_slurm_mig_gres_whole_gpus_are_the_uncut_ones(tmp_path: Path) -> None:
     assert sorted(_unplaced(plan)) == ["big2", "tiny"]
     script = (folder / "out/slurm/hpc/big.sbatch").read_text()
     assert "#SBATCH --gpus-per-node=a100:4\n" in script
+
+
+JUSTFIT_M1 = {"w115", "w116", "w119", "w141", "w142", "w161", "w18", "w202", "w214", "w221"}
+JUSTFIT_M1 |= {"w230", "w231", "w40", "w5", "w52", "w57", "w72", "w73", "w85", "w98"}
+
+
+def test_a30_one_more_by_a_repair_where_every_node_is_its_own_class() -> None:
+    """justfit medium seed 1 (stop 32's note): hpc/batch, 37 × (4 h100, 61 CPUs, 509 GiB)
+    under running work (36 node classes), 244 jobs; placed work 39,385 with at most 16 CPUs
+    free on any node, and both the audit's checker and router's referee re-packed the
+    partition with any one of 20 jobs of 19-31 CPUs added (a packing that differs from the
+    plan's on 3-9 nodes). Past TOPPED_NODES the last step had no exact try; now members
+    left out get a per-node try and a repair (solve/repair.py: LNS from the plan's packing),
+    and the referee, asked about those 20, admits none."""
+    judged, _ = _judged_on("justfit-m1", 39_385, JUSTFIT_M1)
+    assert judged.admitted == []
+
+
+def test_a31_one_more_on_alike_nodes_of_many_shapes() -> None:
+    """mixed medium seed 1 (stop 33): hpc/gpu-a100, 31 alike nodes (4 a100, 64 CPUs, 512
+    GiB) under 60-odd shapes of GPU and CPU jobs: the node patterns' step has no model past
+    configs.MAX_SHAPES, its exact tries decided nothing in their limits, and router's
+    referee re-packed the partition with c147, c253 or c264 (30 CPUs) added. Now the
+    repair places them."""
+    judged, _ = _judged_on("mixed-m1", 93_917, {"c147", "c253", "c264"})
+    assert judged.admitted == []
