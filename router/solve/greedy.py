@@ -78,9 +78,12 @@ RETRY_BUDGET = 1.0  # deterministic s of region.regional's second tries per comp
 # node patterns' step has no model there, only its dives), the members that nothing else
 # placed get a per-node try of PROOF_LIMIT (which proves most that do not fit at once) and
 # a repair (repair.py: LNS from the plan's packing), smallest first, within the
-# component's share of DEEP_TOTAL. Not on a few shapes over alike nodes (bench L and XL:
-# the node patterns decide there).
+# component's share of REPAIR_TOTAL (at most REPAIR_BUDGET), after every other step. Not on
+# a few shapes over alike nodes (bench L and XL: the node patterns decide there).
 PROOF_LIMIT = 0.1
+REPAIR_BUDGET = 3.0
+REPAIR_TOTAL = 9.0
+REPAIR_REGIONS = 16  # region.regional calls of the repairs per component (wall time)
 
 
 def repairs_on(agg: Aggregate, ci: int) -> bool:
@@ -90,22 +93,22 @@ def repairs_on(agg: Aggregate, ci: int) -> bool:
 
 @dataclass(frozen=True)
 class Shares:
-    """Per component, the deep tries' budget and the many-shape dives' LPs."""
+    """Per component, the deep tries' budget, the many-shape dives' LPs and the repairs'
+    budget."""
 
     deep: float
     many_lps: int
+    repair: float
 
     @classmethod
     def of(cls, agg: Aggregate) -> Shares:
-        deep = sum(
-            1
-            for ci, c in enumerate(agg.capacity)
-            if len(c.groups) > 1 or configs.many_shapes(agg, ci)
-        )
+        deep = sum(1 for c in agg.capacity if c.nodes <= TOPPED_NODES and len(c.groups) > 1)
         many = sum(1 for ci in range(len(agg.capacity)) if configs.many_shapes(agg, ci))
+        repairs = sum(1 for ci in range(len(agg.capacity)) if repairs_on(agg, ci))
         return cls(
             min(DEEP_BUDGET, DEEP_TOTAL / max(1, deep)),
             min(configs.ONE_MORE_LPS, MANY_LPS_TOTAL // max(1, many)),
+            min(REPAIR_BUDGET, REPAIR_TOTAL / max(1, repairs)),
         )
 
 
@@ -325,7 +328,7 @@ def solved_and_completed(
     rows_of(agg)  # the per-model caches, once here rather than in every child
     if agg.groups:
         preferred(agg, 0)
-    shares = Shares.of(agg) if agg.nodes is not None else Shares(0.0, 0)
+    shares = Shares.of(agg) if agg.nodes is not None else Shares(0.0, 0, 0.0)
 
     def run(
         bucket: list[int],
@@ -419,8 +422,9 @@ def _completed_part(
             deep: list[float] = [shares.deep]
             out: list[int] = []
             settled: set[int] = set()
+            tried: set[int] = set()
             retry = region.Retry()
-            added = _topped(agg, fill, ci, deep, out, retry, settled)
+            added = _topped(agg, fill, ci, deep, out, retry, settled, tried)
             if configs.repacked(agg, fill, ci, shares.many_lps):  # exact by node patterns
                 settled.clear()
             # Then, after the pattern step (which keeps what is placed: a member added
@@ -429,11 +433,16 @@ def _completed_part(
             # packing may fit beside the next (running medium seed 0, a 78-node
             # partition: a class that failed early ended the tries of 440 jobs asking as
             # much, and regions found room for them once 4 other members were in; a
-            # third pass there added nothing in 2.2 s). Last, regions that decided
-            # nothing, tried again longer.
+            # third pass there added nothing in 2.2 s). Then regions that decided
+            # nothing, tried again longer. Last the repairs, where they apply: they only
+            # add, so that the steps before them (in worth order) are not pre-empted by
+            # the small members a repair finds first (running medium seed 0 lost 84 units
+            # of placed work so).
             if added:
-                _topped(agg, fill, ci, deep, out, retry, settled)
+                _topped(agg, fill, ci, deep, out, retry, settled, tried)
             _retried(agg, fill, ci, retry)
+            if repairs_on(agg, ci):
+                _repaired(agg, fill, ci, [shares.repair], out, tried)
 
 
 class _Room:
@@ -530,6 +539,7 @@ def _topped(
     out: list[int] | None = None,
     retry: region.Retry | None = None,
     settled: set[int] | None = None,
+    tried: set[int] | None = None,
 ) -> bool:
     """Unplaced members of component ci's classes added, best worth first, as rows allow:
     by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
@@ -541,18 +551,19 @@ def _topped(
     is done (its members are identical), and so is any class that asks at least as much:
     for this pass, or for good where an exact try proved it (`out`, kept across passes:
     more members placed never make room). The exact packing only on components of at most
-    TOPPED_NODES nodes; then the deep tries (_deepened, within what is left of `deep[0]`
-    deterministic s, spent here). `retry`: records the regions that decided nothing
+    TOPPED_NODES nodes; then, within what is left of `deep[0]` deterministic s (spent
+    here), the deep tries on a small component of several node classes (_deepened).
+    `retry`: records the regions that decided nothing
     (region.Retry). `settled`: the variables that failed at the packing the last pass ended
     with; this pass skips them until it adds a member (the same packing, the same
-    deterministic tries), and leaves its own there. True if any is added."""
+    deterministic tries), and leaves its own there. `tried`: set to the variables that
+    took no more in this pass. True if any is added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
     if pack is None:
         return False  # nothing placed (nothing to move: _put_rest placed what fits)
     exact = cap.nodes <= TOPPED_NODES
-    repairs = repairs_on(agg, ci)
     deep = [DEEP_BUDGET] if deep is None else deep
     out = [] if out is None else out
     settled = set() if settled is None else settled
@@ -619,12 +630,12 @@ def _topped(
             fill.add(v, 1)
     settled.clear()
     settled.update(since)
-    deepened = None
-    if state is not None and deep[0] > 0:
-        if repairs:
-            deepened = _repaired(agg, fill, ci, state, order, deep, out)
-        elif undecided and len(cap.groups) > 1:
-            deepened = _deepened(agg, fill, ci, state, undecided, deep, out)
+    if tried is not None:
+        tried.clear()
+        tried.update(failed)
+    if undecided and len(cap.groups) > 1 and deep[0] > 0:
+        assert state is not None
+        deepened = _deepened(agg, fill, ci, state, undecided, deep, out)
         if deepened is not None:
             state, added = deepened, True
             settled.clear()
@@ -708,38 +719,47 @@ def _repaired(
     agg: Aggregate,
     fill: Filler,
     ci: int,
-    state: Ejecting,
-    keys: list[int],
     budget: list[float],
     out: list[int],
-) -> Ejecting | None:
-    """Past TOPPED_NODES on a component of several node classes: of `keys` (its variables),
-    those with members left out and not proven out, smallest member first, one more member
-    each while `budget[0]` lasts (deterministic s, spent here): a per-node search first
-    (PROOF_LIMIT: it proves most that do not fit at once, and finds some that do; a proof
-    puts the variable in `out`, which ends every variable asking as much), else a repair
-    from the plan's packing (repair.py). A variable that takes a member is tried again;
-    one the repair does not place ends the tries of every variable asking as much here.
-    Every variable, not only those the pass tried: a heuristic's failure there ended the
-    pass's tries of larger ones (the audit's mig medium seed 1: regions found no room for
-    a (17 CPUs, 2 GiB) pod on a 133-node pool, and eight larger 17-CPU pods that router's
-    referee re-packs were not tried). Returns the new state if any member was added."""
-    nodes = agg.nodes
-    cap = agg.capacity[ci]
-    scale = [f or 1 for f in cap.full]
+    tried: set[int],
+) -> bool:
+    """The last fill's last step where repairs_on: component ci's variables with members
+    left out and not proven out (`out`), smallest member first, one more member each while
+    `budget[0]` lasts (deterministic s, spent here): by the regions (region.py) if the last
+    pass did not try them (`tried`: a heuristic's failure there ends the pass's tries of
+    every variable asking as much, though the regions of a larger one may pack: the audit's
+    mig medium seed 1, 133 nodes, none for a (17 CPUs, 2 GiB) pod, some for (17, 8 GiB)
+    ones); else by a per-node search (PROOF_LIMIT: it proves most that do not fit at once,
+    and finds some that do; a proof puts the variable in `out`, which ends every variable
+    asking as much); else by a repair from the plan's packing (repair.py). A variable that
+    takes a member is tried again; one the repair does not place ends the tries of every
+    variable asking as much. Smallest first: most that fit are small, and a small one
+    proven out ends the larger ones' tries (justfit medium seed 1: in worth order the
+    budget went on GPU jobs that fit nowhere). True if any member is added."""
+    pack = fill.packs.get(ci)
+    if pack is None:
+        return False
+    state = _ejecting(agg, pack, agg.nodes.by_cap[ci])
+    scale = [f or 1 for f in agg.capacity[ci].full]
 
     def size(v: int) -> tuple[float, int]:
-        usage = agg.items[v].usage(cap.full)
+        usage = agg.items[v].usage(agg.capacity[ci].full)
         return sum(d / c for d, c in zip(usage, scale, strict=True)), v
 
+    nodes = agg.nodes
+    cap = agg.capacity[ci]
     failed: list[int] = []
     changed = False
-    for v in sorted(keys, key=size):
+    regions = REPAIR_REGIONS
+    for v in sorted(agg.nodes.by_cap[ci], key=size):
         while fill.admitted(v) > 0 and not any(_at_least(agg, v, u) for u in out):
-            if region.regional(state, v, exact=True):
-                fill.add(v, 1)
-                changed = True
-                continue
+            if v not in tried and regions > 0:
+                regions -= 1
+                if region.regional(state, v, exact=True):
+                    fill.add(v, 1)
+                    changed = True
+                    continue
+                tried.add(v)
             if budget[0] <= 0 or any(_at_least(agg, v, u) for u in failed):
                 break
             trial = list(fill.counts)
@@ -762,7 +782,9 @@ def _repaired(
             fill.add(v, 1)
             state = _ejecting(agg, found, nodes.by_cap[ci])
             changed = True
-    return state if changed else None
+    if changed:
+        fill.packs[ci] = state.packing()
+    return changed
 
 
 def _by_patterns(cap: Capacity, entries: list[Entry]) -> tuple[Packing | None, bool]:
