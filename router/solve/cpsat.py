@@ -205,21 +205,23 @@ component): the audit's manyparts medium seed 0, a 346-GiB job in a 12-node regi
 kinds at 0.27. None of these paths adds anything at bench L seeds 0-2 or XL seed 0 (their
 plans are the same bytes).
 
-Since stop 33 the last step ends with repairs (greedy._repaired, repair.py) on components
+Since stop 33 the last fill ends with repairs (greedy._repaired, repair.py) on components
 past TOPPED_NODES of several node classes and on one node class of more than MAX_SHAPES
-shapes: the members still left out, smallest first, get a per-node search of 0.1
-deterministic s (most that do not fit are proven so, with every class asking as much),
+shapes, after every other step (they only add; inside the last step's pass, smallest
+first, they had taken room that later steps gave to more worth): the members still left
+out, smallest first, get the regions if the pass did not try them, a per-node search of
+0.1 deterministic s (most that do not fit are proven so, with every class asking as much),
 then CP-SAT's large neighbourhood search from the plan's own packing: the per-node model
-with the new member optional (z), the packing as the hint, objective (N + 1)·z − Σ_n c_n
-(c_n: node n's counts differ from the plan's), LNS only, one worker, interleaved
-(deterministic), stopped at the first solution with z = 1, 1 deterministic s a try. Where
-nodes differ, a member often fits once 3-9 nodes trade pods, a packing the roomiest-node
-regions miss and the per-node search finds only by the luck of its seed; the LNS relaxes a
-few nodes of the hint at a time and finds it at 0.02-1.2 s. The audit's justfit medium
-seed 1 (37 nodes in 36 classes: 20 jobs left out that its checker re-packed), mixed medium
-seed 1 (31 alike nodes under 60-odd shapes: 3) and mig medium seed 1 (133 nodes in 42
-classes: 13): 0 left out that fit. Within the deep tries' share (greedy.Shares); no bench
-component is of either kind (their plans are the same bytes).
+(pack.node_model) with the new member optional (z), the packing as the hint, objective
+(N + 1)·z − Σ_n c_n (c_n: node n's counts differ from the plan's), LNS only, one worker,
+interleaved (deterministic), stopped at the first solution with z = 1, 1 deterministic s a
+try. Where nodes differ, a member often fits once 3-9 nodes trade pods, a packing the
+roomiest-node regions miss and the per-node search finds only by the luck of its seed; the
+LNS relaxes a few nodes of the hint at a time and finds it at 0.02-1.2 s. 3 deterministic
+s a component, 9 a plan (greedy.Shares). The audit's justfit medium seed 1 (37 nodes in 36
+classes: 20 jobs left out that its checker re-packed), mixed medium seed 1 (31 alike nodes
+under 60-odd shapes: 3) and mig medium seed 1 (133 nodes in 42 classes: 13): 0 left out
+that fit. No bench component is of either kind (their plans are the same bytes).
 
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------

@@ -553,11 +553,11 @@ def _topped(
     more members placed never make room). The exact packing only on components of at most
     TOPPED_NODES nodes; then, within what is left of `deep[0]` deterministic s (spent
     here), the deep tries on a small component of several node classes (_deepened).
-    `retry`: records the regions that decided nothing
-    (region.Retry). `settled`: the variables that failed at the packing the last pass ended
-    with; this pass skips them until it adds a member (the same packing, the same
-    deterministic tries), and leaves its own there. `tried`: set to the variables that
-    took no more in this pass. True if any is added."""
+    `retry`: records the regions that decided nothing (region.Retry). `settled`: the
+    variables that failed at the packing the last pass ended with; this pass skips them
+    until it adds a member (the same packing, the same deterministic tries), and leaves its
+    own there. `tried`: set to the variables that took no more in this pass. True if any
+    is added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
@@ -736,22 +736,22 @@ def _repaired(
     variable asking as much. Smallest first: most that fit are small, and a small one
     proven out ends the larger ones' tries (justfit medium seed 1: in worth order the
     budget went on GPU jobs that fit nowhere). True if any member is added."""
+    nodes = agg.nodes
+    cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
     if pack is None:
         return False
-    state = _ejecting(agg, pack, agg.nodes.by_cap[ci])
-    scale = [f or 1 for f in agg.capacity[ci].full]
+    state = _ejecting(agg, pack, nodes.by_cap[ci])
+    scale = [f or 1 for f in cap.full]
 
     def size(v: int) -> tuple[float, int]:
-        usage = agg.items[v].usage(agg.capacity[ci].full)
+        usage = agg.items[v].usage(cap.full)
         return sum(d / c for d, c in zip(usage, scale, strict=True)), v
 
-    nodes = agg.nodes
-    cap = agg.capacity[ci]
     failed: list[int] = []
     changed = False
     regions = REPAIR_REGIONS
-    for v in sorted(agg.nodes.by_cap[ci], key=size):
+    for v in sorted(nodes.by_cap[ci], key=size):
         while fill.admitted(v) > 0 and not any(_at_least(agg, v, u) for u in out):
             if v not in tried and regions > 0:
                 regions -= 1

@@ -1,19 +1,20 @@
-"""One more member by a large neighbourhood search from the plan's own packing (wide components).
+"""One more member by a large neighbourhood search from the plan's own packing.
 
-Where a component has more nodes than the last step's exact try takes (greedy.TOPPED_NODES)
-and its nodes differ (running work on each makes nearly every node a class of its own, so
-node patterns are per-node counts and the node patterns' step has nothing to share), a
-member left out often fits once a handful of nodes trade pods: the audit's justfit medium
-seed 1 (37 nodes in 36 classes, 61 CPUs each, the most free on any node 16 CPUs after the
-plan) takes a 21-CPU job when 5-9 nodes change. The regions (region.py: the roomiest nodes
-re-packed) miss them, and CP-SAT's search of the whole component finds them by the luck of
-its seed (0.35 deterministic s under one of eight seeds, not in 2 s under the others).
+The last fill's last resort (greedy._repaired), on components past greedy.TOPPED_NODES
+whose nodes differ (running work on each makes nearly every node a class of its own, so the
+node patterns are per-node counts) and on one node class under more shapes than the node
+patterns' model takes. There a member left out often fits once a handful of nodes trade
+pods: the audit's justfit medium seed 1 (37 nodes in 36 classes, 61 CPUs each, at most 16
+CPUs free on any node after the plan) takes a 20- or 21-CPU job once 3-9 nodes change.
+The regions (region.py: the roomiest nodes re-packed) miss them, and CP-SAT's search of
+the whole component finds them by the luck of its seed (for the 21-CPU job, under one of
+eight seeds and linearization levels in 2 deterministic s).
 
 Here the per-node model of the component (pack.node_model) gets the new member as optional
 (z), the plan's packing as the hint (a solution with z = 0), and the objective
 (N + 1)·z − Σ_n c_n, where c_n says node n's counts differ from the plan's: CP-SAT's LNS
 alone (its neighbourhoods relax a few nodes' counts of the hint at a time and ask for a
-better objective, which only z = 1 gives) finds such packings at 0.4-0.7 deterministic s,
+better objective, which only z = 1 gives) finds those packings at 0.4-0.7 deterministic s,
 changing 5-9 nodes. One worker, the search interleaved (deterministic whatever the machine),
 stopped at the first solution with z = 1; no proof: a member it does not place is
 undecided, not out.
