@@ -526,7 +526,6 @@ def exact_packing(
     linearization: int = 1,
     seed: int = 0,
     cells: int = EXACT_CELLS,
-    fixed: bool = True,
 ) -> Answer:
     """CP-SAT bin packing over the component's node classes (see the module docstring).
     `ordered`: identical nodes in decreasing order of a load, searched depth first in
@@ -536,7 +535,7 @@ def exact_packing(
     found in 0.1 deterministic s, most at once so. `linearization` (CP-SAT's LP
     linearization level; 2 puts every capacity row in its LP) and `seed` (CP-SAT's random
     seed): the last step's deep tries (greedy._deepened), short searches restarted with
-    other seeds."""
+    other seeds. `cells`: node × kind pairs at most (node_model)."""
     from ortools.sat.python import cp_model
 
     built = node_model(cap, entries, cells=cells)
@@ -579,14 +578,14 @@ def exact_packing(
         for n in range(len(nodes))
         if (k, n) in x
     ]
-    if ordered and fixed:
+    if ordered:
         model.add_decision_strategy(order, cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = seed
     solver.parameters.max_deterministic_time = limit
     solver.parameters.linearization_level = linearization
-    if ordered and fixed:
+    if ordered:
         solver.parameters.search_branching = cp_model.FIXED_SEARCH
     status = solver.solve(model)
     spent = solver.deterministic_time
