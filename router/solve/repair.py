@@ -32,9 +32,12 @@ REPAIR_LIMIT = 1.0  # deterministic s of one try
 REPAIR_CELLS = 40_000
 
 
-def repaired(state: Nodes, key: int, limit: float = REPAIR_LIMIT) -> tuple[Packing | None, float]:
+def repaired(
+    state: Nodes, key: int, limit: float = REPAIR_LIMIT, seed: int = 0
+) -> tuple[Packing | None, float]:
     """A packing of `state`'s members and one more of `key` that differs from `state` on as
-    few nodes as the search finds, or None; and the deterministic s spent."""
+    few nodes as the search finds, or None; and the deterministic s spent. Another `seed`
+    is another search (its neighbourhoods drawn otherwise)."""
     from ortools.sat.python import cp_model
 
     cap = state.cap
@@ -75,7 +78,7 @@ def repaired(state: Nodes, key: int, limit: float = REPAIR_LIMIT) -> tuple[Packi
     solver.parameters.num_workers = 1
     solver.parameters.interleave_search = True
     solver.parameters.use_lns_only = True
-    solver.parameters.random_seed = 0
+    solver.parameters.random_seed = seed
     solver.parameters.max_deterministic_time = limit
     found: dict[tuple[int, int], int] = {}
 

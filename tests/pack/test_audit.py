@@ -443,3 +443,30 @@ def test_a31_one_more_on_alike_nodes_of_many_shapes() -> None:
     repair places them."""
     judged, _ = _judged_on("mixed-m1", 93_917, {"c147", "c253", "c264"})
     assert judged.admitted == []
+
+
+SERVICES_M2_L4 = {"c101", "c1019", "c106", "c1069", "c1186", "c1247", "c125", "c1297", "c1317"}
+SERVICES_M2_L4 |= {"c1531", "c248", "c57", "c573", "c589", "c604", "c627", "c685", "c74"}
+SERVICES_M2_L4 |= {"c764", "c860", "c878", "c926", "c953", "j1581", "j199", "j238", "j333"}
+
+
+def test_a32_services_take_part_in_the_node_patterns() -> None:
+    """services medium seed 2 (stop 33's note), cut to k8s/l4: 54 alike nodes (4 L4, 48
+    CPUs, 192 GiB) under services of 1-7 replicas and jobs, 60-odd shapes. A member of
+    several pods kept the pool out of the node-pattern step and its dive (configs.py), and
+    the repairs' LNS did not find what the dive does: router's referee re-packed the pool
+    with any one of 27 left out added (placed work 85,816). Now the replicas fill that
+    many pattern slots, and the referee, asked about those 27, admits none."""
+    judged, _ = _judged_on("services-m2-l4", 85_816, SERVICES_M2_L4)
+    assert judged.admitted == []
+
+
+def test_a33_repairs_first_then_the_proof_try() -> None:
+    """shared medium seed 2 (stop 33's note): hpc/h100a, 75 nodes in 2 classes, 128
+    shapes; the repairs' budget went on a per-node proof try before each repair (it proved
+    nothing there) and ran out with 9 jobs left out that router's referee re-packed (placed
+    work 210,561). Now a short repair comes first, and regions are tried again on each new
+    packing: the referee, asked about those 9, admits none."""
+    asked = {"c277", "c297", "c334", "c44", "c524", "c646", "c680", "c714", "c731"}
+    judged, _ = _judged_on("shared-m2", 210_561, asked)
+    assert judged.admitted == [] and judged.undecided == []

@@ -149,6 +149,28 @@ def test_a_member_of_several_whole_nodes_fills_that_many_slots() -> None:
     assert not valid_layout(_simple_agg([job, pod], sets), cap, laid, {0: 2, 1: 6})
 
 
+def test_a_service_of_several_pods_fills_that_many_slots() -> None:
+    """A service of 3 replicas (16 CPUs each) and four 16-CPU pods on 3 nodes of 48 CPUs:
+    read as a solution the service is one member of three slots, and laid out again it is
+    placed once, its pods wherever the slots are, valid node by node."""
+    group = NodeGroup("p", 3, (0, 48, 192), True, tuple(range(3)))
+    cap = Capacity("p", ("gpus", "cpus", "memory"), (0, 48, 192), [group], {"t": frozenset({"p"})})
+    service, pod = Item(0, 3, (0, 16, 8)), Item(0, 1, (0, 16, 8))
+    sets = frozenset({"p"})
+    packing = Packing.fresh(cap)
+    assert packing.place(0, service, sets, 1) == 1
+    assert packing.place(1, pod, sets, 4) == 4
+    shape_of = {0: 0, 1: 0}
+    unit = {0: 3, 1: 1}
+    now = configs._current(cap, packing, shape_of, 1, unit)
+    assert now.counts([0, 1]) == {0: 1, 1: 4}
+    shapes: list[tuple[int, ...]] = [(0, 16, 8)]
+    laid = configs._laid_out(cap, shapes, shape_of, now, set())
+    assert laid.placed == {0: 1, 1: 4}
+    assert valid_layout(_simple_agg([service, pod], sets), cap, laid, {0: 1, 1: 4})
+    assert configs._simple(cap, service)
+
+
 def test_greedy_pricing_is_a_pattern_no_better_than_the_knapsack() -> None:
     """_priced_greedy's pattern fits one node within its caps, is worth what it says, and
     never more than _priced's exact knapsack (over seeded random duals)."""
