@@ -770,7 +770,8 @@ def _repaired(
                 stale.add(v)
             if budget[0] <= 0 or any(_at_least(agg, v, u) for u in failed):
                 break
-            found, spent = repair.repaired(state, v, min(QUICK_REPAIR, budget[0]))
+            fix = repair.Repair(state, v)  # built once for both its searches
+            found, spent = fix.run(min(QUICK_REPAIR, budget[0]))
             budget[0] -= spent
             if found is None and budget[0] > 0:
                 trial = list(fill.counts)
@@ -790,7 +791,7 @@ def _repaired(
                     break
             if found is None and budget[0] > 0:
                 limit = min(repair.REPAIR_LIMIT, budget[0])
-                found, spent = repair.repaired(state, v, limit, seed=1)
+                found, spent = fix.run(limit, seed=1)
                 budget[0] -= spent
             if found is None:
                 failed.append(v)
