@@ -646,9 +646,9 @@ class SlurmCluster:
             if state in TERMINAL_STATES:
                 return state
             time.sleep(0.3)
-        raise TimeoutError(
-            f"job {job_id} still {state} after {timeout}s:\n{self.show_job_raw(job_id)}"
-        )
+        shown = self.show_job_raw(job_id)
+        self.run(["scancel", str(job_id)], check=False)  # not left in the next test's way
+        raise TimeoutError(f"job {job_id} still {state} after {timeout}s:\n{shown}")
 
     def release(self, job_id: int) -> None:
         """Let a job from `sbatch(hold=True)` start: clear a user hold and a future begin time."""

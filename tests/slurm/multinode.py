@@ -285,6 +285,9 @@ class MultiNodeCluster:
             if states and all(s in TERMINAL_STATES for s in states):
                 return "COMPLETED" if set(states) == {"COMPLETED"} else ",".join(sorted(states))
             time.sleep(0.5)
+        # Cancelled, so that the tests after this one do not wait behind it (a rank that
+        # died under load once left its job RUNNING and four more tests timed out PENDING).
+        self.run(["scancel", str(job_id)], check=False, timeout=10)
         raise TimeoutError(f"job {job_id} still {states} after {timeout}s\n{self.logs()}")
 
     def logs(self, lines: int = 20) -> str:
