@@ -228,11 +228,12 @@ Since stop 34 a service's replicas take part in the node-pattern step and its di
 multi-node jobs, and the rows count members), where before a member of several pods kept
 the whole component out (the audit's services medium seed 2, 54 alike L4 nodes under
 services of 1-7 replicas: 14 left out that router's referee re-packed, 27 on the pool cut
-out alone; 0 now). And the repairs try a short LNS (0.25 deterministic s) before the
-per-node proof try, which proves most that do not fit but took 0.1 of the 0.23 s each
-placed member cost where there was nothing to prove (shared medium seed 2: 9 left out when
-the budget ran out, 0 now); the regions are tried again on each new packing. Bench L seeds
-0 and 1 plan the same bytes, XL seed 0 the same objective.
+out alone; 0 now). And the repairs leave out the per-node proof try once two in a row
+decided nothing (it proves most that do not fit where it applies, but took 0.1 of the
+0.23 s each placed member cost on shared medium seed 2, where there was nothing to prove:
+9 left out when the budget ran out, 0 now); the regions are tried again on each new
+packing, once for members alike. Bench L seeds 0 and 1 plan the same bytes, XL seed 0 the
+same objective.
 
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------

@@ -76,13 +76,13 @@ RETRY_BUDGET = 1.0  # deterministic s of region.regional's second tries per comp
 # The last step's repairs (_repaired): on a component past TOPPED_NODES of several node
 # classes (running work), and on one node class of more than configs.MAX_SHAPES shapes (the
 # node patterns' step has no model there, only its dives), the members that nothing else
-# placed get a short repair (repair.py: LNS from the plan's packing, QUICK_REPAIR), a
-# per-node try of PROOF_LIMIT (which proves most that do not fit at once) and a longer
-# repair, smallest first, within the component's share of REPAIR_TOTAL (at most
+# placed get a per-node try of PROOF_LIMIT (which proves most that do not fit at once;
+# none once PROOF_MISSES in a row decided nothing) and a repair (repair.py: LNS from the
+# plan's packing), smallest first, within the component's share of REPAIR_TOTAL (at most
 # REPAIR_BUDGET), after every other step. Not on a few shapes over alike nodes (bench L
 # and XL: the node patterns decide there).
-QUICK_REPAIR = 0.25
 PROOF_LIMIT = 0.1
+PROOF_MISSES = 2
 REPAIR_BUDGET = 3.0
 REPAIR_TOTAL = 9.0
 REPAIR_REGIONS = 16  # region.regional calls of the repairs per component (wall time)
@@ -728,21 +728,21 @@ def _repaired(
     """The last fill's last step where repairs_on: component ci's variables with members
     left out and not proven out (`out`), smallest member first, one more member each while
     `budget[0]` lasts (deterministic s, spent here): by the regions (region.py) unless they
-    failed on the packing as it stands (`tried`: the last pass's failures; a heuristic's
-    failure there ends the pass's tries of every variable asking as much, though the
-    regions of a larger one may pack: the audit's mig medium seed 1, 133 nodes, none for a
-    (17 CPUs, 2 GiB) pod, some for (17, 8 GiB) ones); else by a short repair from the
-    plan's packing (repair.py, QUICK_REPAIR: most repairs that succeed do so within 0.25
-    det s); else by a per-node search (PROOF_LIMIT: it proves most that do not fit at once,
-    and a proof puts the variable in `out`, which ends every variable asking as much); else
-    by a longer repair with another seed. A variable that takes a member is tried again,
-    and on the new packing the regions are tried again; one the repairs do not place ends
-    the tries of every variable asking as much. Smallest first: most that fit are small,
-    and a small one proven out ends the larger ones' tries (justfit medium seed 1: in worth
-    order the budget went on GPU jobs that fit nowhere). The short repair before the proof
-    try: on shared medium seed 2 (75 nodes, 128 shapes) the proof tries proved nothing and
-    took 0.1 of every 0.23 det s a member cost, and the budget ran out with 9 jobs left out
-    that router's referee re-packed. True if any member is added."""
+    failed on the packing as it stands for a member alike (`tried`: the last pass's
+    failures; a heuristic's failure there ends the pass's tries of every variable asking as
+    much, though the regions of a larger one may pack: the audit's mig medium seed 1, 133
+    nodes, none for a (17 CPUs, 2 GiB) pod, some for (17, 8 GiB) ones); else by a per-node
+    search (PROOF_LIMIT: it proves most that do not fit at once, and a proof puts the
+    variable in `out`, which ends every variable asking as much), left out once
+    PROOF_MISSES in a row decided nothing; else by a repair from the plan's packing
+    (repair.py). A variable that takes a member is tried again, and on the new packing the
+    regions too; one the repair does not place ends the tries of every variable asking as
+    much. Smallest first: most that fit are small, and a small one proven out ends the
+    larger ones' tries (justfit medium seed 1: in worth order the budget went on GPU jobs
+    that fit nowhere). The per-node tries left out where they decide nothing: on shared
+    medium seed 2 (75 nodes, 128 shapes) they proved nothing and took 0.1 of each 0.23
+    det s a placed member cost, and the budget ran out with 9 jobs left out that router's
+    referee re-packed. True if any member is added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
@@ -758,22 +758,24 @@ def _repaired(
     failed: list[int] = []
     changed = False
     regions = REPAIR_REGIONS
-    stale = set(tried)  # regions failed on the packing as it stands
+    # Regions fail alike for members alike (the same item on the same node sets): those
+    # failed on the packing as it stands, first the last pass's.
+    stale = {(agg.items[u], agg.allowed[u]) for u in tried}
+    missed = 0  # per-node tries in a row that decided nothing
     for v in sorted(nodes.by_cap[ci], key=size):
+        alike = (agg.items[v], agg.allowed[v])
         while fill.admitted(v) > 0 and not any(_at_least(agg, v, u) for u in out):
-            if v not in stale and regions > 0:
+            if alike not in stale and regions > 0:
                 regions -= 1
                 if region.regional(state, v, exact=True):
                     fill.add(v, 1)
                     changed = True
                     continue
-                stale.add(v)
+                stale.add(alike)
             if budget[0] <= 0 or any(_at_least(agg, v, u) for u in failed):
                 break
-            fix = repair.Repair(state, v)  # built once for both its searches
-            found, spent = fix.run(min(QUICK_REPAIR, budget[0]))
-            budget[0] -= spent
-            if found is None and budget[0] > 0:
+            found = None
+            if missed < PROOF_MISSES:
                 trial = list(fill.counts)
                 trial[v] += 1
                 entries = nodes.entries(nodes.key(ci, trial)[1])
@@ -786,12 +788,12 @@ def _repaired(
                 )
                 budget[0] -= got.spent
                 found = got.packing
+                missed = 0 if found is not None or got.proven else missed + 1
                 if found is None and got.proven:
                     out.append(v)
                     break
             if found is None and budget[0] > 0:
-                limit = min(repair.REPAIR_LIMIT, budget[0])
-                found, spent = fix.run(limit, seed=1)
+                found, spent = repair.repaired(state, v, min(repair.REPAIR_LIMIT, budget[0]))
                 budget[0] -= spent
             if found is None:
                 failed.append(v)

@@ -32,85 +32,63 @@ REPAIR_LIMIT = 1.0  # deterministic s of one try
 REPAIR_CELLS = 40_000
 
 
-def repaired(
-    state: Nodes, key: int, limit: float = REPAIR_LIMIT, seed: int = 0
-) -> tuple[Packing | None, float]:
+def repaired(state: Nodes, key: int, limit: float = REPAIR_LIMIT) -> tuple[Packing | None, float]:
     """A packing of `state`'s members and one more of `key` that differs from `state` on as
     few nodes as the search finds, or None; and the deterministic s spent."""
-    return Repair(state, key).run(limit, seed)
+    from ortools.sat.python import cp_model
 
+    cap = state.cap
+    counts: dict[int, int] = {k: n for k, n in state.placed.items() if n}
+    counts[key] = counts.get(key, 0) + 1
+    entries = [Entry(k, state.items[k], state.allowed[k], n) for k, n in sorted(counts.items())]
+    built = node_model(cap, entries, every_node=True, cells=REPAIR_CELLS)
+    if built is None:
+        return None, 0.0
+    model, x = built.model, built.x
+    kind = {e.key: built.keys.index((e.item, e.allowed)) for e in entries}
+    at = {g_j: n for n, g_j in enumerate(built.nodes)}
+    held: dict[tuple[int, int], int] = {}  # the plan's counts per (kind, node)
+    for n in range(len(state.free)):
+        for k, per in state.content[n].items():
+            cell = (kind[k], at[state.group[n], state.offset[n]])
+            if cell not in x:
+                return None, 0.0  # a pod the model has no room for: no hint to start from
+            held[cell] = held.get(cell, 0) + (1 if per < 0 else per)
+    z = model.new_bool_var("z")
+    new = kind[key]
+    for k, kind_key in enumerate(built.keys):
+        item = kind_key[0]
+        assert isinstance(item, Item)
+        per = item.whole or item.pods
+        need = sum(e.members for e in built.kinds[kind_key]) * per
+        cells = [x[k, n] for n in range(len(built.nodes)) if (k, n) in x]
+        model.add(sum(cells) == (need - per + per * z if k == new else need))
+    changed = [model.new_bool_var("") for _ in built.nodes]
+    for (k, n), v in x.items():
+        model.add(v == held.get((k, n), 0)).only_enforce_if(~changed[n])
+        model.add_hint(v, held.get((k, n), 0))
+    for c in changed:
+        model.add_hint(c, False)
+    model.add_hint(z, False)
+    model.maximize((len(built.nodes) + 1) * z - sum(changed))
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.interleave_search = True
+    solver.parameters.use_lns_only = True
+    solver.parameters.random_seed = 0
+    solver.parameters.max_deterministic_time = limit
+    found: dict[tuple[int, int], int] = {}
 
-class Repair:
-    """The model of one more member of `key` on `state` (module docstring), built once and
-    searched as often as asked: another seed is another search (its neighbourhoods drawn
-    otherwise)."""
+    class FirstPlaced(cp_model.CpSolverSolutionCallback):
+        """Keeps the counts of the first solution with z = 1 and stops there."""
 
-    def __init__(self, state: Nodes, key: int) -> None:
-        self.cap = state.cap
-        counts: dict[int, int] = {k: n for k, n in state.placed.items() if n}
-        counts[key] = counts.get(key, 0) + 1
-        self.entries = [
-            Entry(k, state.items[k], state.allowed[k], n) for k, n in sorted(counts.items())
-        ]
-        self.built = node_model(self.cap, self.entries, every_node=True, cells=REPAIR_CELLS)
-        if self.built is None:
-            return
-        built = self.built
-        model, x = built.model, built.x
-        kind = {e.key: built.keys.index((e.item, e.allowed)) for e in self.entries}
-        at = {g_j: n for n, g_j in enumerate(built.nodes)}
-        held: dict[tuple[int, int], int] = {}  # the plan's counts per (kind, node)
-        for n in range(len(state.free)):
-            for k, per in state.content[n].items():
-                cell = (kind[k], at[state.group[n], state.offset[n]])
-                if cell not in x:
-                    self.built = None  # a pod the model has no room for: no hint to start from
-                    return
-                held[cell] = held.get(cell, 0) + (1 if per < 0 else per)
-        self.z = z = model.new_bool_var("z")
-        new = kind[key]
-        for k, kind_key in enumerate(built.keys):
-            item = kind_key[0]
-            assert isinstance(item, Item)
-            per = item.whole or item.pods
-            need = sum(e.members for e in built.kinds[kind_key]) * per
-            cells = [x[k, n] for n in range(len(built.nodes)) if (k, n) in x]
-            model.add(sum(cells) == (need - per + per * z if k == new else need))
-        changed = [model.new_bool_var("") for _ in built.nodes]
-        for (k, n), v in x.items():
-            model.add(v == held.get((k, n), 0)).only_enforce_if(~changed[n])
-            model.add_hint(v, held.get((k, n), 0))
-        for c in changed:
-            model.add_hint(c, False)
-        model.add_hint(z, False)
-        model.maximize((len(built.nodes) + 1) * z - sum(changed))
+        def on_solution_callback(self) -> None:
+            if not found and self.value(z):
+                found.update((c, int(self.value(v))) for c, v in x.items())
+                self.stop_search()
 
-    def run(self, limit: float, seed: int = 0) -> tuple[Packing | None, float]:
-        """One search of `limit` deterministic s: the packing found, or None; the time spent."""
-        from ortools.sat.python import cp_model
-
-        built = self.built
-        if built is None:
-            return None, 0.0
-        x, z = built.x, self.z
-        solver = cp_model.CpSolver()
-        solver.parameters.num_workers = 1
-        solver.parameters.interleave_search = True
-        solver.parameters.use_lns_only = True
-        solver.parameters.random_seed = seed
-        solver.parameters.max_deterministic_time = limit
-        found: dict[tuple[int, int], int] = {}
-
-        class FirstPlaced(cp_model.CpSolverSolutionCallback):
-            """Keeps the counts of the first solution with z = 1 and stops there."""
-
-            def on_solution_callback(self) -> None:
-                if not found and self.value(z):
-                    found.update((c, int(self.value(v))) for c, v in x.items())
-                    self.stop_search()
-
-        solver.solve(built.model, FirstPlaced())
-        spent = solver.deterministic_time
-        if not found:
-            return None, spent
-        return witness(self.cap, self.entries, built, found), spent
+    solver.solve(model, FirstPlaced())
+    spent = solver.deterministic_time
+    if not found:
+        return None, spent
+    return witness(cap, entries, built, found), spent
