@@ -23,6 +23,7 @@ from router.solve.eject import Nodes as Ejecting
 from router.solve.nodes import Capacity, Item
 from router.solve.pack import (
     BALANCED_STEPS,
+    Answer,
     Entry,
     Packing,
     aggregate_fits,
@@ -685,7 +686,6 @@ def _deepened(
     fill's counts changed), else None. Deterministic: fixed seeds and deterministic limits,
     in variable order."""
     nodes = agg.nodes
-    cap = agg.capacity[ci]
     live = list(undecided)
     changed = False
     for seed in range(DEEP_SEEDS):
@@ -694,16 +694,8 @@ def _deepened(
                 if fill.admitted(v) <= 0:
                     live.remove(v)
                     break
-                trial = list(fill.counts)
-                trial[v] += 1
-                entries = nodes.entries(nodes.key(ci, trial)[1])
-                got = exact_packing(
-                    cap,
-                    entries,
-                    min(DEEP_TOPUP, budget[0]),
-                    ordered=False,
-                    linearization=2,
-                    seed=seed,
+                got = _with_one_more(
+                    agg, fill, ci, v, min(DEEP_TOPUP, budget[0]), linearization=2, seed=seed
                 )
                 budget[0] -= got.spent
                 if got.packing is None:
@@ -776,16 +768,8 @@ def _repaired(
                 break
             found = None
             if missed < PROOF_MISSES:
-                trial = list(fill.counts)
-                trial[v] += 1
-                entries = nodes.entries(nodes.key(ci, trial)[1])
-                got = exact_packing(
-                    cap,
-                    entries,
-                    min(PROOF_LIMIT, budget[0]),
-                    ordered=False,
-                    cells=repair.REPAIR_CELLS,
-                )
+                limit = min(PROOF_LIMIT, budget[0])
+                got = _with_one_more(agg, fill, ci, v, limit, cells=repair.REPAIR_CELLS)
                 budget[0] -= got.spent
                 found = got.packing
                 missed = 0 if found is not None or got.proven else missed + 1
@@ -817,6 +801,17 @@ def _by_patterns(cap: Capacity, entries: list[Entry]) -> tuple[Packing | None, b
     if by_pattern is None:
         return None, False
     return by_pattern.packing, by_pattern.proven and by_pattern.packing is None
+
+
+def _with_one_more(
+    agg: Aggregate, fill: Filler, ci: int, v: int, limit: float, **options: Any
+) -> Answer:
+    """CP-SAT's own search (pack.exact_packing, unordered) for component ci's members and
+    one more of v, within `limit` deterministic s."""
+    trial = list(fill.counts)
+    trial[v] += 1
+    entries = agg.nodes.entries(agg.nodes.key(ci, trial)[1])
+    return exact_packing(agg.capacity[ci], entries, limit, ordered=False, **options)
 
 
 def _per_node(cap: Capacity, entries: list[Entry]) -> tuple[Packing | None, bool]:
