@@ -123,17 +123,26 @@ def _simple_agg(items: list[Item], sets: frozenset[str]) -> SimpleNamespace:
     return SimpleNamespace(items=items, allowed=[sets] * len(items))
 
 
+def _placed(
+    nodes: int, members: list[tuple[Item, int]]
+) -> tuple[Capacity, frozenset[str], Packing]:
+    """`nodes` idle nodes of (0 GPUs, 48 CPUs, 192 units of memory) in node set "p", and
+    each (item, n) placed first fit as n members of key = its position, every one placed."""
+    group = NodeGroup("p", nodes, (0, 48, 192), True, tuple(range(nodes)))
+    cap = Capacity("p", ("gpus", "cpus", "memory"), (0, 48, 192), [group], {"t": frozenset({"p"})})
+    sets = frozenset({"p"})
+    packing = Packing.fresh(cap)
+    for key, (item, n) in enumerate(members):
+        assert packing.place(key, item, sets, n) == n
+    return cap, sets, packing
+
+
 def test_a_member_of_several_whole_nodes_fills_that_many_slots() -> None:
     """A 2-node job and six 16-CPU pods on 5 idle nodes: the packing read as a solution
     counts the job once (its two nodes are two slots), and laid out again it holds two
     distinct nodes alone, valid node by node."""
-    group = NodeGroup("p", 5, (0, 48, 192), True, tuple(range(5)))
-    cap = Capacity("p", ("gpus", "cpus", "memory"), (0, 48, 192), [group], {"t": frozenset({"p"})})
     job, pod = Item(2, 0, (0, 0, 0)), Item(0, 1, (0, 16, 8))
-    sets = frozenset({"p"})
-    packing = Packing.fresh(cap)
-    assert packing.place(0, job, sets, 1) == 1
-    assert packing.place(1, pod, sets, 6) == 6
+    cap, sets, packing = _placed(5, [(job, 1), (pod, 6)])
     shape_of = {0: 0, 1: 1}
     unit = {0: 2, 1: 1}
     now = configs._current(cap, packing, shape_of, 2, unit)
@@ -153,13 +162,8 @@ def test_a_service_of_several_pods_fills_that_many_slots() -> None:
     """A service of 3 replicas (16 CPUs each) and four 16-CPU pods on 3 nodes of 48 CPUs:
     read as a solution the service is one member of three slots, and laid out again it is
     placed once, its pods wherever the slots are, valid node by node."""
-    group = NodeGroup("p", 3, (0, 48, 192), True, tuple(range(3)))
-    cap = Capacity("p", ("gpus", "cpus", "memory"), (0, 48, 192), [group], {"t": frozenset({"p"})})
     service, pod = Item(0, 3, (0, 16, 8)), Item(0, 1, (0, 16, 8))
-    sets = frozenset({"p"})
-    packing = Packing.fresh(cap)
-    assert packing.place(0, service, sets, 1) == 1
-    assert packing.place(1, pod, sets, 4) == 4
+    cap, sets, packing = _placed(3, [(service, 1), (pod, 4)])
     shape_of = {0: 0, 1: 0}
     unit = {0: 3, 1: 1}
     now = configs._current(cap, packing, shape_of, 1, unit)
