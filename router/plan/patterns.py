@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import functools
 
-from router.plan.columns import Kind, decide, witness
+from router.plan.columns import Generated, Kind, decide, witness
 from router.plan.packdata import Problem, Verdict, Work, deal
 
 PATTERN_CAP = 50_000
@@ -108,6 +108,14 @@ def _cached(
     )
 
 
+@functools.lru_cache(maxsize=8)
+def _decided(cap: tuple[int, ...], types: tuple[_Type, ...], count: int, limit: float) -> Generated:
+    """columns.decide, kept for the search that follows the same check (router/plan/packing.py
+    asks without search first, then with it, when the per-node search between decides
+    nothing): the second column generation cost as much as the first."""
+    return decide(cap, list(types), count, limit, _few)
+
+
 def _lp_needs_more(patterns: list[dict[int, int]], types: list[_Type], count: int) -> bool:
     """The LP relaxation proves it: even fractional patterns need more than `count` nodes
     (GLOP; a margin of 1e-6 nodes against rounding). Often decides tight infeasible mixes that
@@ -150,7 +158,7 @@ def pattern_check(
         # Too many to list at once: generated as the LP asks for them (router/plan/columns.py),
         # which proves "no" by the LP bound or finds a packing by diving; then, searching, all
         # of them when they are not too many after all.
-        generated = decide(cap, types, count, limit, _few)
+        generated = _decided(cap, tuple(types), count, limit)
         if generated.packs is not None:
             if not generated.packs:
                 return Verdict(problem.id, False, "exact", "")

@@ -1,0 +1,44 @@
+"""Column generation of node patterns (router/plan/columns.py) on many task types: an awkward
+medium audit component of 120 identical nodes and 200 job shapes (tests/pack/data/README.md).
+At 400 patterns an LP of that many types had not converged, so its bound proved nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from router.plan import columns
+from router.plan.packing import Node, Problem, Work
+from router.plan.patterns import _types, pattern_check
+
+DATA = Path(__file__).parent / "data" / "awkward-m1-p0.json"
+
+
+def problem(nodes: int) -> Problem:
+    doc = json.loads(DATA.read_text())
+    node = Node(*doc["node"])
+    work = [
+        Work(f"j{k}", "p0", count, 1, gpus, cpus, memory)
+        for k, (gpus, cpus, memory, count) in enumerate(doc["jobs"])
+    ]
+    ids = [f"p0[{i}]" for i in range(nodes)]
+    return Problem("p0", ids, [node] * nodes, {"p0": tuple(range(nodes))}, work)
+
+
+def test_the_lp_of_200_job_shapes_converges() -> None:
+    """Priced until no pattern improves it: the LP's value and Farley's bound meet (120
+    nodes), where 400 exact knapsacks stopped at 120.64 and a bound of 102."""
+    p = problem(120)
+    cap, _, _, kinds = _types(p, p.work)
+    assert len(kinds) == 201
+    lp = columns._generate(cap, kinds, [k.demand for k in kinds], columns._start(cap, kinds))
+    assert abs(lp.value - 120) < 1e-6
+    assert lp.proof_needs == 120
+
+
+def test_one_node_fewer_is_proved_short_by_the_lp() -> None:
+    """119 nodes: "no", from the LP of generated patterns alone (no search); the patterns
+    are too many to list."""
+    p = problem(119)
+    verdict = pattern_check(p, p.work, 2.0, search=False)
+    assert verdict is not None and verdict.packs is False
