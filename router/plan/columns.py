@@ -178,17 +178,19 @@ class _Master:
         return [max(0, int(r.dual_value() * SCALE)) for r in self.rows]
 
 
-def _greedy(cap: tuple[int, ...], kinds: list[Kind], weights: list[int]) -> Pattern | None:
-    """A pattern that improves the LP (weight above 1), by filling one node in order of
-    weight per share of the node (the largest share, the sum of the shares, CPU and memory):
-    cheap, and most rounds need no more. None: none of the orders found one."""
+def _greedy(
+    cap: tuple[int, ...], kinds: list[Kind], weights: list[int], above: float | None = None
+) -> Pattern | None:
+    """A pattern that improves the LP (weight above 1, or `above`), by filling one node in
+    order of weight per share of the node (the largest share, the sum of the shares, CPU and
+    memory): cheap, and most rounds need no more. None: none of the orders found one."""
     shared = [k for k, kind in enumerate(kinds) if not kind.whole and weights[k] > 0]
     shares = {
         k: [a / c if c else 0.0 for a, c in zip(kinds[k].need, cap, strict=True)] for k in shared
     }
     sizes: list[Callable[[list[float]], float]] = [max, sum, lambda s: s[1] + s[2]]
     best: Pattern | None = None
-    value = SCALE + len(kinds)  # what the exact pricing asks of a pattern, at least
+    value = SCALE + len(kinds) if above is None else above  # as the exact pricing asks
     for size in sizes:
         order = sorted(shared, key=lambda k: (-weights[k] / (size(shares[k]) or 1e-9), k))
         rem = list(cap)
