@@ -50,8 +50,8 @@ def test_a_proof_by_classes_is_never_wrong_on_small_cases() -> None:
         nodes = []
         for _ in range(rng.randint(2, 3)):
             busy = rng.random() < 0.5
-            free = tuple(rng.randint(c // 3, c) if busy else c for c in cap)
-            nodes += [Node(*free, (), not busy)] * rng.randint(1, 3)
+            g, c, m = (rng.randint(x // 3, x) if busy else x for x in cap)
+            nodes += [Node(g, c, m, (), not busy)] * rng.randint(1, 3)
         everyone = tuple(range(len(nodes)))
         reach = {"a": everyone, "b": everyone[len(nodes) // 2 :]}
         work = [
