@@ -28,7 +28,9 @@ How it decides, cheapest first:
      nodes, see `deal`), Σ_n y[c, n] = units_c × tasks_c, every node within its GPUs, each
      MIG profile's slices, CPUs and memory; a node holding a whole task holds nothing else.
      Identical nodes (same free capacity, same works reaching them) are ordered by a load
-     key, which removes their permutations from the search.
+     key, which removes their permutations from the search. Where it stops undecided on
+     nodes that are not all alike, the LP of node patterns over node classes
+     (router/plan/classes.py) may still prove that nothing packs.
 A search that stops at its (deterministic) limit says "unknown", never "packs".
 """
 
