@@ -33,7 +33,7 @@ Listed = Callable[[dict[int, int]], list[Pattern] | None]
 CG_ROUNDS = 30  # patterns priced in per LP, at most
 MANY_ROUNDS = 300  # ... where the shapes are many (configs.MAX_SHAPES): more columns needed
 DIVE_TRIES = 3  # patterns tried at each step of the dive, largest z first ...
-DIVE_STEPS = 40  # ... and steps in all, steps back included (each solves an LP or _rest)
+DIVE_STEPS = 40  # ... and steps back, beyond one a node (each step solves an LP or _rest)
 REST_LIMIT = 0.2  # deterministic s of CP-SAT over every pattern of the rest (_rest)
 EPS = 1e-6
 SEED = 0
@@ -62,7 +62,8 @@ def packed(
         alone = tuple(min(n, demand[s]) if k == s else 0 for k in range(len(demand)))
         if s not in whole and alone[s] and alone not in cols:
             cols.append(alone)
-    budget = [DIVE_STEPS]
+    # A step takes at least one node: where the LP's z are mostly below 1, one node a step.
+    budget = [nodes + DIVE_STEPS]
 
     def down(left: list[int], room: int) -> list[tuple[Pattern, int]] | None:
         budget[0] -= 1
