@@ -3,6 +3,9 @@ checked here by arithmetic on the patterns it returns (nothing of dive.py re-use
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from router.solve import configs, dive
 
 # One node: no GPUs, 48 CPUs, 192 GiB (in GiB); shapes as (gpus, cpus, GiB) per pod.
@@ -68,3 +71,37 @@ def test_the_dive_alone_packs_a_larger_mix() -> None:
     demand = [40, 50, 20, 10]
     got = dive.packed(demand, 58, _most(), set(), [], _price, lambda caps: None, [1_000])
     assert got is not None and _valid(got, demand, 58), got
+
+
+def test_a_dive_over_more_nodes_than_its_steps_back() -> None:
+    """The first one-more dive on awkward medium seed 1's k8s/k2 (75 nodes, 73 shapes, 270
+    pods and one more; tests/solve/data): the LP's z are mostly below 1, so the dive takes
+    one node a step, and a budget of 40 steps in all ended it before the nodes did."""
+    doc = json.loads((Path(__file__).parent / "data" / "dive-awkward-m1-k2.json").read_text())
+    free, dims = tuple(doc["free"]), tuple(doc["dims"])
+    shapes = [tuple(s) for s in doc["shapes"]]
+    whole = set(doc["whole"])
+    flat = [tuple(s[a] for a in dims) for s in shapes]
+
+    def price(caps: dict[int, int], duals: dict[int, float]) -> tuple[float, dive.Pattern] | None:
+        quick = configs._priced_greedy(dims, free, shapes, caps, duals)
+        if quick is not None and quick[0] > 1 + dive.EPS:
+            return quick
+        return configs._priced(dims, free, shapes, caps, duals)
+
+    def listed(caps: dict[int, int]) -> list[dive.Pattern] | None:
+        if len(caps) > configs.REST_SHAPES:
+            return None
+        at = tuple(free[a] for a in dims)
+        return configs._maximal(at, flat, sorted(caps), caps, [2_000], most=300)
+
+    demand, nodes = doc["demand"], doc["nodes"]
+    start = [tuple(p) for p in doc["start"]]
+    got = dive.packed(demand, nodes, doc["most"], whole, start, price, listed, [1_000], 300)
+    assert got is not None
+    assert sum(n for _, n in got) <= nodes
+    for p, _ in got:
+        assert all(sum(k * s[a] for k, s in zip(p, shapes, strict=True)) <= free[a] for a in dims)
+        assert not any(p[s] for s in whole) or sum(p) == 1  # a whole node holds nothing else
+    held = [sum(p[s] * n for p, n in got) for s in range(len(shapes))]
+    assert all(h >= d for h, d in zip(held, demand, strict=True))
