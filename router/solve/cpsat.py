@@ -235,6 +235,13 @@ decided nothing (it proves most that do not fit where it applies, but took 0.1 o
 packing, once for members alike. Bench L seeds 0 and 1 plan the same bytes, XL seed 0 the
 same objective.
 
+Since stop 35 a dive (dive.py) has one step a node plus DIVE_STEPS steps back, where it had
+DIVE_STEPS in all: a step takes a pattern's integer part of z, at least one node, and on the
+audit's awkward medium seed 1 (k8s/k2: 75 alike nodes, 73 shapes, so one-more dives only)
+the LP's z were mostly below 1, every dive ran out of its 40 steps, and 47 jobs were left
+out that router's referee re-packed one at a time (0 now; placed work 209,917 -> 209,973).
+Bench L seeds 0 and 1 and the example plan the same bytes.
+
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------
 The model splits into independent components (connected parts of the class–target graph
