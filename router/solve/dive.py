@@ -16,8 +16,9 @@ whole-node shape's only pattern is that node alone). Past N nodes the LP says no
 dive: the pattern of largest z taken on its integer part (at least one node), the rest
 re-solved, a few alternatives per step (one step a node, and DIVE_STEPS steps back), a
 bounded number of LPs in all; an integral LP solution ends it; once the maximal patterns of
-what is left are few, CP-SAT covers it over all of them (_rest). Deterministic: fixed orders, GLOP (deterministic) and CP-SAT with one
-worker, a seed and a deterministic limit, and budgets of steps and of LPs.
+what is left are few, CP-SAT covers it over all of them (_rest). Deterministic: fixed
+orders, GLOP (deterministic) and CP-SAT with one worker, a seed and a deterministic limit,
+and budgets of steps and of LPs.
 """
 
 from __future__ import annotations
