@@ -467,7 +467,7 @@ def _repack_on(
 
 def _exact(problem: Problem, work: list[Work], limit: float) -> Verdict:
     from router.plan.classes import proves_short
-    from router.plan.patterns import pattern_check
+    from router.plan.patterns import applies, pattern_check
 
     # (`check` has tried node patterns' LP already.) The per-node search is better at finding
     # packings, and node patterns at what it leaves undecided.
@@ -477,10 +477,10 @@ def _exact(problem: Problem, work: list[Work], limit: float) -> Verdict:
         if by_pattern is not None and by_pattern.packs is not None:
             by_pattern.reason = "" if by_pattern.packs else _exact_reason(problem, work)
             return by_pattern
-        if by_pattern is None and proves_short(problem, work):
+        if by_pattern is None and not applies(problem, work) and proves_short(problem, work):
             # Nodes of several classes (running work, targets over different node sets):
             # the LP of node patterns per class (router/plan/classes.py) proves what the
-            # per-node search leaves open.
+            # per-node search leaves open. (On one class pattern_check has run that LP.)
             return Verdict(problem.id, False, "exact", _exact_reason(problem, work))
     return verdict
 
