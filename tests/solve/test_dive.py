@@ -27,15 +27,22 @@ def _most() -> list[int]:
     return [min(FREE[a] // s[a] for a in DIMS) for s in SHAPES]
 
 
-def _valid(got: list[tuple[dive.Pattern, int]], demand: list[int], nodes: int) -> bool:
+def _valid(
+    got: list[tuple[dive.Pattern, int]],
+    demand: list[int],
+    nodes: int,
+    shapes: list[tuple[int, ...]] = SHAPES,
+    free: tuple[int, ...] = FREE,
+    dims: tuple[int, ...] = DIMS,
+) -> bool:
     """At most `nodes` nodes, each pattern within one node, every shape's demand covered."""
     if sum(n for _, n in got) > nodes:
         return False
     for p, _ in got:
-        for a in DIMS:
-            if sum(k * s[a] for k, s in zip(p, SHAPES, strict=True)) > FREE[a]:
+        for a in dims:
+            if sum(k * s[a] for k, s in zip(p, shapes, strict=True)) > free[a]:
                 return False
-    held = [sum(p[s] * n for p, n in got) for s in range(len(SHAPES))]
+    held = [sum(p[s] * n for p, n in got) for s in range(len(shapes))]
     return all(h >= d for h, d in zip(held, demand, strict=True))
 
 
@@ -98,10 +105,6 @@ def test_a_dive_over_more_nodes_than_its_steps_back() -> None:
     demand, nodes = doc["demand"], doc["nodes"]
     start = [tuple(p) for p in doc["start"]]
     got = dive.packed(demand, nodes, doc["most"], whole, start, price, listed, [1_000], 300)
-    assert got is not None
-    assert sum(n for _, n in got) <= nodes
-    for p, _ in got:
-        assert all(sum(k * s[a] for k, s in zip(p, shapes, strict=True)) <= free[a] for a in dims)
-        assert not any(p[s] for s in whole) or sum(p) == 1  # a whole node holds nothing else
-    held = [sum(p[s] * n for p, n in got) for s in range(len(shapes))]
-    assert all(h >= d for h, d in zip(held, demand, strict=True))
+    assert got is not None and _valid(got, demand, nodes, shapes, free, dims)
+    # A whole node holds nothing else.
+    assert all(not any(p[s] for s in whole) or sum(p) == 1 for p, _ in got)
