@@ -19,6 +19,7 @@ CP-SAT over the patterns generated; a packing found is dealt to nodes by the cal
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -67,10 +68,10 @@ def decide(
 ) -> Generated:
     """Whether `kinds` pack onto `count` identical nodes of capacity `cap` (module doc):
     the LP proof, else a dive, else CP-SAT over the patterns generated (`limit`)."""
-    columns = _start(cap, kinds)
-    lp = _generate(cap, kinds, [k.demand for k in kinds], columns)
+    cached, lp = _relaxed(cap, tuple(kinds))
     if lp.proof_needs > count:
-        return Generated(False, columns=len(columns))
+        return Generated(False, columns=len(cached))
+    columns = list(cached)  # the dive prices more in: the cached ones stay as they were
     dived = _dive(cap, kinds, columns, count, lp, enumerate_, limit)
     if dived is not None:
         return Generated(True, dived, len(columns))
@@ -82,14 +83,24 @@ def witness(
 ) -> list[Pattern] | None:
     """A packing by the dive alone (no enumeration of patterns, no CP-SAT over them): the
     packcheck's witness finder, cheap where it fails. None proves nothing."""
-    columns = _start(cap, kinds)
-    lp = _generate(cap, kinds, [k.demand for k in kinds], columns)
+    columns, lp = _relaxed(cap, tuple(kinds))
     if not lp.z or lp.proof_needs > count:
         return None
-    return _dive(cap, kinds, columns, count, lp, lambda _cap, _kinds: None, limit)
+    return _dive(cap, kinds, list(columns), count, lp, lambda _cap, _kinds: None, limit)
 
 
-@dataclass
+@functools.lru_cache(maxsize=8)
+def _relaxed(cap: tuple[int, ...], kinds: tuple[Kind, ...]) -> tuple[tuple[Pattern, ...], _LP]:
+    """The LP of the whole demand and its columns: they do not depend on the node count, so
+    checks of the same work on more or fewer nodes (scale_out's search in
+    router/plan/packcheck.py: 22 s of column generation each on awkward medium seed 2's 114
+    nodes and 200 task types) share one. Callers copy the columns before adding to them."""
+    columns = _start(cap, list(kinds))
+    lp = _generate(cap, list(kinds), [k.demand for k in kinds], columns)
+    return tuple(columns), lp
+
+
+@dataclass(frozen=True)
 class _LP:
     z: list[float]  # per column
     proof_needs: int  # a valid lower bound on nodes (Farley's, exact), rounded up

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from router.plan import columns
 from router.plan.packing import Node, Problem, Work
@@ -42,3 +45,24 @@ def test_one_node_fewer_is_proved_short_by_the_lp() -> None:
     p = problem(119)
     verdict = pattern_check(p, p.work, 2.0, search=False)
     assert verdict is not None and verdict.packs is False
+
+
+def test_checks_on_other_node_counts_share_one_lp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The LP of the whole demand does not depend on the node count, so a search over counts
+    (packcheck.scale_out's) generates it once: on awkward medium seed 2, three checks of one
+    pool cost 22 s each before."""
+    columns._relaxed.cache_clear()
+    calls: list[int] = []
+    generate = columns._generate
+
+    def counted(*args: Any) -> Any:
+        calls.append(len(args[3]))  # the columns it starts from
+        return generate(*args)
+
+    monkeypatch.setattr(columns, "_generate", counted)
+    verdicts = []
+    for n in (110, 115, 119):
+        p = problem(n)
+        verdicts.append(pattern_check(p, p.work, 2.0, search=False))
+    assert [v.packs if v else None for v in verdicts] == [False, False, False]
+    assert len(calls) == 1
