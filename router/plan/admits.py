@@ -54,7 +54,9 @@ from router.language import ast
 from router.models import Inventory, Running, Workload, node_classes
 from router.models.placement import Placement
 from router.plan.packcheck import Component, components, recorded, work_of
-from router.plan.packing import Problem, Work, check
+from router.plan.packdata import Seed
+from router.plan.packing import Problem, Work, cheap_check, check, exact_check
+from router.plan.patterns import lp_patterns
 
 REPACK_LIMIT = 2.0  # deterministic seconds of the exact checker per (component, work shape)
 # ... and per check of `together`, sequential (quotas join the components): a lower bound
@@ -330,12 +332,20 @@ def _settle_one(comp: Component, works: list[Work], start: Start, limit: float) 
     shapes = sorted(by_shape, key=lambda s: (_size(by_shape[s])[1:], by_shape[s].slices, repr(s)))
     known = _Known()
     out = Settled()
+    seeds: list[Seed] = []
+
+    def seed() -> Seed:  # the component's own LP patterns, made when an exact check asks
+        if not seeds:
+            seeds.append(lp_patterns(comp.problem))
+        return seeds[0]
+
     for s in shapes:
         rep = by_shape[s]
         units = sorted(counts[s])
 
         def probe(u: int, rep: Work = rep) -> bool | None:
-            return _repacks(comp, replace(rep, units=u), limit, known, start, out.witness)
+            work = replace(rep, units=u)
+            return _repacks(comp, work, limit, known, start, out.witness, seed)
 
         for u, packs in _monotone(units, probe).items():
             out.verdicts[s, u] = packs
@@ -373,15 +383,20 @@ def _repacks(
     known: _Known,
     start: dict[str, list[list[int]]] | None = None,
     witness: dict[Ask, dict[str, list[list[int]]]] | None = None,
+    seed: Callable[[], Seed] = lambda: (),
 ) -> bool | None:
     """Whether the component packs with `work` added (None: undecided in `limit`); `start`
-    a packing of the component without it. The packing found goes to `witness`."""
+    a packing of the component without it. The packing found goes to `witness`. `seed`:
+    node patterns of the component's own work, for the exact check's column generation."""
     if known.seen(comp.targets, work):
         return known.get(comp.targets, work)
     base = comp.problem
     added = replace(work, name=CANDIDATE)
     problem = Problem(base.id, base.node_ids, base.nodes, base.reach, [*base.work, added])
-    verdict = check(problem, limit, start)
+    verdict = cheap_check(problem)  # as check() does first, before any seed is made
+    if verdict is None:
+        problem.seed = seed()
+        verdict = exact_check(problem, limit, start)
     packs = verdict.packs
     if packs and witness is not None:
         witness[work.shape, work.units] = verdict.assignment

@@ -45,6 +45,7 @@ class Kind:
 
 
 Pattern = dict[int, int]  # type index -> tasks on one node
+Known = tuple[tuple[tuple[int, int], ...], ...]  # patterns as (type index, count) pairs
 # Every maximal pattern of these (non-whole) types, as counts per type; None: too many.
 Enumerate = Callable[[tuple[int, ...], list[Kind]], list[tuple[int, ...]] | None]
 
@@ -65,10 +66,12 @@ def decide(
     count: int,
     limit: float,
     enumerate_: Enumerate,
+    seed: Known = (),
 ) -> Generated:
     """Whether `kinds` pack onto `count` identical nodes of capacity `cap` (module doc):
-    the LP proof, else a dive, else CP-SAT over the patterns generated (`limit`)."""
-    cached, lp = _relaxed(cap, tuple(kinds))
+    the LP proof, else a dive, else CP-SAT over the patterns generated (`limit`). `seed`:
+    patterns (type index, count) to start from beside one per type."""
+    cached, lp = _relaxed(cap, tuple(kinds), seed)
     if lp.proof_needs > count:
         return Generated(False, columns=len(cached))
     columns = list(cached)  # the dive prices more in: the cached ones stay as they were
@@ -90,12 +93,27 @@ def witness(
 
 
 @functools.lru_cache(maxsize=8)
-def _relaxed(cap: tuple[int, ...], kinds: tuple[Kind, ...]) -> tuple[tuple[Pattern, ...], _LP]:
+def _relaxed(
+    cap: tuple[int, ...],
+    kinds: tuple[Kind, ...],
+    seed: Known = (),
+) -> tuple[tuple[Pattern, ...], _LP]:
     """The LP of the whole demand and its columns: they do not depend on the node count, so
     checks of the same work on more or fewer nodes (scale_out's search in
     router/plan/packcheck.py: 22 s of column generation each on awkward medium seed 2's 114
-    nodes and 200 task types) share one. Callers copy the columns before adding to them."""
+    nodes and 200 task types) share one. Callers copy the columns before adding to them.
+    The seed's patterns join the first columns where they fit (counts within each type's
+    most): one more job added to a converged LP takes a few rounds, not a thousand."""
     columns = _start(cap, list(kinds))
+    seen = {tuple(sorted(p.items())) for p in columns}
+    for items in seed:
+        pattern = {k: min(n, kinds[k].most) for k, n in items if not kinds[k].whole}
+        pattern = {k: n for k, n in pattern.items() if n > 0}
+        used = [sum(kinds[k].need[d] * n for k, n in pattern.items()) for d in range(len(cap))]
+        key = tuple(sorted(pattern.items()))
+        if pattern and key not in seen and all(u <= c for u, c in zip(used, cap, strict=True)):
+            seen.add(key)
+            columns.append(pattern)
     lp = _generate(cap, list(kinds), [k.demand for k in kinds], columns)
     return tuple(columns), lp
 

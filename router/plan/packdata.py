@@ -43,6 +43,10 @@ class Work:
         return (self.target, self.tasks, self.gpus, self.cpus, self.memory, self.slices, self.whole)
 
 
+# Node patterns as (task type key, count) pairs (Problem.seed).
+Seed = tuple[tuple[tuple[tuple[object, ...], int], ...], ...]
+
+
 @dataclass
 class Problem:
     """One capacity component: its nodes, which of them each target reaches, its work."""
@@ -52,6 +56,10 @@ class Problem:
     nodes: list[Node]
     reach: dict[str, tuple[int, ...]]  # target id -> positions in `nodes`
     work: list[Work]
+    # Node patterns known to fit these nodes, as (task type key, count) pairs (the keys of
+    # router/plan/patterns.py `_types`): column generation starts from them as well. The
+    # referee gives each re-pack its component's own LP patterns (patterns.lp_patterns).
+    seed: Seed = ()
 
 
 @dataclass

@@ -5,6 +5,7 @@ At 400 patterns an LP of that many types had not converged, so its bound proved 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,7 @@ import pytest
 
 from router.plan import columns
 from router.plan.packing import Node, Problem, Work
-from router.plan.patterns import _types, pattern_check
+from router.plan.patterns import _seed, _types, lp_patterns, pattern_check
 
 DATA = Path(__file__).parent / "data" / "awkward-m1-p0.json"
 
@@ -66,3 +67,43 @@ def test_checks_on_other_node_counts_share_one_lp(monkeypatch: pytest.MonkeyPatc
         verdicts.append(pattern_check(p, p.work, 2.0, search=False))
     assert [v.packs if v else None for v in verdicts] == [False, False, False]
     assert len(calls) == 1
+
+
+def test_a_seed_of_the_components_own_lp_patterns_spares_the_generation() -> None:
+    """The referee's re-pack asks one more job of a component: started from the LP patterns
+    of the component's own work (patterns.lp_patterns, as Problem.seed), the LP with the job
+    converges to the same bound in a few priced patterns, where it priced ~800 from scratch."""
+    p = problem(120)
+    asked = (0, 1, 187392)  # the job the referee asked (tests/pack/data/README.md)
+    base = replace(p, work=[w for w in p.work if (w.gpus, w.cpus, w.memory) != asked])
+    seed = lp_patterns(base)
+    assert len(seed) > 500
+    cap, _, keys, kinds = _types(p, p.work)
+    fresh, cold = columns._relaxed(cap, tuple(kinds))
+    known = _seed(replace(p, seed=seed), keys)
+    columns._relaxed.cache_clear()
+    given, warm = columns._relaxed(cap, tuple(kinds), known)
+    assert (cold.proof_needs, warm.proof_needs) == (120, 120)
+    assert abs(cold.value - 120) < 1e-6 and abs(warm.value - 120) < 1e-6
+    started = len(columns._start(cap, kinds))
+    assert len(fresh) - started > 500  # priced in from scratch
+    assert len(given) - started - len(known) < 50  # priced in beyond the seed
+
+
+def test_seed_patterns_that_do_not_fit_the_nodes_are_dropped() -> None:
+    """A seed is a hint: a pattern beyond the node's capacity (say, of other nodes) never
+    joins the columns, whose patterns must all fit one node; one that fits does."""
+    p = problem(10)
+    cap, _, _, kinds = _types(p, p.work)
+
+    def fits(pattern: dict[int, int]) -> bool:
+        used = [sum(kinds[k].need[d] * n for k, n in pattern.items()) for d in range(len(cap))]
+        return all(u <= c for u, c in zip(used, cap, strict=True))
+
+    over = tuple((k, kinds[k].most) for k, kind in enumerate(kinds) if not kind.whole)
+    small = ((0, 1), (1, 1))  # one task of each of two small types: no start column
+    assert not fits(dict(over)) and fits(dict(small))
+    columns._relaxed.cache_clear()
+    cols, _ = columns._relaxed(cap, tuple(kinds), (over, small))
+    assert all(fits(col) for col in cols)
+    assert dict(small) in cols
