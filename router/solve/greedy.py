@@ -31,6 +31,7 @@ from router.solve.pack import (
     best_fit,
     exact_packing,
     first_fit,
+    valid_layout,
 )
 from router.solve.patterns import pattern_packing
 
@@ -49,6 +50,10 @@ KEPT_NODES = 64
 # At 20, bench L seed 0 left 30 workloads on hpc-r0-4/cpu (25 nodes) that the referee could
 # not decide; at 32 the exact try adds one there and the referee proves the rest out.
 TOPPED_NODES = 32
+# LPs of the dives over node classes (classdive.py) in one pass of the last step over one
+# component (the audit's shared medium seed 2, hpc/h100a: 75 nodes in 2 classes, 128
+# shapes; 3 dives took one job each in 80 LPs, jobs router's referee had re-packed)
+CLASS_LPS = 400
 # Deterministic s per exact try: the per-node search finds what it finds at once (bench L:
 # all by 0.02) and a failing try costs its whole limit; node patterns need up to 0.1.
 NODE_TOPUP = 0.03
@@ -544,23 +549,24 @@ def _topped(
     settled: set[int] | None = None,
     tried: set[int] | None = None,
 ) -> bool:
-    """Unplaced members of component ci's classes added, best worth first, as rows allow:
-    by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
+    """Unplaced members of component ci's classes added, best worth first, as rows allow: by
+    insertion with ejection (eject.py: pods of the plan moved to other nodes of their
     targets to make room), else by node patterns (_by_patterns, where the nodes are alike),
     else by re-packing a few nodes (region.py; on a small component, once such a try has
     failed, by first fit only), else by an exact per-node search of the component with one
-    more (_per_node), else a pod by best fit afresh (pack.best_fit, on the axis the
-    component's members ask most of). A class that cannot take one more
-    is done (its members are identical), and so is any class that asks at least as much:
-    for this pass, or for good where an exact try proved it (`out`, kept across passes:
-    more members placed never make room). The exact packing only on components of at most
-    TOPPED_NODES nodes; then, within what is left of `deep[0]` deterministic s (spent
-    here), the deep tries on a small component of several node classes (_deepened).
-    `retry`: records the regions that decided nothing (region.Retry). `settled`: the
-    variables that failed at the packing the last pass ended with; this pass skips them
-    until it adds a member (the same packing, the same deterministic tries), and leaves its
-    own there. `tried`: set to the variables that took no more in this pass. True if any
-    is added."""
+    more (_per_node), else, on nodes of several classes, by a dive on the LP of node
+    patterns per class (_by_classes, classdive.py), else a pod by best fit afresh
+    (pack.best_fit, on the axis the component's members ask most of). A class that cannot
+    take one more is done (its members are identical), and so is any class that asks at
+    least as much: for this pass, or for good where an exact try proved it (`out`, kept
+    across passes: more members placed never make room). The exact packing only on
+    components of at most TOPPED_NODES nodes; then, within what is left of `deep[0]`
+    deterministic s (spent here), the deep tries on a small component of several node
+    classes (_deepened). `retry`: records the regions that decided nothing (region.Retry).
+    `settled`: the variables that failed at the packing the last pass ended with; this pass
+    skips them until it adds a member (the same packing, the same deterministic tries), and
+    leaves its own there. `tried`: set to the variables that took no more in this pass. True
+    if any is added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
@@ -577,6 +583,7 @@ def _topped(
     failed: list[int] = []  # variables that took no more
     undecided: list[int] = []  # ... of which no exact try proved that none fits
     regions = True  # region.regional still tried
+    dives = [CLASS_LPS]  # LPs of the dives over node classes (_by_classes) left
     for v in order:
         left = fill.admitted(v)
         if left <= 0 or any(_at_least(agg, v, u) for u in out) or (not added and v in settled):
@@ -614,6 +621,8 @@ def _topped(
                     if not regional and exact:
                         regions = False  # one failed on a small component: first fit only
                         found, proven = _per_node(cap, entries)
+                    if not regional and not proven and found is None and len(cap.groups) > 1:
+                        found = _by_classes(agg, cap, entries, dives)
                     if not regional and not proven and found is None and not agg.items[v].whole:
                         found = best_fit(cap, entries, scarcest=True)
                 if found is not None:
@@ -801,6 +810,19 @@ def _by_patterns(cap: Capacity, entries: list[Entry]) -> tuple[Packing | None, b
     if by_pattern is None:
         return None, False
     return by_pattern.packing, by_pattern.proven and by_pattern.packing is None
+
+
+def _by_classes(
+    agg: Aggregate, cap: Capacity, entries: list[Entry], lps: list[int]
+) -> Packing | None:
+    """The last step's try on a component of several node classes after the regions: a dive
+    on the LP of node patterns per class (configs.by_classes), its layout checked node by
+    node; `lps` the LPs left for it in this pass (decremented)."""
+    if lps[0] <= 0:
+        return None
+    found = configs.by_classes(cap, entries, lps)
+    counts = {e.key: e.members for e in entries if e.members}
+    return found if found is not None and valid_layout(agg, cap, found, counts) else None
 
 
 def _with_one_more(
