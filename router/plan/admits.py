@@ -25,10 +25,12 @@ check is decided by node patterns generated as their LP asks (router/plan/column
 by the LP bound, "yes" by a dive on it; otherwise it starts from the plan's own node
 assignment (packing.py `extend`: re-pack a few roomy nodes with the new work) before the
 exact search, and what that leaves open may still be "no" by the LP of node patterns over
-the component's node classes (router/plan/classes.py). A component's work is built only
-when a re-pack is asked of it. Components are independent: `workers` > 1 settles them in
-forked processes, merged in a fixed order, so the verdicts do not depend on the worker
-count.
+the component's node classes, or "yes" by a dive on it (router/plan/classes.py). The column
+generation of an ask starts from the patterns of the component's own LP (Problem.seed, made
+once a component): one job more takes a few rounds, not a thousand. A component's work is
+built only when a re-pack is asked of it. Components are independent: `workers` > 1 settles
+them in forked processes, merged in a fixed order, so the verdicts do not depend on the
+worker count.
 
 `together` (Verdicts.together_by_component): how many of the falsely unplaced fit *at once*,
 greedy in name order, each one taken (nodes, quotas, spreads) before the next is tried.

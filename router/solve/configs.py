@@ -135,7 +135,9 @@ def repacked(agg: Aggregate, fill: Filler, ci: int, many_lps: int = ONE_MORE_LPS
         if key not in kinds:
             kinds.append(key)
         shape_of[v] = kinds.index(key)
-    many = len(kinds) > MAX_SHAPES  # one member at a time only (_one_more)
+    many = len(kinds) > MAX_SHAPES  # one class only, and one member at a time (_one_more)
+    if many and len(cap.groups) != 1:
+        return False
     shapes = [d for d, _ in kinds]
     whole = {s for s, (_, w) in enumerate(kinds) if w}
     dims = _dims(cap, [d for d, w in kinds if not w])
@@ -226,9 +228,7 @@ def _one_more(
     below 0, and the rest is listed exactly only once at most REST_SHAPES shapes are
     left (the listing spent its whole step budget for nothing at each step before)."""
     agg, fill, cap = m.agg, m.fill, m.cap
-    if len(cap.groups) != 1:
-        return _one_more_classes(m, ci, shapes, whole, lps)
-    if len(m.on[0]) != len(m.live):
+    if len(cap.groups) != 1 or len(m.on[0]) != len(m.live):
         return False
     grp = cap.groups[0]
     most = [0 if s in whole else fits_count(grp.free, d) for s, d in enumerate(shapes)]
@@ -278,101 +278,6 @@ def _one_more(
                 packing = _laid_out(cap, shapes, m.shape_of, sol, whole)
             if packing is None or not valid_layout(agg, cap, packing, sol.counts(m.live)):
                 failed.append((s, m.unit[v]))
-                break
-            fill.add(v, 1)
-            fill.packs[ci] = packing
-            added = True
-    return added
-
-
-def _one_more_classes(
-    m: _Model, ci: int, shapes: list[tuple[int, ...]], whole: set[int], lps: int
-) -> bool:
-    """_one_more on a component of several node classes (running work, targets over
-    different node sets make them): each member left out, best worth first, added where the
-    placed pods and it pack by classdive.packed, the component laid out afresh; the same
-    budgets and failures per shape as _one_more. The dive's types are kinds: a shape and
-    the classes its variables may go on; each kind's slots of each class are taken by its
-    variables in key order (_shared_out)."""
-    agg, fill, cap = m.agg, m.fill, m.cap
-    groups = range(len(cap.groups))
-    on = [set(vs) for vs in m.on]
-    kind_of: dict[int, int] = {}
-    kinds: list[tuple[int, tuple[int, ...]]] = []  # (shape, classes)
-    for v in sorted(m.live):
-        key = (m.shape_of[v], tuple(c for c in groups if v in on[c]))
-        if key not in kinds:
-            kinds.append(key)
-        kind_of[v] = kinds.index(key)
-    vectors = [shapes[s] for s, _ in kinds]
-    single = {k for k, (s, _) in enumerate(kinds) if s in whole}
-    most = [
-        [
-            0
-            if c not in where
-            else int(grp.empty)
-            if s in whole
-            else fits_count(grp.free, shapes[s])
-            for s, where in kinds
-        ]
-        for c, grp in enumerate(cap.groups)
-    ]
-
-    def price(
-        c: int, caps: dict[int, int], duals: dict[int, float], above: float
-    ) -> tuple[float, Pattern] | None:
-        free = cap.groups[c].free
-        quick = _priced_greedy(m.dims, free, vectors, caps, duals)
-        if quick is not None and quick[0] > above:
-            return quick
-        return _priced(m.dims, free, vectors, caps, duals)
-
-    place = _places(agg, m.live)
-    weight = {v: agg.groups[agg.variables[v][0]].weight for v in m.live}
-    failed: list[tuple[int, int]] = []  # (kind, slots of one member)
-    tries, added, left_lps = ONE_MORE_TRIES, False, [lps]
-    counts = [g.count for g in cap.groups]
-    idle = [g.empty for g in cap.groups]
-
-    def covered(v: int) -> bool:
-        """v asks at least what a kind that failed asked, on no more classes."""
-        s, where = kinds[kind_of[v]]
-        return any(
-            _covers(shapes, whole, s, kinds[f][0])
-            and set(where) <= set(kinds[f][1])
-            and m.unit[v] >= n
-            for f, n in failed
-        )
-
-    for v in sorted(m.live, key=lambda v: (-weight[v], place[v], v)):
-        while tries > 0 and not covered(v):
-            if fill.admitted(v) <= 0:
-                break
-            tries -= 1
-            slots: dict[int, int] = {v: m.unit[v]}
-            start: list[list[Pattern]] = [[] for _ in groups]
-            for b in fill.packs[ci].blocks:
-                a = [0] * len(kinds)
-                for u, per in b.content:
-                    a[kind_of[u]] += per if per > 0 else 1  # -1: a whole node
-                    slots[u] = slots.get(u, 0) + (per if per > 0 else 1) * b.count
-                start[b.group].append(tuple(a))
-            for k in sorted(single):
-                for c in kinds[k][1]:
-                    if cap.groups[c].empty:
-                        start[c].append(tuple(int(j == k) for j in range(len(kinds))))
-            demand = [0] * len(kinds)
-            for u, n in slots.items():
-                demand[kind_of[u]] += n
-            got = classdive.packed(demand, counts, most, single, idle, start, price, left_lps)
-            packing = None
-            if got is not None:
-                members = _shared_out(got, slots, kind_of, len(kinds))
-                nodes = [_by_shape(pats, kinds, len(shapes)) for pats in got]
-                sol = Solution(nodes, members, m.unit)
-                packing = _laid_out(cap, shapes, m.shape_of, sol, whole)
-            if packing is None or not valid_layout(agg, cap, packing, sol.counts(m.live)):
-                failed.append((kind_of[v], m.unit[v]))
                 break
             fill.add(v, 1)
             fill.packs[ci] = packing
@@ -471,38 +376,6 @@ def _most(grp: Any, shape: tuple[int, ...], whole: bool, there: bool) -> int:
     if not there:
         return 0
     return int(grp.empty) if whole else fits_count(grp.free, shape)
-
-
-def _shared_out(
-    nodes: list[dict[Pattern, int]], slots: dict[int, int], kind_of: dict[int, int], n: int
-) -> list[dict[int, int]]:
-    """Each variable's slots over the classes: per kind, the classes' slots in class order
-    taken by its variables in key order (a member's slots may span classes: its pods, or
-    its whole nodes, are then on nodes of both)."""
-    room = [[sum(p[k] * z for p, z in pats.items()) for k in range(n)] for pats in nodes]
-    out: list[dict[int, int]] = [{} for _ in nodes]
-    for v in sorted(slots):
-        k, want = kind_of[v], slots[v]
-        for c, left in enumerate(room):
-            take = min(want, left[k])
-            if take:
-                out[c][v] = take
-                left[k] -= take
-                want -= take
-    return out  # a variable short of slots makes the layout fail valid_layout
-
-
-def _by_shape(
-    patterns: dict[Pattern, int], kinds: list[tuple[int, tuple[int, ...]]], n: int
-) -> dict[Pattern, int]:
-    """Patterns over kinds as patterns over shapes (kinds of one shape summed)."""
-    out: dict[Pattern, int] = {}
-    for p, z in patterns.items():
-        a = [0] * n
-        for k, x in enumerate(p):
-            a[kinds[k][0]] += x
-        out[tuple(a)] = out.get(tuple(a), 0) + z
-    return out
 
 
 def _covers(shapes: list[tuple[int, ...]], whole: set[int], s: int, f: int) -> bool:

@@ -50,9 +50,9 @@ KEPT_NODES = 64
 # At 20, bench L seed 0 left 30 workloads on hpc-r0-4/cpu (25 nodes) that the referee could
 # not decide; at 32 the exact try adds one there and the referee proves the rest out.
 TOPPED_NODES = 32
-# LPs of the dives over node classes (classdive.py) in one pass of the last step over one
-# component (the audit's shared medium seed 2, hpc/h100a: 75 nodes in 2 classes, 128
-# shapes; 3 dives took one job each in 80 LPs, jobs router's referee had re-packed)
+# LPs of the dives over node classes (classdive.py) in the last try on one component
+# (_by_classes_last; the audit's shared medium seed 2, hpc/h100a: 75 nodes in 2 classes,
+# 128 shapes: 3 dives took one job each in 80 LPs, jobs router's referee had re-packed)
 CLASS_LPS = 400
 # Deterministic s per exact try: the per-node search finds what it finds at once (bench L:
 # all by 0.02) and a failing try costs its whole limit; node patterns need up to 0.1.
@@ -451,6 +451,7 @@ def _completed_part(
             _retried(agg, fill, ci, retry)
             if repairs_on(agg, ci):
                 _repaired(agg, fill, ci, [shares.repair], out, tried)
+            _by_classes_last(agg, fill, ci)
 
 
 class _Room:
@@ -554,9 +555,8 @@ def _topped(
     targets to make room), else by node patterns (_by_patterns, where the nodes are alike),
     else by re-packing a few nodes (region.py; on a small component, once such a try has
     failed, by first fit only), else by an exact per-node search of the component with one
-    more (_per_node), else, on nodes of several classes, by a dive on the LP of node
-    patterns per class (_by_classes, classdive.py), else a pod by best fit afresh
-    (pack.best_fit, on the axis the component's members ask most of). A class that cannot
+    more (_per_node), else a pod by best fit afresh (pack.best_fit, on the axis the
+    component's members ask most of). A class that cannot
     take one more is done (its members are identical), and so is any class that asks at
     least as much: for this pass, or for good where an exact try proved it (`out`, kept
     across passes: more members placed never make room). The exact packing only on
@@ -583,7 +583,6 @@ def _topped(
     failed: list[int] = []  # variables that took no more
     undecided: list[int] = []  # ... of which no exact try proved that none fits
     regions = True  # region.regional still tried
-    dives = [CLASS_LPS]  # LPs of the dives over node classes (_by_classes) left
     for v in order:
         left = fill.admitted(v)
         if left <= 0 or any(_at_least(agg, v, u) for u in out) or (not added and v in settled):
@@ -621,8 +620,6 @@ def _topped(
                     if not regional and exact:
                         regions = False  # one failed on a small component: first fit only
                         found, proven = _per_node(cap, entries)
-                    if not regional and not proven and found is None and len(cap.groups) > 1:
-                        found = _by_classes(agg, cap, entries, dives)
                     if not regional and not proven and found is None and not agg.items[v].whole:
                         found = best_fit(cap, entries, scarcest=True)
                 if found is not None:
@@ -810,6 +807,38 @@ def _by_patterns(cap: Capacity, entries: list[Entry]) -> tuple[Packing | None, b
     if by_pattern is None:
         return None, False
     return by_pattern.packing, by_pattern.proven and by_pattern.packing is None
+
+
+def _by_classes_last(agg: Aggregate, fill: Filler, ci: int) -> bool:
+    """The very last try on a component of several node classes (running work gives nodes
+    their own free capacity; targets over different node sets): members left out added one
+    at a time, best worth first, where the placed pods and it pack by a dive on the LP of
+    node patterns per class (classdive.py), the component laid out afresh; a variable that
+    fails ends the tries of every one asking at least as much; CLASS_LPS LPs in all. Last,
+    so that it only adds to what the steps before placed: the running medium seed 0 lost 62
+    units of placed work where these dives ran among the earlier steps. True if any is
+    added."""
+    cap = agg.capacity[ci]
+    if len(cap.groups) < 2 or fill.packs.get(ci) is None:
+        return False
+    nodes = agg.nodes
+    lps = [CLASS_LPS]
+    failed: list[int] = []
+    added = False
+    for v in sorted(nodes.by_cap[ci], key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v)):
+        while fill.admitted(v) > 0 and lps[0] > 0:
+            if any(_at_least(agg, v, u) for u in failed):
+                break
+            trial = list(fill.counts)
+            trial[v] += 1
+            found = _by_classes(agg, cap, nodes.entries(nodes.key(ci, trial)[1]), lps)
+            if found is None:
+                failed.append(v)
+                break
+            fill.add(v, 1)
+            fill.packs[ci] = found
+            added = True
+    return added
 
 
 def _by_classes(
