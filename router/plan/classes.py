@@ -20,8 +20,8 @@ the LP asks for them: a greedy fill per class first, the exact knapsacks (which 
 Where the LP is 0 (a fractional packing), `packed` dives on it for an integer one: the
 pattern of largest z_cp gives class c that many nodes (its integer part, at least one), the
 demand and N_c are lowered and the LP solved again, a few patterns tried at each step; the
-patterns found are dealt to the class's nodes and the assignment checked node by node
-(check_assignment). The per-node search finds most packings first; this finds those it
+patterns found are dealt to the class's nodes (the caller checks the assignment node by
+node). The per-node search finds most packings first; this finds those it
 misses where running work makes many classes (running medium seed 0: 18 of the referee's
 36 undecided asks pack, by moving a dozen jobs over 9 of 78 nodes).
 """
@@ -152,13 +152,12 @@ def _short(kinds: list[Kind], classes: list[_Class]) -> bool:
 
 
 def packed(problem: Problem, work: list[Work]) -> dict[str, list[list[int]]] | None:
-    """A packing of `work` found by diving on the same LP (module doc), checked node by
-    node; None proves nothing. A dive step gives the pattern of largest z_cp its integer
-    part of class c's nodes (at least one), lowers the demand and N_c and solves again (the
-    patterns priced in as it asks), DIVE_TRIES patterns tried at a step, DIVE_LPS LPs in
-    all; it ends when no demand is left, or fails where the LP needs slack."""
-    from router.plan.packing import check_assignment
-
+    """A packing of `work` found by diving on the same LP (module doc), for the caller to check
+    node by node (packing.check_assignment); None proves nothing. A dive step gives the
+    pattern of largest z_cp its integer part of class c's nodes (at least one), lowers the
+    demand and N_c and solves again (the patterns priced in as it asks), DIVE_TRIES patterns
+    tried at a step, DIVE_LPS LPs in all; it ends when no demand is left, or fails where the
+    LP needs slack."""
     keys, kinds, classes = _setup(problem, work)
     lp = _ClassLP(kinds, classes)
     fixed: list[list[Pattern]] = [[] for _ in classes]
@@ -204,7 +203,7 @@ def packed(problem: Problem, work: list[Work]) -> dict[str, list[list[int]]] | N
     for k, key in enumerate(keys):
         for w, dealt in zip(groups[key], deal(counts, k, groups[key]), strict=True):
             assignment.setdefault(w.name, []).extend(dealt)
-    return None if check_assignment(problem, assignment) else assignment
+    return assignment
 
 
 class _ClassLP:

@@ -486,7 +486,7 @@ def _exact(problem: Problem, work: list[Work], limit: float) -> Verdict:
             if proves_short(problem, work):
                 return Verdict(problem.id, False, "exact", _exact_reason(problem, work))
             found = packed(problem, work)
-            if found is not None:
+            if found is not None and not check_assignment(problem, found):
                 return Verdict(problem.id, True, "exact", assignment=found)
     return verdict
 

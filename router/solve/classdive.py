@@ -1,10 +1,11 @@
 """One more member on nodes of several classes: a packing of given pod counts by diving on
-the LP of node patterns per class (the last fill's try where configs.py's pattern model is
-not built: many shapes over several node classes).
+the LP of node patterns per class (the last step's very last try, greedy._by_classes_last).
 
 Running work leaves each node its own free capacity, so a component of 78 nodes may be 42
-classes (the audit's running medium seed 0: 199 jobs of over 40 shapes, where router's
-referee re-packed 174 left-out jobs one at a time, by moving a dozen jobs over 9 nodes).
+classes, with too many shapes for configs.py's pattern model (the audit's running medium
+seed 0: 199 jobs placed, over 40 shapes; router's referee re-packed 174 of the jobs left
+out one at a time, a dozen jobs moved over 9 nodes, where the regions and ejections of the
+last step move a few).
 dive.py packs one class; here, with N_c nodes in class c, z_cp of them on pattern p (a_ps
 pods of shape s, within the class's free capacity and the shapes that may go there), d_s
 pods of each shape and a slack t_s per shape,

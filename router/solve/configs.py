@@ -287,10 +287,10 @@ def _one_more(
 
 def by_classes(cap: Capacity, entries: list[Entry], lps: list[int]) -> Packing | None:
     """A packing of every member of `entries` onto `cap`'s node classes by classdive.packed
-    (the last step's try after regions on a component of several classes, greedy._topped),
-    or None. Kinds as in _one_more_classes (shape, whole, the classes it may go on), started
-    from no pattern; each kind's slots of a class taken node by node by its entries in key
-    order. The caller checks the layout (valid_layout)."""
+    (the last try on a component of several classes, greedy._by_classes_last), or None.
+    The dive's types are kinds: a shape, whole or not, and the classes its entries may go
+    on; it starts from the whole-node patterns alone; each kind's slots of a class are taken
+    node by node by its entries in key order. The caller checks the layout (valid_layout)."""
     entries = [e for e in entries if e.members]
     if not entries or not all(_simple(cap, e.item) for e in entries):
         return None

@@ -242,6 +242,18 @@ the LP's z were mostly below 1, every dive ran out of its 40 steps, and 47 jobs 
 out that router's referee re-packed one at a time (0 now; placed work 209,917 -> 209,973).
 Bench L seeds 0 and 1 and the example plan the same bytes.
 
+Since stop 36 a component of several node classes (running work gives each node its own free
+capacity; targets over different node sets) ends with one more try (greedy._by_classes_last):
+members left out added one at a time where a dive on the LP of node patterns per class packs
+them (classdive.py: min Σ slack, patterns priced per class, the dive of dive.py over classes),
+the component laid out afresh. Router's referee, given such a dive of its own
+(router/plan/classes.py), had found on the audit's running medium seed 0 174 jobs left out
+that re-pack one at a time (a dozen jobs moved over 9 of 78 nodes in 42 classes, beyond the
+regions' and ejections' reach), 5 on running ci seed 1, 2 on shared medium seed 2: 0 now,
+placed work 19,918 -> 20,038 on running seed 0. It runs last so that it only adds (among the
+earlier steps it changed their path: 19,856). Bench L seeds 0 and 1 and the example plan
+the same bytes.
+
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------
 The model splits into independent components (connected parts of the class–target graph
