@@ -249,10 +249,10 @@ them (classdive.py: min Σ slack, patterns priced per class, the dive of dive.py
 the component laid out afresh. Router's referee, given such a dive of its own
 (router/plan/classes.py), had found on the audit's running medium seed 0 174 jobs left out
 that re-pack one at a time (a dozen jobs moved over 9 of 78 nodes in 42 classes, beyond the
-regions' and ejections' reach), 5 on running ci seed 1, 2 on shared medium seed 2: 0 now,
-placed work 19,918 -> 20,038 on running seed 0. It runs last so that it only adds (among the
-earlier steps it changed their path: 19,856). Bench L seeds 0 and 1 and the example plan
-the same bytes.
+regions' and ejections' reach), 5 on running ci seed 1, 2 on shared medium seed 2, 4 on
+slurmx medium seed 0: 0 now, placed work 19,918 -> 20,038 on running seed 0. It runs last
+so that it only adds (among the earlier steps it changed their path: 19,856), a dive at most
+CLASS_DIVE_LPS of the CLASS_LPS. Bench L seeds 0 and 1 and the example plan the same bytes.
 
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------
