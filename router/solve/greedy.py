@@ -552,23 +552,23 @@ def _topped(
     settled: set[int] | None = None,
     tried: set[int] | None = None,
 ) -> bool:
-    """Unplaced members of component ci's classes added, best worth first, as rows allow: by
-    insertion with ejection (eject.py: pods of the plan moved to other nodes of their
+    """Unplaced members of component ci's classes added, best worth first, as rows allow:
+    by insertion with ejection (eject.py: pods of the plan moved to other nodes of their
     targets to make room), else by node patterns (_by_patterns, where the nodes are alike),
     else by re-packing a few nodes (region.py; on a small component, once such a try has
     failed, by first fit only), else by an exact per-node search of the component with one
     more (_per_node), else a pod by best fit afresh (pack.best_fit, on the axis the
-    component's members ask most of). A class that cannot
-    take one more is done (its members are identical), and so is any class that asks at
-    least as much: for this pass, or for good where an exact try proved it (`out`, kept
-    across passes: more members placed never make room). The exact packing only on
-    components of at most TOPPED_NODES nodes; then, within what is left of `deep[0]`
-    deterministic s (spent here), the deep tries on a small component of several node
-    classes (_deepened). `retry`: records the regions that decided nothing (region.Retry).
-    `settled`: the variables that failed at the packing the last pass ended with; this pass
-    skips them until it adds a member (the same packing, the same deterministic tries), and
-    leaves its own there. `tried`: set to the variables that took no more in this pass. True
-    if any is added."""
+    component's members ask most of). A class that cannot take one more
+    is done (its members are identical), and so is any class that asks at least as much:
+    for this pass, or for good where an exact try proved it (`out`, kept across passes:
+    more members placed never make room). The exact packing only on components of at most
+    TOPPED_NODES nodes; then, within what is left of `deep[0]` deterministic s (spent
+    here), the deep tries on a small component of several node classes (_deepened).
+    `retry`: records the regions that decided nothing (region.Retry). `settled`: the
+    variables that failed at the packing the last pass ended with; this pass skips them
+    until it adds a member (the same packing, the same deterministic tries), and leaves its
+    own there. `tried`: set to the variables that took no more in this pass. True if any
+    is added."""
     nodes = agg.nodes
     cap = agg.capacity[ci]
     pack = fill.packs.get(ci)
@@ -848,9 +848,9 @@ def _by_classes_last(agg: Aggregate, fill: Filler, ci: int) -> bool:
 def _by_classes(
     agg: Aggregate, cap: Capacity, entries: list[Entry], lps: list[int]
 ) -> Packing | None:
-    """The last step's try on a component of several node classes after the regions: a dive
-    on the LP of node patterns per class (configs.by_classes), its layout checked node by
-    node; `lps` the LPs left for it in this pass (decremented)."""
+    """One try of _by_classes_last: a dive on the LP of node patterns per class
+    (configs.by_classes), its layout checked node by node (valid_layout); `lps` the LPs it
+    may spend (decremented)."""
     if lps[0] <= 0:
         return None
     found = configs.by_classes(cap, entries, lps)
