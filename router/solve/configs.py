@@ -285,16 +285,25 @@ def _one_more(
     return added
 
 
-def by_classes(cap: Capacity, entries: list[Entry], lps: list[int]) -> Packing | None:
+Kind = tuple[tuple[int, ...], bool, tuple[int, ...]]  # shape, whole node, classes it may go on
+Carried = dict[int, list[tuple[tuple[Kind, int], ...]]]  # per class: patterns as kind counts
+
+
+def by_classes(
+    cap: Capacity, entries: list[Entry], lps: list[int], carried: Carried | None = None
+) -> Packing | None:
     """A packing of every member of `entries` onto `cap`'s node classes by classdive.packed
     (the last try on a component of several classes, greedy._by_classes_last), or None.
     The dive's types are kinds: a shape, whole or not, and the classes its entries may go
-    on; it starts from the whole-node patterns alone; each kind's slots of a class are taken
-    node by node by its entries in key order. The caller checks the layout (valid_layout)."""
+    on; it starts from the whole-node patterns and from the patterns `carried` from the
+    caller's tries before (a pattern fits its class whatever the demand; kinds not asked for
+    now are dropped from it), and leaves its own LP's there; each kind's slots of a class
+    are taken node by node by its entries in key order. The caller checks the layout
+    (valid_layout)."""
     entries = [e for e in entries if e.members]
     if not entries or not all(_simple(cap, e.item) for e in entries):
         return None
-    kinds: list[tuple[tuple[int, ...], bool, tuple[int, ...]]] = []
+    kinds: list[Kind] = []
     kind_of: dict[int, int] = {}
     for e in sorted(entries, key=lambda e: e.key):
         where = tuple(c for c, g in enumerate(cap.groups) if g.node_set in e.allowed)
@@ -317,6 +326,14 @@ def by_classes(cap: Capacity, entries: list[Entry], lps: list[int]) -> Packing |
         for c in kinds[k][2]:
             if cap.groups[c].empty:
                 start[c].append(tuple(int(j == k) for j in range(len(kinds))))
+    index = {kind: k for k, kind in enumerate(kinds)}
+    for c, patterns in sorted((carried or {}).items()):
+        for named in patterns:
+            column = [0] * len(kinds)
+            for kind, n in named:
+                if kind in index:
+                    column[index[kind]] = n
+            start[c].append(tuple(column))
 
     def price(
         c: int, caps: dict[int, int], duals: dict[int, float], above: float
@@ -325,11 +342,20 @@ def by_classes(cap: Capacity, entries: list[Entry], lps: list[int]) -> Packing |
         quick = _priced_greedy(dims, free, vectors, caps, duals)
         if quick is not None and quick[0] > above:
             return quick
+        if _worth_bound(dims, free, vectors, caps, duals) <= above:
+            return None  # the knapsack's best is not above it either (and costs ~10 ms)
         return _priced(dims, free, vectors, caps, duals)
 
     counts = [g.count for g in cap.groups]
     idle = [g.empty for g in cap.groups]
-    got = classdive.packed(demand, counts, most, single, idle, start, price, lps)
+    kept: list[tuple[int, Pattern]] = []
+    got = classdive.packed(demand, counts, most, single, idle, start, price, lps, kept)
+    if carried is not None:
+        carried.clear()
+        for c, kept_one in kept:
+            carried.setdefault(c, []).append(
+                tuple((kinds[k], n) for k, n in enumerate(kept_one) if n)
+            )
     if got is None:
         return None
     queues: list[list[list[int]]] = [[] for _ in kinds]  # per kind: [key, slots left]
@@ -632,6 +658,49 @@ def _priced(
             pat[s] += k
             at = [i - d for i, d in zip(at, step, strict=True)]
     return float(dp[tuple(width)]), tuple(pat)
+
+
+BOUND_SWEEPS = 3  # of _worth_bound's descent, over every axis
+
+
+def _worth_bound(
+    dims: tuple[int, ...],
+    free: tuple[int, ...],
+    shapes: list[tuple[int, ...]],
+    caps: dict[int, int],
+    duals: dict[int, float],
+) -> float:
+    """An upper bound on _priced's best worth: the knapsack's Lagrangian dual
+    f(λ) = Σ_a λ_a free_a + Σ_s caps_s max(0, π_s - Σ_a λ_a shape_sa), valid at any λ ≥ 0,
+    lowered by a few sweeps of exact minimisation along each axis (there λ_a is the ratio
+    at the cut of a fractional knapsack); the least value seen."""
+    items = [s for s in sorted(caps) if caps[s] and duals.get(s, 0.0) > 1e-9]
+    lam = dict.fromkeys(dims, 0.0)
+
+    def value() -> float:
+        worth = sum(lam[a] * free[a] for a in dims)
+        for s in items:
+            worth += caps[s] * max(0.0, duals[s] - sum(lam[a] * shapes[s][a] for a in dims))
+        return worth
+
+    best = value()
+    for _ in range(BOUND_SWEEPS):
+        for a in dims:
+            rest = {s: duals[s] - sum(lam[b] * shapes[s][b] for b in dims if b != a) for s in items}
+            cuts = sorted(
+                ((rest[s] / shapes[s][a], caps[s] * shapes[s][a]) for s in items if shapes[s][a]),
+                reverse=True,
+            )
+            lam[a], room = 0.0, float(free[a])
+            for ratio, size in cuts:
+                if ratio <= 0:
+                    break
+                room -= size
+                if room < 0:
+                    lam[a] = ratio
+                    break
+        best = min(best, value())
+    return best
 
 
 def _priced_greedy(

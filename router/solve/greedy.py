@@ -825,6 +825,7 @@ def _by_classes_last(agg: Aggregate, fill: Filler, ci: int) -> bool:
         return False
     nodes = agg.nodes
     lps = [CLASS_LPS]
+    carried: configs.Carried = {}  # the last try's LP columns, for the next to start from
     failed: list[int] = []
     added = False
     for v in sorted(nodes.by_cap[ci], key=lambda v: (-agg.groups[agg.variables[v][0]].weight, v)):
@@ -834,7 +835,8 @@ def _by_classes_last(agg: Aggregate, fill: Filler, ci: int) -> bool:
             trial = list(fill.counts)
             trial[v] += 1
             mine = [min(lps[0], CLASS_DIVE_LPS)]  # one dive may not spend the others' LPs
-            found = _by_classes(agg, cap, nodes.entries(nodes.key(ci, trial)[1]), mine)
+            entries = nodes.entries(nodes.key(ci, trial)[1])
+            found = _by_classes(agg, cap, entries, mine, carried)
             lps[0] -= min(lps[0], CLASS_DIVE_LPS) - mine[0]
             if found is None:
                 failed.append(v)
@@ -846,14 +848,18 @@ def _by_classes_last(agg: Aggregate, fill: Filler, ci: int) -> bool:
 
 
 def _by_classes(
-    agg: Aggregate, cap: Capacity, entries: list[Entry], lps: list[int]
+    agg: Aggregate,
+    cap: Capacity,
+    entries: list[Entry],
+    lps: list[int],
+    carried: configs.Carried | None = None,
 ) -> Packing | None:
     """One try of _by_classes_last: a dive on the LP of node patterns per class
     (configs.by_classes), its layout checked node by node (valid_layout); `lps` the LPs it
     may spend (decremented)."""
     if lps[0] <= 0:
         return None
-    found = configs.by_classes(cap, entries, lps)
+    found = configs.by_classes(cap, entries, lps, carried)
     counts = {e.key: e.members for e in entries if e.members}
     return found if found is not None and valid_layout(agg, cap, found, counts) else None
 

@@ -7,7 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from router.solve import classdive, configs
+from tests.profiles import BOUNDED
 
 # Two classes of two nodes each, (gpus, cpus, GiB) free: CPU-rich and memory-rich ones.
 FREE = [(0, 40, 32), (0, 8, 160)]
@@ -69,6 +73,63 @@ def test_a_whole_node_shape_takes_an_idle_node_alone() -> None:
     assert got is not None
     whole = [(c, p) for c, ps in enumerate(got) for p in ps if p[4]]
     assert whole and all(c == 1 and sum(p) == 1 for c, p in whole)
+
+
+def test_a_try_started_from_the_last_ones_columns_prices_less() -> None:
+    """`kept` receives the LP's columns; given back as `start` (what the last step does
+    from one try to the next, configs.Carried), the next try with one pod more packs as
+    well (checked here) and asks the knapsack for fewer columns."""
+    asked: list[int] = []
+
+    def price(
+        c: int, caps: dict[int, int], duals: dict[int, float], above: float
+    ) -> tuple[float, classdive.Pattern] | None:
+        asked.append(c)
+        return _price(c, caps, duals, above)
+
+    kept: list[tuple[int, classdive.Pattern]] = []
+    first = classdive.packed(
+        [2, 2, 1, 1], NODES, _most(), set(), [True] * 2, [[], []], price, [50], kept
+    )
+    assert first is not None and _valid(first, [2, 2, 1, 1]) and kept
+    cold = len(asked)
+    start: list[list[classdive.Pattern]] = [[p for c, p in kept if c == k] for k in range(2)]
+    asked.clear()
+    demand = [2, 2, 2, 1]
+    warm = classdive.packed(demand, NODES, _most(), set(), [True] * 2, start, price, [50])
+    assert warm is not None and _valid(warm, demand)
+    assert len(asked) < cold, (len(asked), cold)
+
+
+@settings(BOUNDED, max_examples=80)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 40), st.integers(0, 200), st.integers(0, 4), st.floats(0.01, 9)),
+        min_size=1,
+        max_size=6,
+    ),
+    st.tuples(st.integers(1, 96), st.integers(1, 512)),
+)
+def test_the_worth_bound_is_never_below_the_knapsacks_best(
+    items: list[tuple[int, int, int, float]], room: tuple[int, int]
+) -> None:
+    """configs._worth_bound (the Lagrangian bound that spares the exact knapsack of a
+    class whose best cannot beat its node's worth): at least what _priced finds."""
+    shapes: list[tuple[int, ...]] = [(0, cpus, mem) for cpus, mem, _, _ in items]
+    caps = {s: n for s, (_, _, n, _) in enumerate(items)}
+    duals = {s: d for s, (_, _, _, d) in enumerate(items)}
+    free = (0, *room)
+    best = configs._priced(DIMS, free, shapes, caps, duals)
+    bound = configs._worth_bound(DIMS, free, shapes, caps, duals)
+    assert bound >= (best[0] if best else 0.0) - 1e-9
+
+
+def test_the_worth_bound_of_one_axis_is_the_fractional_knapsack() -> None:
+    """Memory never binds: the bound is CPUs' fractional knapsack (24 + 16 of the 40 CPUs:
+    3 + 16/12 x 2), below the sum over the caps (5, its value at λ = 0)."""
+    shapes: list[tuple[int, ...]] = [(0, 8, 1), (0, 12, 1)]
+    bound = configs._worth_bound(DIMS, (0, 40, 512), shapes, {0: 3, 1: 2}, {0: 1.0, 1: 1.0})
+    assert abs(bound - (3 + 16 / 12)) < 1e-9, bound
 
 
 def test_the_running_family_leaves_out_nothing_the_referee_re_packs(tmp_path: Path) -> None:
