@@ -86,7 +86,7 @@ def witness(
 ) -> list[Pattern] | None:
     """A packing by the dive alone (no enumeration of patterns, no CP-SAT over them): the
     packcheck's witness finder, cheap where it fails. None proves nothing."""
-    columns, lp = _relaxed(cap, tuple(kinds))
+    columns, lp = _relaxed(cap, tuple(kinds), ())  # the key a check without seed uses
     if not lp.z or lp.proof_needs > count:
         return None
     return _dive(cap, kinds, list(columns), count, lp, lambda _cap, _kinds: None, limit)
@@ -103,7 +103,8 @@ def _relaxed(
     router/plan/packcheck.py: 22 s of column generation each on awkward medium seed 2's 114
     nodes and 200 task types) share one. Callers copy the columns before adding to them.
     The seed's patterns join the first columns where they fit (counts within each type's
-    most): one more job added to a converged LP takes a few rounds, not a thousand."""
+    most): one more job added to a converged LP takes a few rounds, not a thousand. Callers
+    pass the seed always, () for none: the cache keys on the arguments as given."""
     columns = _start(cap, list(kinds))
     seen = {tuple(sorted(p.items())) for p in columns}
     for items in seed:

@@ -142,7 +142,7 @@ def lp_patterns(problem: Problem) -> Seed:
     shared = [t for t in types if not t.whole]
     if _few(cap, shared) is not None:
         return ()  # listed whole, not generated
-    cols, _ = columns._relaxed(cap, tuple(types))
+    cols, _ = columns._relaxed(cap, tuple(types), ())
     return tuple(tuple((keys[k], n) for k, n in sorted(p.items())) for p in cols)
 
 
