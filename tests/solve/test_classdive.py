@@ -75,6 +75,24 @@ def test_a_whole_node_shape_takes_an_idle_node_alone() -> None:
     assert whole and all(c == 1 and sum(p) == 1 for c, p in whole)
 
 
+def test_whole_columns_are_fixed_at_once() -> None:
+    """20 classes of one node each, one pod a node: the LP's z are all whole, and the dive
+    takes them in one step (1 LP), not a class a step (20)."""
+    free = [(0, 10 + c, 10) for c in range(20)]  # 20 classes: each its own free CPUs
+    shapes: list[tuple[int, ...]] = [(0, 10, 10)]
+
+    def price(
+        c: int, caps: dict[int, int], duals: dict[int, float], above: float
+    ) -> tuple[float, classdive.Pattern] | None:
+        return configs._priced(DIMS, free[c], shapes, caps, duals)
+
+    most = [[1] for _ in free]
+    lps = [50]
+    got = classdive.packed([20], [1] * 20, most, set(), [True] * 20, [[]] * 20, price, lps)
+    assert got is not None and all(sum(ps.values()) == 1 for ps in got)
+    assert lps == [49], lps
+
+
 def test_a_try_started_from_the_last_ones_columns_prices_less() -> None:
     """`kept` receives the LP's columns; given back as `start` (what the last step does
     from one try to the next, configs.Carried), the next try with one pod more packs as
