@@ -38,8 +38,9 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path
+from typing import TypeVar
 
 from router.errors import PlanError
 from router.fork import run_parts
@@ -385,7 +386,8 @@ def _make_folder(tmp: str, folder: str, made: set[str]) -> None:
     would pile the files of run after run (and their recently freed inodes) into the same
     groups. Two writers may make the same folder at once: the second rename finds it made
     (not empty: it fails, and the spare is removed; empty: it takes its place, which is as
-    good, since every file is created by its path)."""
+    good, since every file is created by its path; a writer whose create went on in the
+    folder so replaced gets ENOENT, and tries again by the path, _by_path)."""
     if folder in made:
         return
     up = folder.rpartition("/")[0]
@@ -393,7 +395,7 @@ def _make_folder(tmp: str, folder: str, made: set[str]) -> None:
     dest = os.path.join(tmp, folder)
     if not os.path.isdir(dest):
         spare = os.path.join(tmp, up, f".{os.getpid()}-{len(made)}-{time.monotonic_ns()}")
-        os.mkdir(spare)
+        _by_path(partial(os.mkdir, spare))
         fd = os.open(spare, _FOLDER)
         try:
             _top_of_tree(fd)
@@ -406,6 +408,23 @@ def _make_folder(tmp: str, folder: str, made: set[str]) -> None:
             if not os.path.isdir(dest):
                 raise
     made.add(folder)
+
+
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
+T = TypeVar("T")
+
+
+def _by_path(create: Callable[[], T], tries: int = 8) -> T:
+    """`create` (a mkdir or an open that creates, by path), again where it failed with
+    ENOENT: its folder was looked up just before a concurrent writer's empty folder of the
+    same name took its place (_make_folder), and the path now leads to the new one. Each
+    writer replaces a folder at most once, so a few tries cover every writer."""
+    for _ in range(tries - 1):
+        try:
+            return create()
+        except FileNotFoundError:
+            continue
+    return create()
 
 
 def _write_tree(
@@ -422,7 +441,7 @@ def _write_tree(
         executable = rel.endswith(".sbatch")
         if previous.link(folder, name, data, executable, dest):
             continue
-        fd = os.open(dest, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o666)
+        fd = _by_path(partial(os.open, dest, _NEW_FILE, 0o666))
         try:
             view = memoryview(data)
             while view:

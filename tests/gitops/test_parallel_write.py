@@ -81,6 +81,45 @@ def test_a_failing_part_leaves_out_as_it_was(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]  # no sibling left behind
 
 
+def test_a_folder_another_writer_replaced_is_looked_up_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Forked writers make a shared folder (kubernetes/) each under a name of its own and
+    rename it into place; a rename onto the other's still empty one replaces it, and a
+    mkdir or create that had looked up the replaced folder fails with ENOENT (seen once
+    in the suite: `.forked.new-*/kubernetes/.30579-2-*`). Here the other writer's rename
+    happens just before this writer's mkdir and its open, each failing as the kernel
+    fails them; the write looks the path up again and out/ is whole."""
+    real_mkdir, real_open = os.mkdir, os.open
+    hit: list[str] = []
+
+    def replaced(folder: str) -> None:
+        other = folder + ".other"
+        real_mkdir(other)
+        os.rename(other, folder)  # onto an empty folder: it takes its place
+        hit.append(folder)
+
+    def mkdir(path: Any, *args: Any, **kwargs: Any) -> None:
+        if "/kubernetes/." in str(path) and not hit:
+            replaced(os.path.dirname(path))
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        real_mkdir(path, *args, **kwargs)
+
+    def open_(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if str(path).endswith("/kubernetes/c1/a.yaml") and len(hit) == 1:
+            replaced(os.path.dirname(path))
+            raise FileNotFoundError(2, "No such file or directory", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "mkdir", mkdir)
+    monkeypatch.setattr(os, "open", open_)
+    files = {"kubernetes/c1/a.yaml": "a: 1\n", "kubernetes/c1/b.yaml": "b: 2\n"}
+    assert write_parts(tmp_path / "out", [lambda: files], parallel=False) == sorted(files)
+    monkeypatch.undo()
+    assert len(hit) == 2 and sorted(tree(tmp_path / "out")) == sorted(files)
+    assert {rel: (tmp_path / "out" / rel).read_text() for rel in files} == files
+
+
 def test_a_plan_written_in_parallel_is_the_same_bytes(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
