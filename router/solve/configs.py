@@ -362,7 +362,7 @@ def by_classes(
     for key in sorted(slots):
         queues[kind_of[key]].append([key, slots[key]])
     out = Packing(cap)
-    for c, grp in enumerate(cap.groups):
+    for c in range(len(cap.groups)):
         contents: list[tuple[tuple[int, int], ...]] = []
         for pattern in sorted(got[c], reverse=True):
             for _ in range(got[c][pattern]):
@@ -381,16 +381,7 @@ def by_classes(
                         if not head[1]:
                             queues[k].pop(0)
                 contents.append(tuple(sorted(content.items())))
-        contents.extend([()] * (grp.count - len(contents)))
-        for lo, count, held in runs(contents):
-            free = list(grp.free)
-            for key, per in held:
-                if per < 0:
-                    free = [0] * len(free)
-                    continue
-                d = kinds[kind_of[key]][0]
-                free = [f - per * x for f, x in zip(free, d, strict=True)]
-            out.blocks.append(Block(c, lo, count, tuple(free), grp.empty and not held, held))
+        _blocks(out, c, contents, lambda key: kinds[kind_of[key]][0])
     if any(queues):
         return None
     out.placed = {e.key: e.members for e in entries}
@@ -1008,7 +999,7 @@ def _laid_out(
     key order (a whole-node member's node holds it alone, as pack.Packing writes it: pods
     -1, nothing free). Runs of nodes that hold the same are one block."""
     p = Packing(cap)
-    for c, grp in enumerate(cap.groups):
+    for c in range(len(cap.groups)):
         got = sol.members[c]
         node_pats = [p for p in sorted(sol.nodes[c], reverse=True) for _ in range(sol.nodes[c][p])]
         queues: dict[int, Iterator[int]] = {}
@@ -1025,17 +1016,31 @@ def _laid_out(
                         break
                     content[v] = -1 if s in whole else content.get(v, 0) + 1
             contents.append(tuple(sorted(content.items())))
-        contents.extend([()] * (grp.count - len(contents)))
-        for lo, count, held in runs(contents):
-            free = list(grp.free)
-            for v, per in held:
-                if per < 0:
-                    free = [0] * len(free)
-                    p.placed[v] = p.placed.get(v, 0) + count
-                    continue
-                free = [f - per * d for f, d in zip(free, shapes[shape_of[v]], strict=True)]
-                p.placed[v] = p.placed.get(v, 0) + per * count
-            p.blocks.append(Block(c, lo, count, tuple(free), grp.empty and not held, held))
+        _blocks(p, c, contents, lambda v: shapes[shape_of[v]])
+    for b in p.blocks:
+        for v, per in b.content:
+            p.placed[v] = p.placed.get(v, 0) + b.count * (1 if per < 0 else per)
     for v in p.placed:  # a member of several pods or whole nodes is placed once
         p.placed[v] //= sol.unit.get(v, 1)
     return p
+
+
+def _blocks(
+    out: Packing,
+    c: int,
+    contents: list[tuple[tuple[int, int], ...]],
+    shape: Callable[[int], tuple[int, ...]],
+) -> None:
+    """Class c's nodes in index order, each holding `contents[i]` ((key, pods) pairs, -1 for
+    a whole node; nodes past the list hold nothing), as blocks of `out`: runs of nodes
+    that hold the same are one block, its free capacity what the pods leave."""
+    grp = out.cap.groups[c]
+    contents = contents + [()] * (grp.count - len(contents))
+    for lo, count, held in runs(contents):
+        free = list(grp.free)
+        for key, per in held:
+            if per < 0:
+                free = [0] * len(free)
+                continue
+            free = [f - per * x for f, x in zip(free, shape(key), strict=True)]
+        out.blocks.append(Block(c, lo, count, tuple(free), grp.empty and not held, held))
