@@ -104,16 +104,18 @@ def plan(folder: Path) -> subprocess.CompletedProcess[str]:
 
 
 def router_judges(
-    folder: Path, referee_too: bool = True, packcheck_too: bool = True
+    folder: Path, referee_too: bool = True, packcheck_too: bool = True, built: Any = None
 ) -> tuple[list[str], list[str]]:
     """Router's own referees (packcheck, assignment, admits) on the folder's plan, planned
-    again in process as `router plan` plans it (share_candidates)."""
+    again in process as `router plan` plans it (share_candidates), unless the caller gives
+    that plan (`built`, a Plan's .built: a test that read its figures already)."""
     import router
     from router.plan.admits import referee
     from router.plan.packcheck import check_assignment, check_plan
     from tests.pack.unseen import units
 
-    built = router.plan(router.load(folder), workers=1, share_candidates=True).built
+    if built is None:
+        built = router.plan(router.load(folder), workers=1, share_candidates=True).built
     i = built.inputs
     found, undecided = [], []
     checked = check_plan(i.inventory, i.running, built.placements) if packcheck_too else []

@@ -232,11 +232,11 @@ def test_a4_cpu_jobs_are_placed_on_identical_nodes_that_take_them(name: str, now
     packcheck and the referee find nothing left out and nothing undecided (~6 s each)."""
     import router
 
-    doc = router.plan(router.load(DATA / name), workers=1, share_candidates=True).document()
-    placed_work = doc["solver"]["levels"][0]
+    planned = router.plan(router.load(DATA / name), workers=1, share_candidates=True)
+    placed_work = planned.document()["solver"]["levels"][0]
     assert placed_work["name"] == "placed_work"
     assert placed_work["value"] > now, placed_work
-    assert audit.router_judges(DATA / name) == ([], [])
+    assert audit.router_judges(DATA / name, built=planned.built) == ([], [])
 
 
 def test_a24_exclusive_jobs_take_part_in_the_node_pattern_step() -> None:
@@ -247,7 +247,8 @@ def test_a24_exclusive_jobs_take_part_in_the_node_pattern_step() -> None:
     import router
 
     folder = DATA / "cpucomp-s9"
-    doc = router.plan(router.load(folder), workers=1, share_candidates=True).document()
+    planned = router.plan(router.load(folder), workers=1, share_candidates=True)
+    doc = planned.document()
     placed_work = doc["solver"]["levels"][0]
     assert placed_work["name"] == "placed_work"
     assert placed_work["value"] > 5494, placed_work
@@ -261,7 +262,7 @@ def test_a24_exclusive_jobs_take_part_in_the_node_pattern_step() -> None:
         for n in p["nodes"]
     ]
     assert len(whole) == 7 and all(nodes.count(n) == 1 for n in whole), whole  # each alone
-    assert audit.router_judges(folder) == ([], [])
+    assert audit.router_judges(folder, built=planned.built) == ([], [])
 
 
 def test_a25_one_more_by_a_dive_where_the_pattern_model_stops_short() -> None:
@@ -272,10 +273,10 @@ def test_a25_one_more_by_a_dive_where_the_pattern_model_stops_short() -> None:
     import router
 
     folder = DATA / "big-s5"
-    doc = router.plan(router.load(folder), workers=1, share_candidates=True).document()
-    placed_work = doc["solver"]["levels"][0]
+    planned = router.plan(router.load(folder), workers=1, share_candidates=True)
+    placed_work = planned.document()["solver"]["levels"][0]
     assert placed_work["value"] > 48_629, placed_work
-    assert audit.router_judges(folder, packcheck_too=False) == ([], [])
+    assert audit.router_judges(folder, packcheck_too=False, built=planned.built) == ([], [])
 
 
 def test_a26_one_more_where_most_nodes_must_change() -> None:
@@ -289,11 +290,11 @@ def test_a26_one_more_where_most_nodes_must_change() -> None:
     import router
 
     folder = DATA / "justfit-m0"
-    doc = router.plan(router.load(folder), workers=1, share_candidates=True).document()
-    placed_work = doc["solver"]["levels"][0]
+    planned = router.plan(router.load(folder), workers=1, share_candidates=True)
+    placed_work = planned.document()["solver"]["levels"][0]
     assert placed_work["name"] == "placed_work"
     assert placed_work["value"] > 32_395, placed_work
-    assert audit.router_judges(folder, packcheck_too=False) == ([], [])
+    assert audit.router_judges(folder, packcheck_too=False, built=planned.built) == ([], [])
 
 
 def _judged_on(name: str, before: int, asked: set[str]) -> tuple[Verdicts, set[str]]:
