@@ -145,13 +145,16 @@ class SolverReport(_Part):
 
 
 class ScaleOut(_Part):
-    """A target with services that can scale: the nodes their max replicas would need."""
+    """A target with services that can scale: the nodes their max replicas would need (the
+    fewest found to pack), and the fewest that might (every count below it proven short;
+    below more_nodes only where a check was undecided)."""
 
     target_id: str
     services: int
     replicas_min: int
     replicas_max: int
     more_nodes: int
+    more_nodes_least: int
 
 
 class PreemptedEntry(_Part):

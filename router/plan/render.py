@@ -107,9 +107,12 @@ def scale_out_lines(doc: dict[str, Any]) -> list[str]:
     for row in doc.get("scale_out", []):
         if row["more_nodes"]:
             n, s = row["more_nodes"], row["services"]
+            least = row.get("more_nodes_least", n)
             counted = f"has {has[row['target_id']]}, " if row["target_id"] in has else ""
+            # Where checks between the two counts were undecided: both, never more than shown.
+            many = f"{least}-{n}" if least < n else f"{n}"
             out.append(
-                f"scale-out to max: {row['target_id']} needs {n} more node"
+                f"scale-out to max: {row['target_id']} needs {many} more node"
                 f"{'s' if n != 1 else ''} ({counted}{s} service{'s' if s != 1 else ''} at "
                 f"{row['replicas_max']} replicas, planned at {row['replicas_min']})"
             )

@@ -3,12 +3,18 @@ the cases of issue 11, node sets shared by partitions, MIG layouts and running w
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
+
+import pytest
 
 from router.evaluate.shape import shape
 from router.models import Inventory, Running, Workload
 from router.models.placement import Placement, Resources
+from router.plan import packcheck, packing
 from router.plan.packcheck import check_assignment, check_plan, scale_out, unpackable
+from router.plan.packing import Problem, Verdict
+from router.plan.render import scale_out_lines
 from tests.helpers import kubernetes, platform, slurm, target
 
 GiB = 1024
@@ -226,6 +232,7 @@ def test_scale_out_to_max_replicas() -> None:
     assert rows == [
         {
             "more_nodes": 0,
+            "more_nodes_least": 0,
             "replicas_max": 4,
             "replicas_min": 1,
             "services": 1,
@@ -233,9 +240,33 @@ def test_scale_out_to_max_replicas() -> None:
         },
         {
             "more_nodes": 2,
+            "more_nodes_least": 2,
             "replicas_max": 12,
             "replicas_min": 2,
             "services": 1,
             "target_id": "k8s/l4",
         },
+    ]
+
+
+def test_scale_out_says_both_counts_where_a_check_is_undecided(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The check of 2 more nodes undecided (as on awkward medium seed 2's k0, where checks at
+    52-64 more were): the search goes on to 3, which packs, and the row says 3 and the least
+    not proven short, 2 (the totals prove 1 short); the line says "2-3"."""
+    inv = inventory(kubernetes(target("l4", 2, 4, 48, "192GiB", gpu_type="l4")))
+    svc = place(inv, "k8s/l4", "chat", service(2, 1, 4, "16GiB", gpu_type="l4", max=12))
+    other = place(inv, "k8s/l4", "fixed", service(2, 1, 4, "16GiB", gpu_type="l4"))
+
+    def check(problem: Problem, *args: Any, **kwargs: Any) -> Verdict:
+        verdict = packing.check(problem, *args, **kwargs)
+        return replace(verdict, packs=None) if len(problem.nodes) == 4 else verdict
+
+    monkeypatch.setattr(packcheck, "check", check)  # the name packcheck calls
+    (row,) = scale_out(inv, None, [svc, other])
+    assert (row["more_nodes"], row["more_nodes_least"]) == (3, 2)
+    line = scale_out_lines({"scale_out": [row], "targets": []})
+    assert line == [
+        "scale-out to max: k8s/l4 needs 2-3 more nodes (1 service at 12 replicas, planned at 2)"
     ]

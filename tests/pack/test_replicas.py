@@ -147,6 +147,7 @@ def test_scale_out_to_max_is_reported_not_blocking(tmp_path: Path) -> None:
     assert doc["scale_out"] == [
         {
             "more_nodes": 1,
+            "more_nodes_least": 1,
             "replicas_max": 20,
             "replicas_min": 2,
             "services": 1,
