@@ -18,11 +18,10 @@ nothing runs. While the LP is 0, a dive: first every pattern gives its class the
 part of its z at once, else the pattern of largest z gives its class that many nodes (its
 integer part, at least one), DIVE_TRIES patterns tried so; the demand and N_c are lowered
 and the LP solved again, `lps` LPs in all; it ends when no demand is left, or fails at a
-step whose LP needs slack. The LP's columns are handed back (`kept`):
-the caller's next try, a member more, starts from them rather than from nothing (slurmx
-medium seed 2: a first LP of 30-50 pricing rounds and 1,200-2,000 columns, 1-5 rounds
-after). Deterministic: fixed orders, GLOP, the caller's deterministic pricing, budgets of
-LPs.
+step whose LP needs slack. The LP's columns are handed back (`kept`): the caller's next
+try, a member more, starts from them rather than from nothing (slurmx medium seed 2: a
+first LP of 30-50 pricing rounds and 1,200-2,000 columns, 1-5 rounds after).
+Deterministic: fixed orders, GLOP, the caller's deterministic pricing, budgets of LPs.
 """
 
 from __future__ import annotations
