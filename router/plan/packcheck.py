@@ -316,7 +316,7 @@ def scale_out(
     as not packing, so the figure errs high, never low), `more_nodes`; and the least that
     is not proven short, `more_nodes_least` (by totals, or by a check's "no"): the same
     where every check decided, below it where some did not (awkward medium seed 2's k0:
-    65, and 46 proven)."""
+    65 found to pack, checks at 52-64 undecided)."""
     out = []
     comps = components(inventory, running, placements)
     # Each target's and each component's placements, in plan order (the order the checks
