@@ -604,6 +604,12 @@ def _master(
     ]
 
 
+def _worth_taking(caps: dict[int, int], duals: dict[int, float]) -> list[int]:
+    """The shapes a pattern may hold (cap above 0) that are worth something (dual above 0),
+    in index order: the items of every pricing below."""
+    return [s for s in sorted(caps) if caps[s] and duals.get(s, 0.0) > 1e-9]
+
+
 def _priced(
     dims: tuple[int, ...],
     free: tuple[int, ...],
@@ -616,7 +622,7 @@ def _priced(
     CP-SAT where that table is too large (_priced_cp)."""
     import numpy as np
 
-    items = [s for s in sorted(caps) if caps[s] and duals.get(s, 0.0) > 1e-9]
+    items = _worth_taking(caps, duals)
     if not items:
         return None
     unit = [math.gcd(free[a], *(shapes[s][a] for s in items)) or 1 for a in dims]
@@ -665,7 +671,7 @@ def _worth_bound(
     f(λ) = Σ_a λ_a free_a + Σ_s caps_s max(0, π_s - Σ_a λ_a shape_sa), valid at any λ ≥ 0,
     lowered by a few sweeps of exact minimisation along each axis (there λ_a is the ratio
     at the cut of a fractional knapsack); the least value seen."""
-    items = [s for s in sorted(caps) if caps[s] and duals.get(s, 0.0) > 1e-9]
+    items = _worth_taking(caps, duals)
     lam = dict.fromkeys(dims, 0.0)
 
     def value() -> float:
@@ -705,7 +711,7 @@ def _priced_greedy(
     node (on their largest axis, then on each axis of `dims` in turn), each as many as fit,
     the best of these fillings. Not the best pattern: _priced's knapsack decides when this
     finds none worth taking."""
-    items = [s for s in sorted(caps) if caps[s] and duals.get(s, 0.0) > 1e-9]
+    items = _worth_taking(caps, duals)
     if not items:
         return None
     scale = [max(1, free[a]) for a in range(len(free))]
