@@ -5,6 +5,8 @@ At 400 patterns an LP of that many types had not converged, so its bound proved 
 from __future__ import annotations
 
 import json
+import math
+import random
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -100,3 +102,26 @@ def test_seed_patterns_that_do_not_fit_the_nodes_are_dropped() -> None:
     cols, _ = columns._relaxed(cap, tuple(kinds), (over, small))
     assert all(fits(col) for col in cols)
     assert dict(small) in cols
+
+
+def test_the_dive_takes_a_batch_where_most_z_are_below_one() -> None:
+    """100 jobs of distinct sizes, 2-3 to a node (97 CPUs, 1,000 units of memory), on one
+    node more than their LP asks (47.25 -> 49 nodes). Every z is below 1, so one node a
+    step needs 46 steps and ran out of DIVE_STEPS (40); the batch step packs it, and the
+    packing is checked here by arithmetic on its patterns."""
+    rng = random.Random(3)
+    cap = (0, 97, 1000)
+    kinds = [
+        columns.Kind((0, rng.randint(25, 60), rng.randint(250, 600)), 1, 1, False)
+        for _ in range(100)
+    ]
+    columns._relaxed.cache_clear()
+    _, lp = columns._relaxed(cap, tuple(kinds), ())
+    nodes = math.ceil(lp.value - 1e-6) + 1
+    assert nodes - columns.LAST_NODES > columns.DIVE_STEPS  # one node a step cannot do it
+    got = columns.witness(cap, kinds, nodes)
+    assert got is not None and len(got) <= nodes
+    for pattern in got:
+        used = [sum(kinds[k].need[d] * n for k, n in pattern.items()) for d in range(3)]
+        assert all(u <= c for u, c in zip(used, cap, strict=True)), pattern
+    assert all(sum(p.get(k, 0) for p in got) >= kind.demand for k, kind in enumerate(kinds))
