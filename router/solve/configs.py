@@ -226,7 +226,13 @@ def _one_more(
     needs more columns (dive.MANY_ROUNDS pricings per LP), so each is priced by
     _priced_greedy first and exactly only where that finds no column of reduced cost
     below 0, and the rest is listed exactly only once at most REST_SHAPES shapes are
-    left (the listing spent its whole step budget for nothing at each step before)."""
+    left (the listing spent its whole step budget for nothing at each step before).
+
+    Each dive starts from the columns of the dives before (`carried`), and one whose first
+    LP ran out of pricing rounds (dive.packed said "open") is tried again for the same
+    member rather than counted as a shape that does not fit: on awkward medium seed 2's
+    k0 and k1 (114 and 60 alike nodes, 176 and 133 shapes) that LP needs 300-600 rounds
+    from the nodes' own patterns, and four such dives had spent the 1,000 LPs."""
     agg, fill, cap = m.agg, m.fill, m.cap
     if len(cap.groups) != 1 or len(m.on[0]) != len(m.live):
         return False
@@ -252,6 +258,7 @@ def _one_more(
     place = _places(agg, m.live)
     weight = {v: agg.groups[agg.variables[v][0]].weight for v in m.live}
     failed: list[tuple[int, int]] = []  # (shape, slots of one member)
+    carried: list[Pattern] = []  # the dives' columns so far, for the next to start from
     tries, added, left_lps = ONE_MORE_TRIES, False, [lps]
     for v in sorted(m.live, key=lambda v: (-weight[v], place[v], v)):
         s = m.shape_of[v]
@@ -267,16 +274,29 @@ def _one_more(
             demand = [0] * len(shapes)
             for u, k in members.items():
                 demand[m.shape_of[u]] += k
-            start = sorted(now.nodes[0], reverse=True) + m.alone[0]
+            start = sorted(now.nodes[0], reverse=True) + m.alone[0] + carried
             rounds = dive.MANY_ROUNDS if many else dive.CG_ROUNDS
+            said: list[str] = []
             got = dive.packed(
-                demand, grp.count, most, whole, start, price, listed, left_lps, rounds
+                demand,
+                grp.count,
+                most,
+                whole,
+                start,
+                price,
+                listed,
+                left_lps,
+                rounds,
+                carried,
+                said,
             )
             packing = None
             if got is not None:
                 sol = Solution([dict(got)], [members], m.unit)
                 packing = _laid_out(cap, shapes, m.shape_of, sol, whole)
             if packing is None or not valid_layout(agg, cap, packing, sol.counts(m.live)):
+                if said == ["open"] and left_lps[0] > 0:
+                    continue  # its LP had not converged: the same member, from the columns so far
                 failed.append((s, m.unit[v]))
                 break
             fill.add(v, 1)

@@ -13,8 +13,11 @@ shape s) and d_s pods of each shape,
 
 whose LP (GLOP) is priced by configs' knapsack (a pattern with Σ_s π_s a_ps > 1 joins; a
 whole-node shape's only pattern is that node alone). Past N nodes the LP says no. Else a
-dive: the pattern of largest z taken on its integer part (at least one node), the rest
-re-solved, a few alternatives per step (one step a node, and DIVE_STEPS steps back), a
+dive: first a batch of the patterns of largest z at once (each on its integer part or one
+node, while it still covers half of what it would alone, up to half of the nodes left:
+where most z are below 1, one node a step costs an LP a node, 110 on awkward medium seed
+2's k0), else the pattern of largest z taken on its integer part (at least one node), the
+rest re-solved, a few alternatives per step (DIVE_STEPS steps back beyond one a node), a
 bounded number of LPs in all; an integral LP solution ends it; once the maximal patterns of
 what is left are few, CP-SAT covers it over all of them (_rest). Deterministic: fixed
 orders, GLOP (deterministic) and CP-SAT with one worker, a seed and a deterministic limit,
@@ -50,6 +53,8 @@ def packed(
     listed: Listed,
     lps: list[int],
     rounds: int = CG_ROUNDS,
+    kept: list[Pattern] | None = None,
+    said: list[str] | None = None,
 ) -> list[tuple[Pattern, int]] | None:
     """Nodes per pattern (at most `nodes` in all) holding at least `demand[s]` pods of each
     shape s, or None if the LP says they do not fit or the dive finds none. `most[s]`: pods
@@ -57,8 +62,11 @@ def packed(
     whole-node ones); `price`: the best pattern under duals within per-shape caps; `listed`:
     all maximal patterns within caps, where few (then the rest is solved exactly, _rest);
     `lps`: LPs left to solve, shared by the caller's tries (decremented here); `rounds`:
-    pricings per LP at most."""
-    cols = [p for p in columns if any(p)]
+    pricings per LP at most; `kept`, if given, receives every column the LPs had, for the
+    caller's next try to start from (a pattern fits a node whatever the demand); `said`, if
+    given, receives "no" when the first LP needs more than `nodes`, "open" when it ran out
+    of rounds or LPs first (a packing may exist), nothing else."""
+    cols = list(dict.fromkeys(p for p in columns if any(p)))
     for s, n in enumerate(most):
         alone = tuple(min(n, demand[s]) if k == s else 0 for k in range(len(demand)))
         if s not in whole and alone[s] and alone not in cols:
@@ -75,12 +83,27 @@ def packed(
             alone = [p for p in cols if any(p[s] for s in whole)]
             return _rest(left, room, every + alone)
         lp = _generated(left, most, whole, cols, price, lps, rounds)
+        if said is not None and room == nodes and left == demand:
+            said[:] = ["open"] if lp is None else ["no"] if lp[0] > room + EPS else []
         if lp is None or lp[0] > room + EPS:
             return None
         z = lp[1]
         if all(abs(x - round(x)) < EPS for x in z):
             return [(cols[i], round(x)) for i, x in enumerate(z) if round(x) > 0]
         order = sorted((i for i, x in enumerate(z) if x > EPS), key=lambda i: (-z[i], i))
+        batch = _batch(cols, order, z, left, room)
+        if len(batch) > 1:
+            after = list(left)
+            for i, n in batch:
+                after = [max(0, d - a * n) for d, a in zip(after, cols[i], strict=True)]
+            taken = [(cols[i], n) for i, n in batch]
+            if not any(after):
+                return taken
+            deeper = down(after, room - sum(n for _, n in batch))
+            if deeper is not None:
+                return [*taken, *deeper]
+            if budget[0] < 0:
+                return None
         for i in order[:DIVE_TRIES]:
             n = min(room, max(1, int(z[i] + EPS)))
             after = [max(0, d - a * n) for d, a in zip(left, cols[i], strict=True)]
@@ -94,12 +117,36 @@ def packed(
         return None
 
     got = down(list(demand), nodes)
+    if kept is not None:
+        kept[:] = cols
     if got is None:
         return None
     merged: dict[Pattern, int] = {}
     for p, n in got:
         merged[p] = merged.get(p, 0) + n
     return sorted(merged.items(), reverse=True)
+
+
+def _batch(
+    cols: list[Pattern], order: list[int], z: list[float], left: list[int], room: int
+) -> list[tuple[int, int]]:
+    """A batch step: (column, nodes) for the columns of largest z, each on its integer part
+    (at least one node) while it still covers at least half of what it would have covered
+    of the demand before the batch, up to half of the nodes left."""
+    most = max(2, room // 2)
+    after, taken, out = list(left), 0, []
+    for i in order:
+        if taken >= most:
+            break
+        n = min(most - taken, max(1, int(z[i] + EPS)))
+        before = sum(min(a * n, d) for a, d in zip(cols[i], left, strict=True))
+        useful = sum(min(a * n, d) for a, d in zip(cols[i], after, strict=True))
+        if useful <= 0 or 2 * useful < before:
+            continue
+        after = [max(0, d - a * n) for d, a in zip(after, cols[i], strict=True)]
+        out.append((i, n))
+        taken += n
+    return out
 
 
 def _generated(

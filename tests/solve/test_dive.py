@@ -4,6 +4,7 @@ checked here by arithmetic on the patterns it returns (nothing of dive.py re-use
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 from router.solve import configs, dive
@@ -108,3 +109,47 @@ def test_a_dive_over_more_nodes_than_its_steps_back() -> None:
     assert got is not None and _valid(got, demand, nodes, shapes, free, dims)
     # A whole node holds nothing else.
     assert all(not any(p[s] for s in whole) or sum(p) == 1 for p, _ in got)
+
+
+def _distinct_jobs() -> tuple[list[tuple[int, ...]], tuple[int, ...]]:
+    """100 jobs of distinct sizes, 2-3 to a node of 97 CPUs and 1,000 units of memory."""
+    rng = random.Random(3)
+    return [(0, rng.randint(25, 60), rng.randint(250, 600)) for _ in range(100)], (0, 97, 1000)
+
+
+def test_a_batch_step_packs_where_most_z_are_below_one() -> None:
+    """On 49 nodes (the LP asks 47.25), every z below 1: one node a step takes 46 LPs at
+    least; from the columns of a converged LP (kept by a first dive), the batch step packs
+    within 30, and `said` stays empty (the first LP fits)."""
+    shapes, free = _distinct_jobs()
+
+    def price(caps: dict[int, int], duals: dict[int, float]) -> tuple[float, dive.Pattern] | None:
+        return configs._priced(DIMS, free, shapes, caps, duals)
+
+    demand, most = [1] * len(shapes), [1] * len(shapes)
+    kept: list[dive.Pattern] = []
+    dive.packed(demand, 49, most, set(), [], price, lambda _: None, [5_000], 300, kept)
+    assert len(kept) > len(shapes)  # the first LP's columns, priced in
+    said: list[str] = []
+    lps = [30]
+    got = dive.packed(demand, 49, most, set(), kept, price, lambda _: None, lps, 300, None, said)
+    assert got is not None and _valid(got, demand, 49, shapes, free), got
+    assert said == [] and lps[0] >= 0
+
+
+def test_said_tells_a_proof_from_an_lp_that_ran_out() -> None:
+    """ "no" where the LP needs more nodes than there are (47.25 > 47), "open" where its
+    pricing rounds ran out first: the caller may try the same member again from `kept`."""
+    shapes, free = _distinct_jobs()
+
+    def price(caps: dict[int, int], duals: dict[int, float]) -> tuple[float, dive.Pattern] | None:
+        return configs._priced(DIMS, free, shapes, caps, duals)
+
+    demand, most = [1] * len(shapes), [1] * len(shapes)
+    said: list[str] = []
+    none = dive.packed(demand, 47, most, set(), [], price, lambda _: None, [5_000], 300, None, said)
+    assert none is None and said == ["no"]
+    kept: list[dive.Pattern] = []
+    few = dive.packed(demand, 49, most, set(), [], price, lambda _: None, [5_000], 5, kept, said)
+    assert few is None and said == ["open"]
+    assert len(kept) == len(shapes) + 5  # one column alone per job, and 5 priced in
