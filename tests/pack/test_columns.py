@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from router.plan import columns
+from router.plan import columns, patterns
 from router.plan.packing import Node, Problem, Work
 from router.plan.patterns import _seed, _types, lp_patterns, pattern_check
 
@@ -125,3 +125,30 @@ def test_the_dive_takes_a_batch_where_most_z_are_below_one() -> None:
         used = [sum(kinds[k].need[d] * n for k, n in pattern.items()) for d in range(3)]
         assert all(u <= c for u, c in zip(used, cap, strict=True)), pattern
     assert all(sum(p.get(k, 0) for p in got) >= kind.demand for k, kind in enumerate(kinds))
+
+
+def test_a_listing_that_gave_up_is_not_searched_again_with_a_type_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """40 small job types on a node of 97 CPUs: more maximal patterns than FEW, so the
+    listing gives up; with a type more (the referee's next ask) it gives up again, and
+    now without a search (maximal_patterns is not called). Types not holding those given
+    up on are still searched."""
+    rng = random.Random(5)
+    cap = (0, 97, 1000)
+    types = tuple(sorted(((0, rng.randint(3, 9), rng.randint(20, 90)), 4) for _ in range(40)))
+    patterns._cached.cache_clear()
+    patterns._TOO_MANY.clear()
+    assert patterns._cached(cap, types, patterns.FEW) is None
+    calls: list[int] = []
+    real = patterns.maximal_patterns
+
+    def counted(*args: Any) -> list[tuple[int, ...]] | None:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(patterns, "maximal_patterns", counted)
+    more = tuple(sorted((*types, ((0, 11, 95), 2))))
+    assert patterns._cached(cap, more, patterns.FEW) is None and calls == []
+    few = types[:3]
+    assert patterns._cached(cap, few, patterns.FEW) is not None and calls == [1]
