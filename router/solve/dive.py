@@ -132,8 +132,8 @@ def _batch(
 ) -> list[tuple[int, int]]:
     """A batch step: (column, nodes) for the columns of largest z, each on its integer part
     (at least one node) while it still covers at least half of what it would have covered
-    of the demand before the batch, up to half of the nodes left."""
-    most = max(2, room // 2)
+    of the demand before the batch, up to half of the nodes left (two of two or three)."""
+    most = min(room, max(2, room // 2))
     after, taken, out = list(left), 0, []
     for i in order:
         if taken >= most:

@@ -153,3 +153,10 @@ def test_said_tells_a_proof_from_an_lp_that_ran_out() -> None:
     few = dive.packed(demand, 49, most, set(), [], price, lambda _: None, [5_000], 5, kept, said)
     assert few is None and said == ["open"]
     assert len(kept) == len(shapes) + 5  # one column alone per job, and 5 priced in
+
+
+def test_a_batch_never_takes_more_nodes_than_are_left() -> None:
+    """Two columns of z 0.5 each on one node left: a batch of both would be two nodes."""
+    z, left = [0.5, 0.5], [1, 1]
+    assert dive._batch([(1, 0), (0, 1)], [0, 1], z, left, 1) == [(0, 1)]
+    assert dive._batch([(1, 0), (0, 1)], [0, 1], z, left, 2) == [(0, 1), (1, 1)]
