@@ -262,6 +262,17 @@ once (one LP, not one a node, where most z are whole). slurmx medium seed 2 plan
 227 s, under a minute now; with the LPs so spared, mig medium seed 1 leaves out none of
 what router's referee re-packs one at a time (17 before; placed work 871,426 -> 871,531).
 
+Since stop 38 a one-more dive (dive.py) first takes a batch of the patterns of largest z at
+once (each on its integer part or one node, while it still covers half of what it would
+alone, up to half of the nodes left), starts from the columns of the dives before it, and
+one whose first LP ran out of pricing rounds is tried again for the same member, not
+counted as a shape that does not fit. On the audit's awkward medium seed 2 (k8s/k0 and
+k1: 114 and 60 alike nodes, 176 and 133 shapes) that first LP needs 300-600 rounds from
+the nodes' own patterns, and four dives that ran out so had spent each component's 1,000
+LPs before any member was really tried: placed work 466,056 -> 469,532 there, 209,973 ->
+210,293 on awkward medium seed 1 (673 -> 682 placed); the sweeps' 43 other medium
+platforms, bench L seeds 0 and 1 and the example plan as before.
+
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------
 The model splits into independent components (connected parts of the class–target graph
