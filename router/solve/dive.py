@@ -66,11 +66,12 @@ def packed(
     caller's next try to start from (a pattern fits a node whatever the demand); `said`, if
     given, receives "no" when the first LP needs more than `nodes`, "open" when it ran out
     of rounds or LPs first (a packing may exist), nothing else."""
-    cols = list(dict.fromkeys(p for p in columns if any(p)))
+    known = dict.fromkeys(p for p in columns if any(p))  # in order; carried ones: 1,000s
     for s, n in enumerate(most):
         alone = tuple(min(n, demand[s]) if k == s else 0 for k in range(len(demand)))
-        if s not in whole and alone[s] and alone not in cols:
-            cols.append(alone)
+        if s not in whole and alone[s]:
+            known.setdefault(alone)
+    cols = list(known)
     # A step takes at least one node: where the LP's z are mostly below 1, one node a step.
     budget = [nodes + DIVE_STEPS]
 
