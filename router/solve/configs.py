@@ -240,13 +240,7 @@ def _one_more(
     most = [0 if s in whole else fits_count(grp.free, d) for s, d in enumerate(shapes)]
     many = len(shapes) > MAX_SHAPES
 
-    def price(caps: dict[int, int], duals: dict[int, float]) -> tuple[float, Pattern] | None:
-        if many:
-            quick = _priced_greedy(m.dims, grp.free, shapes, caps, duals)
-            if quick is not None and quick[0] > 1 + dive.EPS:
-                return quick
-        return _priced(m.dims, grp.free, shapes, caps, duals)
-
+    price = _dive_price(m.dims, grp.free, shapes, many)
     flat = [tuple(d[a] for a in m.dims) for d in shapes]
     free = tuple(grp.free[a] for a in m.dims)
 
@@ -303,6 +297,35 @@ def _one_more(
             fill.packs[ci] = packing
             added = True
     return added
+
+
+def _dive_price(
+    dims: tuple[int, ...], free: tuple[int, ...], shapes: list[tuple[int, ...]], many: bool
+) -> dive.Price:
+    """The one-more dives' pricing (dive.Price): the greedy fillings first where the shapes
+    are many, else or then the exact knapsack (_priced). Where that knapsack is CP-SAT's and
+    it stopped at its limit short of a proof, with no pattern worth above 1 found, the worth
+    returned is its upper bound (or the Lagrangian one, _worth_bound) with the best pattern
+    found: dive._generated then takes the LP's value only divided by it (Farley's bound), so
+    that an LP not proven optimal never says "no" (a "no" ends the tries of every member
+    asking as much, _one_more)."""
+
+    def price(caps: dict[int, int], duals: dict[int, float]) -> tuple[float, Pattern] | None:
+        quick = None
+        if many:
+            quick = _priced_greedy(dims, free, shapes, caps, duals)
+            if quick is not None and quick[0] > 1 + dive.EPS:
+                return quick
+        upper = [0.0]
+        got = _priced(dims, free, shapes, caps, duals, upper)
+        if got is not None and got[0] > 1 + dive.EPS:
+            return got
+        if upper[0] <= 1 + dive.EPS:
+            return got  # proven: no pattern is worth more than 1
+        best = got or quick or (0.0, tuple(0 for _ in shapes))
+        return min(upper[0], _worth_bound(dims, free, shapes, caps, duals)), best[1]
+
+    return price
 
 
 Kind = tuple[tuple[int, ...], bool, tuple[int, ...]]  # shape, whole node, classes it may go on
@@ -636,19 +659,24 @@ def _priced(
     shapes: list[tuple[int, ...]],
     caps: dict[int, int],
     duals: dict[int, float],
+    upper: list[float] | None = None,
 ) -> tuple[float, tuple[int, ...]] | None:
     """The pattern of most dual worth on a node with `free`: a bounded knapsack over the
     axes `dims`, by dynamic programming in units of their greatest common divisors, or by
-    CP-SAT where that table is too large (_priced_cp)."""
+    CP-SAT where that table is too large (_priced_cp). `upper`, if given, receives an upper
+    bound on the best worth: the worth found where it is proven best (the table; CP-SAT
+    where OPTIMAL), else CP-SAT's bound (_priced_cp)."""
     import numpy as np
 
     items = _worth_taking(caps, duals)
+    if upper is not None:
+        upper[:] = [0.0]
     if not items:
         return None
     unit = [math.gcd(free[a], *(shapes[s][a] for s in items)) or 1 for a in dims]
     width = [free[a] // u for a, u in zip(dims, unit, strict=True)]
     if math.prod(w + 1 for w in width) > KNAPSACK_CELLS:
-        return _priced_cp(dims, free, shapes, {s: caps[s] for s in items}, duals)
+        return _priced_cp(dims, free, shapes, {s: caps[s] for s in items}, duals, upper)
     dp = np.zeros(tuple(w + 1 for w in width))
     steps: list[tuple[int, int, tuple[int, ...], Any]] = []
     for s in items:
@@ -674,6 +702,8 @@ def _priced(
         if take[tuple(at)]:
             pat[s] += k
             at = [i - d for i, d in zip(at, step, strict=True)]
+    if upper is not None:
+        upper[:] = [float(dp[tuple(width)])]
     return float(dp[tuple(width)]), tuple(pat)
 
 
@@ -762,6 +792,7 @@ def _priced_cp(
     shapes: list[tuple[int, ...]],
     caps: dict[int, int],
     duals: dict[int, float],
+    upper: list[float] | None = None,
 ) -> tuple[float, tuple[int, ...]] | None:
     """_priced's knapsack solved by CP-SAT (one worker, fixed seed: deterministic), the
     duals scaled to integers of up to about PRICE_SCALE: a GPU node of 8 GPUs, 96 CPUs and
@@ -780,12 +811,20 @@ def _priced_cp(
     solver.parameters.num_workers = 1
     solver.parameters.random_seed = SEED
     solver.parameters.max_deterministic_time = LIMIT
-    if solver.solve(model) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    status = solver.solve(model)
+    if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+        if upper is not None:
+            upper[:] = [math.inf]
         return None
     pat = [0] * len(shapes)
     for s in caps:
         pat[s] = int(solver.value(x[s]))
-    return sum(duals[s] * pat[s] for s in caps), tuple(pat)
+    worth = sum(duals[s] * pat[s] for s in caps)
+    if upper is not None:  # the worths rounded: each off by half a unit at most
+        slack = 0.5 * sum(caps.values())
+        proven = status == cp_model.OPTIMAL
+        upper[:] = [worth if proven else (solver.best_objective_bound + slack) / scale]
+    return worth, tuple(pat)
 
 
 def _maximal(

@@ -273,6 +273,16 @@ LPs before any member was really tried: placed work 466,056 -> 469,532 there, 20
 210,293 on awkward medium seed 1 (673 -> 682 placed); the sweeps' 43 other medium
 platforms, bench L seeds 0 and 1 and the example plan as before.
 
+Since stop 39 a one-more dive's "no" is a proof: where the pricing knapsack is CP-SAT's and
+it stops at its limit without proving that no pattern is worth more than 1, the dive's LP
+is taken only at Farley's bound (its value divided by CP-SAT's upper bound on that worth,
+or the Lagrangian one; configs._dive_price, dive._generated), and an integral LP solution
+ends a dive only within the nodes left. Before, a pricing that found nothing in its limit
+passed for converged, and the LP over the columns so far could say "no" to a member that
+fits (tests/solve/test_dive.py: 30 jobs that pack onto 15 nodes, "no" from columns of one
+job each). On the audit's awkward platforms every pricing was proven (463 and 659 CP-SAT
+calls on seeds 1 and 2, all OPTIMAL): plans as before.
+
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------
 The model splits into independent components (connected parts of the class–target graph

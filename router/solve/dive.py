@@ -89,7 +89,7 @@ def packed(
         if lp is None or lp[0] > room + EPS:
             return None
         z = lp[1]
-        if all(abs(x - round(x)) < EPS for x in z):
+        if all(abs(x - round(x)) < EPS for x in z) and sum(round(x) for x in z) <= room:
             return [(cols[i], round(x)) for i, x in enumerate(z) if round(x) > 0]
         order = sorted((i for i, x in enumerate(z) if x > EPS), key=lambda i: (-z[i], i))
         batch = _batch(cols, order, z, left, room)
@@ -161,7 +161,10 @@ def _generated(
 ) -> tuple[float, list[float]] | None:
     """The LP over `cols`, with patterns priced in while one has reduced cost below 0 (new
     ones appended to `cols`): its value and z per column, or None if GLOP fails or `lps`
-    runs out."""
+    runs out. Where the price returns a pattern already among the columns with a worth
+    above 1 (an upper bound it could not prove lower, configs._dive_price), the value is
+    Farley's lower bound instead (the LP's value divided by that worth): a "no" must be a
+    proof."""
     from ortools.linear_solver import pywraplp  # type: ignore[import-untyped]
 
     shapes = [s for s, d in enumerate(demand) if d > 0]
@@ -188,7 +191,10 @@ def _generated(
         caps = {s: min(most[s], demand[s]) for s in shapes if s not in whole}
         best = price(caps, duals)
         if best is None or best[0] <= 1 + EPS or best[1] in cols:
-            return float(lp.Objective().Value()), [v.solution_value() for v in z]
+            value = float(lp.Objective().Value())
+            if best is not None and best[0] > 1 + EPS:
+                value /= best[0]  # not proven optimal: Farley's bound, π·d / max_p π·a_p
+            return value, [v.solution_value() for v in z]
         cols.append(best[1])
     return None
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
+from typing import Any
 
 from router.solve import configs, dive
 
@@ -160,3 +161,62 @@ def test_a_batch_never_takes_more_nodes_than_are_left() -> None:
     z, left = [0.5, 0.5], [1, 1]
     assert dive._batch([(1, 0), (0, 1)], [0, 1], z, left, 1) == [(0, 1)]
     assert dive._batch([(1, 0), (0, 1)], [0, 1], z, left, 2) == [(0, 1), (1, 1)]
+
+
+def _prime_jobs() -> tuple[list[tuple[int, ...]], tuple[int, ...]]:
+    """30 jobs of distinct sizes, 2-3 to a node whose memory (in MiB, sizes of no common
+    divisor) makes the pricing table too large: CP-SAT prices."""
+    rng = random.Random(5)
+    shapes: list[tuple[int, ...]] = [
+        (0, rng.randint(25, 45), rng.randint(250_000, 450_000) | 1) for _ in range(30)
+    ]
+    return shapes, (0, 97, 999_983)
+
+
+def test_cp_sat_pricing_tells_its_bound(monkeypatch: Any) -> None:
+    """`upper` gets the worth found where CP-SAT proves it best, and a bound above it where
+    CP-SAT stops at its limit (here one far too short)."""
+    shapes, free = _prime_jobs()
+    caps = dict.fromkeys(range(len(shapes)), 1)
+    duals = {s: 0.3 + 0.01 * s for s in caps}
+    upper = [0.0]
+    best = configs._priced(DIMS, free, shapes, caps, duals, upper)
+    assert best is not None and abs(upper[0] - best[0]) < 1e-9
+    monkeypatch.setattr(configs, "LIMIT", 1e-9)
+    short = configs._priced(DIMS, free, shapes, caps, duals, upper)
+    assert upper[0] > best[0] + 1e-6
+    assert short is None or short[0] <= best[0] + 1e-9
+
+
+def test_an_lp_not_proven_optimal_never_says_no(monkeypatch: Any) -> None:
+    """30 jobs that pack 2-3 a node onto 15 nodes, from columns of one job each (an LP of 30
+    nodes). With CP-SAT stopped before it proves anything (most pricings find nothing),
+    the pricing must not pass for converged: the bare knapsack, taken as converged where it
+    finds nothing, says "no" here; the one-more dives' pricing does not (a "no" ends the
+    tries of every member asking as much), and what the dive returns is a packing."""
+    shapes, free = _prime_jobs()
+    demand, most = [1] * len(shapes), [1] * len(shapes)
+    monkeypatch.setattr(configs, "LIMIT", 1e-9)
+
+    def bare(caps: dict[int, int], duals: dict[int, float]) -> tuple[float, dive.Pattern] | None:
+        return configs._priced(DIMS, free, shapes, caps, duals)
+
+    for price, says in ((bare, ["no"]), (configs._dive_price(DIMS, free, shapes, False), [])):
+        verdict: list[str] = []
+        got = dive.packed(
+            demand, 15, most, set(), [], price, lambda _: None, [200], 5, None, verdict
+        )
+        assert verdict == says
+        assert got is None or _valid(got, demand, 15, shapes, free, DIMS), got
+
+
+def test_an_unproven_price_makes_the_value_farleys_bound() -> None:
+    """A price that returns a column already in the LP with a worth of 2 (a bound it could
+    not lower): the LP's value is halved, a lower bound whatever the true best pattern."""
+    cols: list[dive.Pattern] = [(1, 0), (0, 1)]
+
+    def price(caps: dict[int, int], duals: dict[int, float]) -> tuple[float, dive.Pattern]:
+        return 2.0, (1, 0)
+
+    got = dive._generated([4, 6], [9, 9], set(), cols, price, [10])
+    assert got is not None and abs(got[0] - 5.0) < 1e-9  # the LP asks 10 nodes
