@@ -29,7 +29,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 Pattern = tuple[int, ...]
-# per-shape caps, duals -> the pattern of most dual worth on one node (value, pattern)
+# per-shape caps, duals -> the pattern of most dual worth on one node (value, pattern); where
+# the best is not proven, value is an upper bound on it (configs._dive_price, _generated)
 Price = Callable[[dict[int, int], dict[int, float]], tuple[float, Pattern] | None]
 # per-shape caps -> every maximal pattern of one node within them, or None: too many
 Listed = Callable[[dict[int, int]], list[Pattern] | None]
