@@ -19,4 +19,6 @@ bash .ci/k8s-setup.sh
 "$PYTHON" -m ruff format --check router tests examples
 "$PYTHON" -m mypy router tests examples/ml-platform/tests
 
-exec "$PYTHON" -m pytest -q "$@"
+# Two workers (pytest-xdist; ROUTER_TEST_WORKERS to change it, 0 for none): the suite is
+# single-threaded tests, and the Slurm ones stay together on one worker (tests/conftest.py).
+exec "$PYTHON" -m pytest -q -n "${ROUTER_TEST_WORKERS:-2}" --dist loadgroup "$@"
