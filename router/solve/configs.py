@@ -67,8 +67,8 @@ LIMIT = 1.0  # deterministic seconds per component (A15 big-s0: optimal at 0.56)
 SEED = 0
 PRICE_SCALE = 10**9  # the largest dual, scaled to an integer, in _priced_cp
 FORCED = 3  # pods of one shape forced into a priced pattern (_forced)
-ONE_MORE_TRIES = 32  # dives per component in _one_more ...
-ONE_MORE_LPS = 1_000  # ... and LPs they solve in all (big small seed 5: 2 dives, 112 LPs)
+ONE_MORE_TRIES = 32  # dives per component in _one_more that fail after their LP fits ...
+ONE_MORE_LPS = 3_000  # ... and LPs they solve in all (big small seed 5: 2 dives, 112 LPs)
 REST_STEPS, REST_PATTERNS = 2_000, 300  # a dive's rest solved over all its patterns within
 REST_SHAPES = 12  # ... listed past MAX_SHAPES only once at most this many shapes are left
 
@@ -217,10 +217,17 @@ def _one_more(
     """On a component of one node class: members left out added one at a time, best worth
     first (preferred candidates first among equals), each where the placed pods and it
     still pack onto the nodes by dive.packed, the whole component laid out afresh; a shape
-    that does not fit ends the tries of every shape asking at least as much, and at most
-    ONE_MORE_TRIES dives (`lps` LPs in all) are made. True if any is added. (A member of
-    more pods or whole nodes than one that failed may fail where it fitted, not the
-    reverse: the failures are kept per shape and slots per member.)
+    that does not fit ends the tries of every shape asking at least as much. At most
+    ONE_MORE_TRIES dives fail after their first LP fitted (a heuristic's failure), and
+    `lps` LPs are solved in all: a "no" of the first LP (a proof, most in 1-8 LPs) and a
+    dive that adds its member spend LPs only. True if any is added. (A member of more pods
+    or whole nodes than one that failed may fail where it fitted, not the reverse: the
+    failures are kept per shape and slots per member.)
+
+    Stop 41: on awkward medium seed 1's p1 (120 alike nodes, 247 shapes) the 32 tries went
+    on 28 such "no"s of the heaviest members and 3 successes, and router's referee then
+    re-packed the partition with any one of 49 jobs left out added; the planner's own dive,
+    asked about each shape left out, packed 24 shapes in 13-400 LPs each.
 
     Past MAX_SHAPES shapes (the pattern model is not built then, repacked) a dive's LP
     needs more columns (dive.MANY_ROUNDS pricings per LP), so each is priced by
@@ -291,8 +298,11 @@ def _one_more(
             if packing is None or not valid_layout(agg, cap, packing, sol.counts(m.live)):
                 if said == ["open"] and left_lps[0] > 0:
                     continue  # its LP had not converged: the same member, from the columns so far
+                if said == ["no"]:
+                    tries += 1  # a proof, not a failed try
                 failed.append((s, m.unit[v]))
                 break
+            tries += 1  # only LPs: members that fit are what the tries are for
             fill.add(v, 1)
             fill.packs[ci] = packing
             added = True

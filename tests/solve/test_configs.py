@@ -196,3 +196,75 @@ def test_greedy_pricing_is_a_pattern_no_better_than_the_knapsack() -> None:
         assert all(pattern[s] <= caps[s] for s in caps)
         assert abs(worth - sum(duals[s] * pattern[s] for s in caps)) < 1e-9
         assert exact is not None and worth <= exact[0] + 1e-9
+
+
+def _one_more_model(
+    members: list[tuple[Item, int, int, int]], nodes: list[dict[int, int]]
+) -> tuple[configs._Model, SimpleNamespace]:
+    """One node class of len(nodes) idle nodes of (0 GPUs, 48 CPUs, 192 units of memory),
+    each holding nodes[j] (key -> pods), and per key (item, placed, left out, weight) one
+    variable of a class of its own: what configs._one_more reads of the aggregate and the
+    fill. Returns the model and the fill (counts per key, packs)."""
+    group = NodeGroup("p", len(nodes), (0, 48, 192), True, tuple(range(len(nodes))))
+    cap = Capacity("p", ("gpus", "cpus", "memory"), (0, 48, 192), [group], {"t": frozenset({"p"})})
+    sets = frozenset({"p"})
+    packing = Packing.fresh(cap)
+    for content in nodes:  # first fit, node by node: the caller makes it land so
+        for key, n in content.items():
+            assert packing.place(key, members[key][0], sets, n) == n
+    target = SimpleNamespace(id="t", target=SimpleNamespace(gpus_per_node=0))
+    agg = SimpleNamespace(
+        items=[it for it, _, _, _ in members],
+        allowed=[sets] * len(members),
+        variables=[(k, 0) for k in range(len(members))],
+        groups=[SimpleNamespace(weight=w) for _, _, _, w in members],
+        candidate=lambda v: SimpleNamespace(
+            rank=0, pref=0, target=target, resources=SimpleNamespace(gpus=0, cpus=1)
+        ),
+    )
+    left = {k: n for k, (_, _, n, _) in enumerate(members) if n}
+    fill = SimpleNamespace(
+        counts={k: p for k, (_, p, _, _) in enumerate(members)}, packs={0: packing}
+    )
+    fill.admitted = lambda v: members[v][1] + left.get(v, 0) - fill.counts[v]
+    fill.add = lambda v, n: fill.counts.__setitem__(v, fill.counts[v] + n)
+    kinds = sorted({it.demand for it, _, _, _ in members})
+    live = list(range(len(members)))
+    model = configs._Model(
+        agg,
+        fill,
+        cap,
+        live,
+        left,
+        {k: kinds.index(it.demand) for k, (it, _, _, _) in enumerate(members)},
+        [live],
+        (1, 2),
+        [[]],
+        dict.fromkeys(live, 1),
+    )
+    return model, fill
+
+
+def test_one_more_tries_are_not_spent_on_proofs() -> None:
+    """Two nodes of (48 CPUs, 192), each holding 11 pods of 4 CPUs (22 shapes, one each):
+    4 CPUs free on each, with 3 and 13 of memory, so an (8 CPUs, 10) pod fits only once a
+    pod of memory 7-13 moves off the first node. 32 heavier members of 32 shapes ask 9-40
+    CPUs, more than the 8 free in all: each dive's first LP says no, a proof. Those are
+    tried first (more worth) and used to spend all 32 tries (stop 41:
+    awkward medium seed 1's p1 so kept 49 jobs out that fit); now only a dive that fails
+    after its LP fitted spends one, and the light pod is placed, the layout valid."""
+    first, second = [*range(7, 17), 74], [4, 5, 6, *range(17, 25)]
+    pods = [(Item(0, 1, (0, 4, m)), 1, 0, 1) for m in first + second]
+    light = (Item(0, 1, (0, 8, 10)), 0, 1, 1)
+    heavy = [(Item(0, 1, (0, 9 + i, 100 - i)), 0, 1, 10) for i in range(configs.ONE_MORE_TRIES)]
+    members = [*pods, light, *heavy]
+    nodes = [dict.fromkeys(range(11), 1), dict.fromkeys(range(11, 22), 1)]
+    model, fill = _one_more_model(members, nodes)
+    before = sorted(b.free for b in fill.packs[0].blocks)
+    assert before == [(0, 4, 3), (0, 4, 13)]  # nothing fits beside
+    shapes = sorted({it.demand for it, _, _, _ in members})
+    assert len(shapes) > configs.MAX_SHAPES  # the dives' many-shape path, as on p1
+    assert configs._one_more(model, 0, shapes, set(), lps=2000)
+    assert fill.counts[22] == 1 and all(fill.counts[k] == 0 for k in range(23, len(members)))
+    assert valid_layout(model.agg, model.cap, fill.packs[0], dict(fill.counts))
+    assert fill.packs[0].placed == {**dict.fromkeys(range(22), 1), 22: 1}
