@@ -225,9 +225,9 @@ def _one_more(
     failures are kept per shape and slots per member.)
 
     Stop 41: on awkward medium seed 1's p1 (120 alike nodes, 247 shapes) the 32 tries went
-    on 28 such "no"s of the heaviest members and 3 successes, and router's referee then
+    on 29 such "no"s of the heaviest members and 3 successes, and router's referee then
     re-packed the partition with any one of 49 jobs left out added; the planner's own dive,
-    asked about each shape left out, packed 24 shapes in 13-400 LPs each.
+    asked about each shape left out, packed 25 shapes in 13-400 LPs each.
 
     Past MAX_SHAPES shapes (the pattern model is not built then, repacked) a dive's LP
     needs more columns (dive.MANY_ROUNDS pricings per LP), so each is priced by
