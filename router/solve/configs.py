@@ -68,7 +68,7 @@ SEED = 0
 PRICE_SCALE = 10**9  # the largest dual, scaled to an integer, in _priced_cp
 FORCED = 3  # pods of one shape forced into a priced pattern (_forced)
 ONE_MORE_TRIES = 32  # dives per component in _one_more that fail after their LP fits ...
-ONE_MORE_LPS = 3_000  # ... and LPs they solve in all (big small seed 5: 2 dives, 112 LPs)
+ONE_MORE_LPS = 1_000  # ... and LPs they solve in all (big small seed 5: 2 dives, 112 LPs)
 REST_STEPS, REST_PATTERNS = 2_000, 300  # a dive's rest solved over all its patterns within
 REST_SHAPES = 12  # ... listed past MAX_SHAPES only once at most this many shapes are left
 

@@ -285,7 +285,7 @@ calls on seeds 1 and 2, all OPTIMAL): plans as before.
 
 Since stop 41 the one-more dives' tries (configs.ONE_MORE_TRIES) count only dives that fail
 after their first LP fitted: a first LP's "no" is a proof in a few LPs, and a dive that adds
-its member is what the tries are for; LPs bound the whole (3,000 a component, 6,000 a plan).
+its member is what the tries are for; LPs bound the whole (1,000 a component, as before).
 On awkward medium seed 1's p1 (120 alike nodes, 247 shapes) the 32 tries had gone on 29
 such "no"s of the heaviest members and 3 successes, and the planner's own dive, asked about
 each shape left out, packed 25 of them in 13-400 LPs.

@@ -79,7 +79,7 @@ DEEP_BUDGET = 3.0
 # LPs (at most configs.ONE_MORE_LPS each): each costs seconds per component. The shares
 # are counted from the inputs alone, so they do not depend on the worker count.
 DEEP_TOTAL = 12.0
-MANY_LPS_TOTAL = 6_000
+MANY_LPS_TOTAL = 3_000
 RETRY_BUDGET = 1.0  # deterministic s of region.regional's second tries per component
 # The last step's repairs (_repaired): on a component past TOPPED_NODES of several node
 # classes (running work), and on one node class of more than configs.MAX_SHAPES shapes (the
