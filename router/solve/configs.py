@@ -224,10 +224,7 @@ def _one_more(
     or whole nodes than one that failed may fail where it fitted, not the reverse: the
     failures are kept per shape and slots per member.)
 
-    Stop 41: on awkward medium seed 1's p1 (120 alike nodes, 247 shapes) the 32 tries went
-    on 29 such "no"s of the heaviest members and 3 successes, and router's referee then
-    re-packed the partition with any one of 49 jobs left out added; the planner's own dive,
-    asked about each shape left out, packed 25 shapes in 13-400 LPs each.
+    (Why, since stop 41: the cpsat docstring, awkward medium seed 1's p1.)
 
     Past MAX_SHAPES shapes (the pattern model is not built then, repacked) a dive's LP
     needs more columns (dive.MANY_ROUNDS pricings per LP), so each is priced by
