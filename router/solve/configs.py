@@ -69,6 +69,10 @@ PRICE_SCALE = 10**9  # the largest dual, scaled to an integer, in _priced_cp
 FORCED = 3  # pods of one shape forced into a priced pattern (_forced)
 ONE_MORE_TRIES = 32  # dives per component in _one_more that fail after their LP fits ...
 ONE_MORE_LPS = 1_000  # ... and LPs they solve in all (big small seed 5: 2 dives, 112 LPs)
+# Where those LPs run out before every member is tried: a last look at the members not reached,
+# in the same order, within LAST_LOOK_LPS more, at most LAST_LOOK_DIVE a dive.
+LAST_LOOK_LPS = 600
+LAST_LOOK_DIVE = 200
 REST_STEPS, REST_PATTERNS = 2_000, 300  # a dive's rest solved over all its patterns within
 REST_SHAPES = 12  # ... listed past MAX_SHAPES only once at most this many shapes are left
 
@@ -222,9 +226,11 @@ def _one_more(
     `lps` LPs are solved in all: a "no" of the first LP (a proof, most in 1-8 LPs) and a
     dive that adds its member spend LPs only. True if any is added. (A member of more pods
     or whole nodes than one that failed may fail where it fitted, not the reverse: the
-    failures are kept per shape and slots per member.)
+    failures are kept per shape and slots per member.) Where the LPs run out before every
+    member is tried, a member not reached is no failure: a last look goes through them
+    again in the same order within LAST_LOOK_LPS more, LAST_LOOK_DIVE a dive at most.
 
-    (Why, since stop 41: the cpsat docstring, awkward medium seed 1's p1.)
+    (Why, since stops 41 and 42: the cpsat docstring, awkward medium seed 1's p1.)
 
     Past MAX_SHAPES shapes (the pattern model is not built then, repacked) a dive's LP
     needs more columns (dive.MANY_ROUNDS pricings per LP), so each is priced by
@@ -257,52 +263,69 @@ def _one_more(
     weight = {v: agg.groups[agg.variables[v][0]].weight for v in m.live}
     failed: list[tuple[int, int]] = []  # (shape, slots of one member)
     carried: list[Pattern] = []  # the dives' columns so far, for the next to start from
-    tries, added, left_lps = ONE_MORE_TRIES, False, [lps]
-    for v in sorted(m.live, key=lambda v: (-weight[v], place[v], v)):
-        s = m.shape_of[v]
-        while tries > 0 and not any(
-            _covers(shapes, whole, s, f) and m.unit[v] >= n for f, n in failed
-        ):
-            if fill.admitted(v) <= 0:
+    tries, added = ONE_MORE_TRIES, False
+    order = sorted(m.live, key=lambda v: (-weight[v], place[v], v))
+    left_lps, per_dive, ran_out = [lps], 0, False
+    for look in range(2):
+        if look:  # the last look: the LPs ran out before every member was tried
+            if not ran_out:
                 break
-            tries -= 1
-            now = _current(cap, fill.packs[ci], m.shape_of, len(shapes), m.unit)
-            members = dict(now.members[0])
-            members[v] = members.get(v, 0) + m.unit[v]
-            demand = [0] * len(shapes)
-            for u, k in members.items():
-                demand[m.shape_of[u]] += k
-            start = sorted(now.nodes[0], reverse=True) + m.alone[0] + carried
-            rounds = dive.MANY_ROUNDS if many else dive.CG_ROUNDS
-            said: list[str] = []
-            got = dive.packed(
-                demand,
-                grp.count,
-                most,
-                whole,
-                start,
-                price,
-                listed,
-                left_lps,
-                rounds,
-                carried,
-                said,
-            )
-            packing = None
-            if got is not None:
-                sol = Solution([dict(got)], [members], m.unit)
-                packing = _laid_out(cap, shapes, m.shape_of, sol, whole)
-            if packing is None or not valid_layout(agg, cap, packing, sol.counts(m.live)):
-                if said == ["open"] and left_lps[0] > 0:
-                    continue  # its LP had not converged: the same member, from the columns so far
-                if said == ["no"]:
-                    tries += 1  # a proof, not a failed try
-                failed.append((s, m.unit[v]))
+            left_lps, per_dive, ran_out = [LAST_LOOK_LPS], LAST_LOOK_DIVE, False
+        for v in order:
+            if ran_out:
                 break
-            tries += 1  # only LPs: members that fit are what the tries are for
-            fill.add(v, 1)
-            fill.packs[ci] = packing
-            added = True
+            s = m.shape_of[v]
+            while tries > 0 and not any(
+                _covers(shapes, whole, s, f) and m.unit[v] >= n for f, n in failed
+            ):
+                if fill.admitted(v) <= 0:
+                    break
+                tries -= 1
+                now = _current(cap, fill.packs[ci], m.shape_of, len(shapes), m.unit)
+                members = dict(now.members[0])
+                members[v] = members.get(v, 0) + m.unit[v]
+                demand = [0] * len(shapes)
+                for u, k in members.items():
+                    demand[m.shape_of[u]] += k
+                start = sorted(now.nodes[0], reverse=True) + m.alone[0] + carried
+                rounds = dive.MANY_ROUNDS if many else dive.CG_ROUNDS
+                said: list[str] = []
+                mine = [min(left_lps[0], per_dive)] if per_dive else left_lps
+                before = mine[0]
+                got = dive.packed(
+                    demand,
+                    grp.count,
+                    most,
+                    whole,
+                    start,
+                    price,
+                    listed,
+                    mine,
+                    rounds,
+                    carried,
+                    said,
+                )
+                if per_dive:
+                    left_lps[0] -= before - mine[0]
+                packing = None
+                if got is not None:
+                    sol = Solution([dict(got)], [members], m.unit)
+                    packing = _laid_out(cap, shapes, m.shape_of, sol, whole)
+                if packing is None or not valid_layout(agg, cap, packing, sol.counts(m.live)):
+                    if said == ["open"] and left_lps[0] > 0:
+                        continue  # its LP had not converged: the same member, from these columns
+                    if said == ["open"]:  # the LPs ran out, not the member: not a failure
+                        tries += 1
+                        ran_out = True
+                        break
+                    if said == ["no"]:
+                        tries += 1  # a proof, not a failed try
+                    failed.append((s, m.unit[v]))
+                    break
+                tries += 1  # only LPs: members that fit are what the tries are for
+                fill.add(v, 1)
+                fill.packs[ci] = packing
+                added = True
     return added
 
 

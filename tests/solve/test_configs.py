@@ -268,3 +268,22 @@ def test_one_more_tries_are_not_spent_on_proofs() -> None:
     assert fill.counts[22] == 1 and all(fill.counts[k] == 0 for k in range(23, len(members)))
     assert valid_layout(model.agg, model.cap, fill.packs[0], dict(fill.counts))
     assert fill.packs[0].placed == {**dict.fromkeys(range(22), 1), 22: 1}
+
+
+def test_a_last_look_tries_the_members_the_lps_did_not_reach() -> None:
+    """The same two nodes and light pod, behind 3 heavier members that no LP admits, with 1
+    LP for the one-more dives: the first heavy member's LP says no, the next runs out of LPs.
+    A member the LPs did not reach is not a failure (stop 42: awkward medium seed 1's p1 left
+    jobs of worth 4 out that fit, its 1,000 LPs spent before their turn); the last look
+    (LAST_LOOK_LPS) tries the rest in the same order and places the light pod."""
+    first, second = [*range(7, 17), 74], [4, 5, 6, *range(17, 25)]
+    pods = [(Item(0, 1, (0, 4, m)), 1, 0, 1) for m in first + second]
+    light = (Item(0, 1, (0, 8, 10)), 0, 1, 1)
+    heavy = [(Item(0, 1, (0, 9 + i, 100 - i)), 0, 1, 10) for i in range(3)]
+    members = [*pods, light, *heavy]
+    nodes = [dict.fromkeys(range(11), 1), dict.fromkeys(range(11, 22), 1)]
+    model, fill = _one_more_model(members, nodes)
+    shapes = sorted({it.demand for it, _, _, _ in members})
+    assert configs._one_more(model, 0, shapes, set(), lps=1)
+    assert fill.counts[22] == 1 and all(fill.counts[k] == 0 for k in range(23, len(members)))
+    assert valid_layout(model.agg, model.cap, fill.packs[0], dict(fill.counts))
