@@ -5,7 +5,8 @@ of its 2 s; on awkward medium seed 1's p1 (120 alike nodes, 247 job shapes) that
 and some of them fit (stop 42). Here every job left out for capacity is asked, one at a time,
 of each candidate target whose component is one class of alike nodes that every target of it
 reaches: the plan's pods there and the job's, as pod counts per shape, packed onto the nodes
-by router/solve/dive.py (the planner's one-more dive) from nothing but the plan's output. A
+by router/solve/dive.py (the planner's one-more dive), its first columns the plan's own
+node patterns (placements[].nodes): nothing but the plan's output is read. A
 packing found is checked here by plain sums (each node pattern within one node on every
 axis, a whole-node job's pattern alone, every shape's pods held, no more nodes than there
 are), so a "fits" does not rest on the dive. "no": the dive's first LP needs more nodes than
@@ -28,7 +29,7 @@ from router.api import Platform
 from router.evaluate.evaluate import Decision, Evaluator
 from router.models.placement import Placement
 from router.plan.admits import _Limits
-from router.plan.packcheck import Component, components, work_of
+from router.plan.packcheck import Component, components, recorded, work_of
 from router.plan.packdata import Work
 from router.solve import configs, dive
 from router.solve.pack import fits_count
@@ -60,10 +61,17 @@ def _shape(w: Work) -> Shape | None:
 
 
 def packs(
-    free: tuple[int, int, int], count: int, pods: dict[Shape, int], lps: int = 1_000
+    free: tuple[int, int, int],
+    count: int,
+    pods: dict[Shape, int],
+    lps: int = 1_000,
+    start: list[dict[Shape, int]] | None = None,
 ) -> tuple[str, list[tuple[dive.Pattern, int]]]:
     """Whether `pods` (count per shape) pack onto `count` nodes of `free` by the dive: the
-    verdict and, where it fits, the node patterns (checked by `valid`)."""
+    verdict and, where it fits, the node patterns (checked by `valid`). `start`: node
+    patterns to begin from (the plan's own nodes: the first LP converges from them where
+    it does not from nothing in dive.MANY_ROUNDS rounds); a first LP that ran out of rounds
+    is solved again from the columns so far, while `lps` last."""
     shapes = sorted(pods)
     flat: list[tuple[int, ...]] = [s[:3] for s in shapes]
     whole = {k for k, s in enumerate(shapes) if s[3]}
@@ -74,14 +82,24 @@ def packs(
     most = [0 if k in whole else fits_count(free, s) for k, s in enumerate(flat)]
     if any(m == 0 and k not in whole and demand[k] for k, m in enumerate(most)):
         return "no", []
-    alone = [tuple(int(j == k) for j in range(len(shapes))) for k in sorted(whole)]
-    said: list[str] = []
+    columns = [tuple(int(j == k) for j in range(len(shapes))) for k in sorted(whole)]
+    for node in start or []:
+        p = tuple(node.get(x, 0) for x in shapes)
+        if any(p) and p not in columns:
+            columns.append(p)
+    left = [lps]
     rounds = dive.MANY_ROUNDS  # an audit: LPs that converge, however few the shapes
-    got = dive.packed(
-        demand, count, most, whole, alone, price, _unlisted, [lps], rounds, None, said
-    )
-    if got is not None:
-        return "fits", got
+    while left[0] > 0:
+        said: list[str] = []
+        kept: list[dive.Pattern] = []
+        got = dive.packed(
+            demand, count, most, whole, columns, price, _unlisted, left, rounds, kept, said
+        )
+        if got is not None:
+            return "fits", got
+        if said != ["open"]:
+            break
+        columns = kept
     return ("no" if said == ["no"] else "open"), []
 
 
@@ -131,26 +149,33 @@ def ask_plan(plat: Platform, placements: list[Placement], lps: int = 1_000) -> l
     comps = {t: c for c in components(plat.inventory, None, []) for t in c.targets}
     base: dict[str, dict[Shape, int] | None] = {}
 
+    nodes: dict[str, list[dict[Shape, int]]] = {}
+
     def pods_of(comp: Component) -> dict[Shape, int] | None:
         key = comp.problem.id
         if key not in base:
+            mine = [p for p in placements if p.target.id in comp.targets]
             counts: dict[Shape, int] | None = {}
-            for p in placements:
-                if p.target.id in comp.targets and counts is not None:
-                    w = work_of(p)
-                    s = _shape(w)
-                    if s is None:
-                        counts = None
-                    else:
-                        counts[s] = counts.get(s, 0) + w.units * w.tasks
-            base[key] = counts
+            at: list[dict[Shape, int]] = [{} for _ in comp.problem.nodes]
+            where = recorded(comp, mine) or {}
+            for p in mine:
+                w = work_of(p)
+                s = _shape(w)
+                if s is None or counts is None:
+                    counts = None
+                    continue
+                counts[s] = counts.get(s, 0) + w.units * w.tasks
+                for unit in where.get(w.name, []):
+                    for i in unit:
+                        at[i][s] = at[i].get(s, 0) + 1
+            base[key], nodes[key] = counts, at
         return base[key]
 
     out: list[Asked] = []
     known: dict[tuple[str, Shape, int], str] = {}
     left = [d for d in decisions if d.candidates and d.workload.name not in placed]
     for d in sorted(left, key=lambda d: d.workload.name):
-        out += _asked(d, comps, limits, pods_of, known, lps)
+        out += _asked(d, comps, limits, pods_of, lambda c: nodes[c.problem.id], known, lps)
     return out
 
 
@@ -159,6 +184,7 @@ def _asked(
     comps: dict[str, Component],
     limits: _Limits,
     pods_of: Callable[[Component], dict[Shape, int] | None],
+    nodes_of: Callable[[Component], list[dict[Shape, int]]],
     known: dict[tuple[str, Shape, int], str],
     lps: int,
 ) -> list[Asked]:
@@ -178,7 +204,8 @@ def _asked(
             n = comp.problem.nodes[0]
             free = (n.gpus, n.cpus, n.memory)
             more = {**pods, s: pods.get(s, 0) + w.units * w.tasks}
-            verdict, got = packs(free, len(comp.problem.nodes), more, lps)
+            start = nodes_of(comp)
+            verdict, got = packs(free, len(comp.problem.nodes), more, lps, start)
             if verdict == "fits" and valid(free, len(comp.problem.nodes), more, got):
                 verdict = "open"  # a witness that does not hold proves nothing
             known[key] = verdict
