@@ -295,7 +295,7 @@ the tries of every shape asking as much), and where they ran out the members lef
 look (configs.LAST_LOOK_LPS, at most LAST_LOOK_DIVE a dive). On p1 the 1,000 LPs went on 4
 successes of 80-227 LPs and "no"s before members of worth 50 or less were tried; from the
 final plan router's own dive packed 8 of those jobs one at a time (tests/pack/audit_dive.py),
-which the referee's 2 s had left undecided. The last look places 2 of them.
+which the referee's 2 s had left undecided. The last look places one of them, w895.
 
 How it is solved (see aggregate.py, decompose.py, greedy.py)
 ----------------
